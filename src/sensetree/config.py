@@ -1,0 +1,143 @@
+"""Settings: one TOML file in the data dir, with the keys of SPEC §8.
+
+Missing keys take their defaults; a corrupt file is reported (``Settings.problem``) and
+the defaults are used, so a hand-edited typo never stops the product from starting.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomlkit
+
+SETTINGS_FILE = "settings.toml"
+
+# key -> (default, help). The dotted key is the TOML table and field.
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
+    "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
+    "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
+    "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
+    "indexing.overlap": (200, "characters of overlap (capped at half the chunk size)"),
+    "indexing.max_file_mb": (50, "larger files are indexed by context only"),
+    "indexing.batch_size": (32, "texts per embedding call"),
+    "indexing.qualify_documents": (True, "write a sense for documents with a language model"),
+    "indexing.qualify_context": (True, "write a sense for context-only files"),
+    "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
+    "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),
+    "embedding.api_key": ("", "API key for the embedding endpoint"),
+    "embedding.dimensions": (0, "vector size for an endpoint model (0 = ask the endpoint)"),
+    "embedding.threads": (2, "CPU threads for a local model"),
+    "sense.base_url": ("", "OpenAI-compatible /v1 endpoint that writes senses; empty = excerpt fallback"),
+    "sense.model": ("", "model name at the sense endpoint"),
+    "sense.api_key": ("", "API key for the sense endpoint"),
+    "sense.timeout": (60.0, "seconds before a sense request gives up (the excerpt is used)"),
+    "chat.base_url": ("", "OpenAI-compatible /v1 endpoint for the assistant"),
+    "chat.model": ("", "model name at the chat endpoint"),
+    "chat.api_key": ("", "API key for the chat endpoint"),
+}
+
+
+def default_data_dir() -> Path:
+    """``SENSETREE_HOME`` wins over the platform's user data folder."""
+    env = os.environ.get("SENSETREE_HOME")
+    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("sensetree", appauthor=False))
+
+
+class SettingsError(ValueError):
+    """An unknown key or a value of the wrong type."""
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """Turn the text a user typed into the type of the key's default."""
+    if key not in DEFAULTS:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
+    default = DEFAULTS[key][0]
+    if isinstance(default, bool):
+        lowered = raw.strip().lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off"}:
+            return False
+        raise SettingsError(f"{key} takes true or false, not {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except ValueError:
+            raise SettingsError(f"{key} takes a whole number, not {raw!r}") from None
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError:
+            raise SettingsError(f"{key} takes a number, not {raw!r}") from None
+    return raw
+
+
+@dataclass
+class Settings:
+    """The effective settings: file values over defaults."""
+
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None  # set when the file could not be read
+
+    @classmethod
+    def load(cls, data_dir: Path) -> Settings:
+        path = data_dir / SETTINGS_FILE
+        settings = cls(path=path)
+        if not path.exists():
+            return settings
+        try:
+            document = tomlkit.parse(path.read_text(encoding="utf-8"))
+        except Exception as exc:  # any parse or decode error: report it, use defaults
+            settings.problem = f"{path} is not valid TOML ({exc}); using defaults"
+            return settings
+        for key, (default, _) in DEFAULTS.items():
+            table, name = key.split(".", 1)
+            section = document.get(table)
+            if not isinstance(section, dict) or name not in section:
+                continue
+            value = section[name]
+            value = value.unwrap() if hasattr(value, "unwrap") else value
+            if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
+                if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+                    value = float(value)
+                else:
+                    settings.problem = f"{path}: {key} should be {type(default).__name__}; using the default"
+                    continue
+            settings.values[key] = value
+        return settings
+
+    def get(self, key: str) -> Any:
+        if key not in DEFAULTS:
+            raise SettingsError(f"unknown setting {key!r}")
+        return self.values.get(key, DEFAULTS[key][0])
+
+    def __getitem__(self, key: str) -> Any:
+        return self.get(key)
+
+    def set(self, key: str, value: Any) -> None:
+        """Set one key and write the file, keeping the user's comments and layout."""
+        if key not in DEFAULTS:
+            raise SettingsError(f"unknown setting {key!r}")
+        self.values[key] = value
+        try:
+            document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
+        except Exception:
+            document = tomlkit.document()  # the corrupt file is replaced by a valid one
+        table, name = key.split(".", 1)
+        if table not in document:
+            document[table] = tomlkit.table()
+        document[table][name] = value
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(tomlkit.dumps(document), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self.problem = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: self.get(key) for key in DEFAULTS}

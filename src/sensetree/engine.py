@@ -1,0 +1,348 @@
+"""The engine: one object that every interface (CLI, HTTP API, web UI, MCP) drives.
+
+It owns the data dir: ``settings.toml``, the SQLite catalog, the LanceDB chunks table and
+the models, loaded lazily so that a ``status`` call never pays for a model it does not use.
+Only one process writes to a data dir at a time (a lock file); any number may search.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from filelock import FileLock, Timeout
+
+from . import paths
+from .config import Settings, default_data_dir
+from .ingest.indexer import Indexer, IndexOptions, Progress
+from .ingest.sense import SenseWriter
+from .ingest.walker import walk
+from .ingest.watcher import watch
+from .models.embeddings import Embedder, EmbeddingError, expected_identity, load_embedder
+from .models.llm import ChatClient
+from .models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
+from .search.pipeline import QueryEmbeddingFailed, Retriever
+from .search.types import SearchResponse, TreeNode
+from .store.catalog import Catalog
+from .store.chunks import ChunkStore
+
+log = logging.getLogger(__name__)
+
+
+class SenseTreeError(Exception):
+    """A problem the user can act on; the message says what and how."""
+
+
+class WriterBusy(SenseTreeError):
+    """Another process holds the data dir's writer lock."""
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    new: int
+    changed: int
+    deleted: int
+    seconds: float
+
+
+class Engine:
+    def __init__(self, data_dir: Path | str | None = None):
+        self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.settings = Settings.load(self.data_dir)
+        self.catalog = Catalog(self.data_dir / "catalog.sqlite")
+        self.store = ChunkStore(self.data_dir / "lancedb")
+        self._embedder: Embedder | None = None
+        self._reranker: CrossEncoder | None = None
+        self._reranker_problem: str | None = None
+        self._reranker_told = False
+        self._models_lock = threading.Lock()
+        self._writer_lock = FileLock(str(self.data_dir / "writer.lock"))
+        self.notices: list[str] = []  # things to tell the user once (model change, disabled stage...)
+        if self.settings.problem:
+            self.notices.append(self.settings.problem)
+
+    def close(self) -> None:
+        self.catalog.close()
+        if self._writer_lock.is_locked:
+            self._writer_lock.release(force=True)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # models -----------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        with self._models_lock:
+            if self._embedder is None:
+                s = self.settings
+                self._embedder = load_embedder(s["embedding.model"], s["embedding.base_url"], s["embedding.api_key"],
+                                               s["embedding.dimensions"], s["embedding.threads"], s["indexing.batch_size"])
+            return self._embedder
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    def reranker(self) -> CrossEncoder | None:
+        """The cross-encoder, or None (and a reason in ``reranker_problem``) when it cannot load."""
+        name = self.settings["retrieval.reranker_model"]
+        with self._models_lock:
+            if self._reranker is not None and self._reranker.name == name:
+                return self._reranker
+            try:
+                self._reranker = load_reranker(name, self.models_dir)
+                self._reranker_problem = None
+            except RerankerUnavailable as exc:
+                self._reranker, self._reranker_problem = None, str(exc)
+            return self._reranker
+
+    def _embed_query(self, text: str):
+        stored = self.catalog.meta("embedding_identity")
+        try:
+            embedder = self.embedder
+            if stored and stored != embedder.identity and self.store.count() > 0:
+                raise QueryEmbeddingFailed(
+                    f"the index was built with {stored} but the settings name {embedder.identity}; "
+                    "run `sensetree index` to rebuild it")
+            return embedder.embed_query(text)
+        except EmbeddingError as exc:
+            raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
+
+    def retriever(self) -> Retriever:
+        return Retriever(self.store, self._embed_query, self.reranker, self.store.build_fts_index)
+
+    def _check_scope(self, scope: str | None) -> str | None:
+        if scope and not any(paths.is_under(scope, root) for root in self.roots()):
+            return f"{scope} is outside every indexed root ({', '.join(self.roots()) or 'none yet'})"
+        return None
+
+    def search(self, query: str, scope: str | None = None, limit: int = 20, *,
+               hybrid: bool | None = None, rerank: bool | None = None) -> SearchResponse:
+        """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
+        hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
+        rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
+        problem = self._check_scope(scope)
+        if problem:
+            return SearchResponse(query=query, notices=[problem])
+        response = self.retriever().search(query, scope, limit, hybrid=hybrid, rerank_on=rerank)
+        if rerank and self._reranker_problem and not self._reranker_told:
+            response.notices.append(f"reranking skipped: {self._reranker_problem}")
+            self._reranker_told = True
+        return response
+
+    def tree(self, query: str, scope: str | None = None, limit: int = 400) -> tuple[TreeNode | None, list[str]]:
+        problem = self._check_scope(scope)
+        if problem:
+            return None, [problem]
+        return self.retriever().tree(query, scope, self.roots(), limit)
+
+    def expected_identity(self) -> str:
+        return expected_identity(self.settings["embedding.model"], self.settings["embedding.base_url"])
+
+    def sense_writer(self) -> SenseWriter:
+        s = self.settings
+        if s["sense.base_url"] and s["sense.model"]:
+            return SenseWriter(ChatClient(s["sense.base_url"], s["sense.model"], s["sense.api_key"], s["sense.timeout"]))
+        return SenseWriter(None)
+
+    # settings ---------------------------------------------------------------------
+    def set_setting(self, key: str, value: Any) -> str | None:
+        """Change one setting; a change of embedding model wipes the vectors at once and says so."""
+        before = self.expected_identity()
+        self.settings.set(key, value)
+        if key.startswith("embedding."):
+            self._embedder = None
+        if self.expected_identity() != before:
+            return self._check_model(force=True)
+        return None
+
+    def _check_model(self, force: bool = False) -> str | None:
+        """Wipe the vectors when the embedding model differs from the one that built them (SPEC §2)."""
+        stored = self.catalog.meta("embedding_identity")
+        wanted = self.expected_identity()
+        if stored == wanted and not force:
+            return None
+        if stored is None and self.store.count() == 0:
+            self.catalog.set_meta("embedding_identity", wanted)
+            return None
+        if stored == wanted:
+            return None
+        with self.writer():
+            self.store.wipe()
+            self.catalog.requeue_all()
+            self.catalog.set_meta("embedding_identity", wanted)
+        message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
+                   "file will be re-indexed; results come back progressively.")
+        self.notices.append(message)
+        return message
+
+    # roots ------------------------------------------------------------------------
+    def roots(self) -> list[str]:
+        return self.catalog.roots()
+
+    def add_root(self, folder: str) -> str:
+        path = paths.normalize(folder)
+        if not os.path.isdir(path):
+            raise SenseTreeError(f"{folder} is not a folder")
+        for root in self.roots():
+            if paths.is_under(path, root):
+                raise SenseTreeError(f"{path} is already indexed as part of the root {root}")
+        for root in self.roots():
+            if paths.is_under(root, path):  # a wider root absorbs the narrower one
+                self.catalog.remove_root(root)
+                self.catalog._run("UPDATE files SET root = ? WHERE root = ?", (path, root))
+        self.catalog.add_root(path)
+        return path
+
+    def remove_root(self, folder: str) -> int:
+        path = paths.normalize(folder)
+        if path not in self.roots():
+            raise SenseTreeError(f"{folder} is not a root; roots: {', '.join(self.roots()) or 'none'}")
+        with self.writer():
+            gone = [p for p in self.catalog.files_under(path)]
+            self.store.delete_paths(gone)
+            self.catalog.delete(gone)
+            self.catalog.remove_root(path)
+        return len(gone)
+
+    def set_block(self, folder: str, mode: str | None) -> str:
+        """``block``, ``recursive`` (index the contents) or None (back to the heuristics)."""
+        path = paths.normalize(folder)
+        if path in self.roots() and mode == "block":
+            raise SenseTreeError("a root is never a block")
+        if not any(paths.is_under(path, r) for r in self.roots()):
+            raise SenseTreeError(f"{path} is not inside any root")
+        self.catalog.set_folder_mode(path, mode)
+        return path
+
+    # indexing ---------------------------------------------------------------------
+    @contextmanager
+    def writer(self, wait: float = 0) -> Iterator[None]:
+        """Hold the data dir's writer lock; raises WriterBusy when another process holds it."""
+        try:
+            self._writer_lock.acquire(timeout=wait)
+        except Timeout:
+            raise WriterBusy(f"another sensetree process is indexing {self.data_dir}; "
+                             "wait for it to finish or stop it") from None
+        try:
+            yield
+        finally:
+            self._writer_lock.release()
+
+    def scan(self) -> ScanReport:
+        """Compare the disk with the catalog (stat only, no hashing): queue new and changed, purge deleted."""
+        started = time.perf_counter()
+        manual = self.catalog.folder_modes()
+        exclude = paths.path_key(str(self.data_dir))
+        new = changed = 0
+        deleted: list[str] = []
+        for root in self.roots():
+            known = self.catalog.files_under(root)
+            seen: set[str] = set()
+            queued = []
+            if os.path.isdir(root):
+                for entry in walk(root, manual):
+                    if paths.is_under(entry.path, exclude):
+                        continue
+                    seen.add(entry.path)
+                    old = known.get(entry.path)
+                    if old is None:
+                        new += 1
+                    elif old[0] != entry.kind or old[1] != entry.size or old[2] != entry.mtime:
+                        changed += 1
+                    else:
+                        continue
+                    queued.append((entry.path, root, entry.kind, entry.size, entry.mtime, entry.members))
+            self.catalog.upsert_pending(queued)
+            deleted += [p for p in known if p not in seen]
+        if deleted:
+            self.store.delete_paths(deleted)
+            self.catalog.delete(deleted)
+        return ScanReport(new, changed, len(deleted), time.perf_counter() - started)
+
+    def index_options(self) -> IndexOptions:
+        s = self.settings
+        return IndexOptions(chunk_size=s["indexing.chunk_size"], overlap=s["indexing.overlap"],
+                            max_file_bytes=int(s["indexing.max_file_mb"] * 1024 * 1024),
+                            qualify_documents=s["indexing.qualify_documents"],
+                            qualify_context=s["indexing.qualify_context"])
+
+    def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
+              max_endpoint_wait: float | None = None, wait_for_lock: float = 0) -> Progress:
+        """Scan every root and index what is pending, under the writer lock; compacts at the end."""
+        with self.writer(wait_for_lock):
+            self._check_model()
+            self.scan()
+            options = self.index_options()
+            if max_endpoint_wait is not None:
+                options.max_endpoint_wait = max_endpoint_wait
+            indexer = Indexer(self.catalog, self.store, self.embedder, self.sense_writer(), options)
+            self.catalog.set_meta("embedding_identity", self.embedder.identity)
+            try:
+                return indexer.run(on_update=on_update, stop=stop)
+            finally:
+                self.store.optimize()
+
+    def watch(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
+              on_round: Callable[[Progress], None] | None = None) -> None:
+        """Index, then keep indexing whatever changes under the roots until ``stop`` is set."""
+        stop = stop or threading.Event()
+        with self.writer():
+            if on_round:
+                on_round(self.index(on_update, stop))
+            else:
+                self.index(on_update, stop)
+
+            def again() -> None:
+                progress = self.index(on_update, stop, max_endpoint_wait=float("inf"))
+                if on_round:
+                    on_round(progress)
+
+            watch(self.roots(), str(self.data_dir), again, stop)
+
+    # reports ----------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        counts = self.catalog.counts()
+        size = sum(f.stat().st_size for f in self.data_dir.rglob("*") if f.is_file())
+        return {
+            "data_dir": str(self.data_dir),
+            "roots": self.roots(),
+            "counts": counts,
+            "chunks": self.store.count(),
+            "embedding_model": self.catalog.meta("embedding_identity") or self.expected_identity(),
+            "sense_model": self.settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",
+            "reranker": self._reranker_status(),
+            "index_bytes": size,
+            "notices": list(self.notices),
+        }
+
+    def _reranker_status(self) -> str:
+        if not self.settings["retrieval.rerank"]:
+            return "off (retrieval.rerank = false)"
+        name = self.settings["retrieval.reranker_model"]
+        from .models.registry import find_reranker
+
+        if find_reranker(name, self.models_dir):
+            return name
+        return (f"{name} is not installed, so results keep their fused order. Enable it with "
+                f"`sensetree models pull {name}` (online) or put an ONNX cross-encoder folder in {self.models_dir}")
+
+    def queue(self) -> dict[str, list[dict[str, Any]]]:
+        def view(row) -> dict[str, Any]:
+            return {"path": row.path, "kind": row.kind, "status": row.status, "attempts": row.attempts,
+                    "error": row.error}
+        return {"failed": [view(r) for r in self.catalog.failed()],
+                "pending": [view(r) for r in self.catalog.pending()]}
+
+    def retry(self, path: str | None = None) -> int:
+        return self.catalog.retry(paths.normalize(path) if path else None)

@@ -1,0 +1,158 @@
+"""``sensetree eval``: measure the product's retrieval on a BEIR-layout dataset.
+
+Documents go through the normal pipeline: each is written as one text file (title, blank
+line, text) — or, when the dataset ships ``files/`` and ``file_map.tsv``, those real files
+are used — and indexed by an engine of its own under ``<data dir>/eval``, cached per
+dataset and embedding model so that every mode, and every later run, reuses one index.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any, Callable
+
+from ..engine import Engine
+from .metrics import mrr_at, ndcg_at, percentile, recall_at
+
+MODES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+COPIED_SETTINGS = ("embedding.", "indexing.", "retrieval.", "sense.")
+
+
+class EvalError(ValueError):
+    """The dataset folder is not usable; the message says what is missing."""
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header = next(reader, None)
+        if header and header[0] != "query-id":  # no header line: the first row is data
+            qrels.setdefault(header[0], {})[header[1]] = int(float(header[2]))
+        for row in reader:
+            if len(row) >= 3:
+                qrels.setdefault(row[0], {})[row[1]] = int(float(row[2]))
+    return qrels
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
+
+
+def _materialise(dataset: Path, docs_dir: Path, log: Callable[[str], None]) -> tuple[Path, dict[str, str]]:
+    """(root to index, path -> corpus id). Writes one file per document unless the dataset brings files."""
+    file_map = dataset / "file_map.tsv"
+    if (dataset / "files").is_dir() and file_map.exists():
+        mapping = {}
+        with file_map.open(encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                mapping[str((dataset / row["path"]).resolve())] = row["corpus-id"]
+        return (dataset / "files").resolve(), mapping
+    corpus = dataset / "corpus.jsonl"
+    if not corpus.exists():
+        raise EvalError(f"{dataset} has no corpus.jsonl (nor files/ + file_map.tsv)")
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    mapping = {}
+    written = 0
+    for doc in _read_jsonl(corpus):
+        doc_id = str(doc["_id"])
+        path = docs_dir / (urllib.parse.quote(doc_id, safe="") + ".txt")
+        content = f"{doc.get('title') or ''}\n\n{doc.get('text') or ''}".strip() + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != content:
+            path.write_text(content, encoding="utf-8")
+            written += 1
+        mapping[str(path)] = doc_id
+    if written:
+        log(f"wrote {written} document files under {docs_dir}")
+    return docs_dir, mapping
+
+
+def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "test", max_queries: int | None = None,
+             ignore_identical_ids: bool = False, model: str | None = None,
+             log: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    dataset = dataset.expanduser().resolve()
+    qrels_path = dataset / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        raise EvalError(f"{dataset} has no qrels/{split}.tsv")
+    if not (dataset / "queries.jsonl").exists():
+        raise EvalError(f"{dataset} has no queries.jsonl")
+    qrels = load_qrels(qrels_path)
+    queries = [q for q in _read_jsonl(dataset / "queries.jsonl") if str(q["_id"]) in qrels]
+    queries = queries[:max_queries] if max_queries else queries
+
+    model = model or engine.settings["embedding.model"]
+    key = hashlib.sha256(str(dataset).encode()).hexdigest()[:8]
+    base = engine.data_dir.resolve() / "eval" / f"{_slug(dataset.name)}-{key}"
+    root, mapping = _materialise(dataset, base / "docs", log)
+    with Engine(base / _slug(model)) as evaluator:
+        for name, value in engine.settings.as_dict().items():
+            if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value:
+                evaluator.settings.set(name, value)
+        if evaluator.settings["embedding.model"] != model:
+            evaluator.set_setting("embedding.model", model)
+        if str(root) not in evaluator.roots():
+            evaluator.add_root(str(root))
+        started = time.perf_counter()
+        progress = evaluator.index(on_update=_every(30.0, lambda p: log(
+            f"indexing {p.done}/{p.total} files, {p.chunks} chunks, {p.rate:.1f} files/s")))
+        log(f"index ready: {progress.done} files (re)indexed in {time.perf_counter() - started:.0f} s")
+
+        report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
+                                  "documents": len(mapping), "chunks": evaluator.store.count(), "queries": len(queries)}
+        for mode in modes:
+            if mode == "hybrid+rerank" and evaluator.reranker() is None:
+                report[mode] = {"skipped": f"no reranker: {evaluator._reranker_problem}"}
+                continue
+            report[mode] = _run_mode(evaluator, mode, queries, qrels, mapping, ignore_identical_ids)
+            log(f"{mode}: nDCG@10 {report[mode]['ndcg@10']:.4f}")
+    return report
+
+
+def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, dict[str, int]],
+              mapping: dict[str, str], ignore_identical_ids: bool) -> dict[str, float]:
+    retriever = engine.retriever()
+    totals = {"ndcg@10": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    latencies = []
+    for query in queries:
+        qid, text = str(query["_id"]), query["text"]
+        started = time.perf_counter()
+        if mode == "bm25":
+            response = retriever.search(text, limit=100, hybrid=True, rerank_on=False, dense=False)
+        else:
+            response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank")
+        latencies.append((time.perf_counter() - started) * 1000)
+        ranking = [mapping.get(r.path, r.path) for r in response.results]
+        if ignore_identical_ids:
+            ranking = [doc for doc in ranking if doc != qid]
+        judged = qrels[qid]
+        totals["ndcg@10"] += ndcg_at(ranking, judged, 10)
+        totals["recall@10"] += recall_at(ranking, judged, 10)
+        totals["recall@100"] += recall_at(ranking, judged, 100)
+        totals["mrr@10"] += mrr_at(ranking, judged, 10)
+    n = max(1, len(queries))
+    result = {name: value / n for name, value in totals.items()}
+    result.update(p50_ms=percentile(latencies, 50), p95_ms=percentile(latencies, 95))
+    return result
+
+
+def _every(seconds: float, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+    """Rate-limit a progress callback."""
+    last = [0.0]
+
+    def call(value: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] >= seconds:
+            last[0] = now
+            callback(value)
+    return call

@@ -1,0 +1,86 @@
+"""The sense of a file (SPEC §1-§2) and the contextual text built from it.
+
+A sense says first what the document *is*, then its key facts. Chunk 0 carries it in its
+stored text, so it is keyword-searchable; later chunks carry the file name and the start
+of the sense in their embedded text, so a chunk deep in a file still knows whose it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from ..models.llm import ChatClient, LLMError
+
+log = logging.getLogger(__name__)
+
+SENSE_INPUT_CHARS = 4000
+SENSE_MAX_CHARS = 1200
+SENSE_MIN_TEXT = 120
+FALLBACK_CHARS = 300
+PREFIX_SENSE_CHARS = 180
+
+SENSE_PROMPT = (
+    "You describe documents for a personal search index. In 2 to 4 factual sentences, say first "
+    "what the document is (invoice, contract, course notes, CV, bank statement, meeting minutes, "
+    "source code, ...), who or what it concerns, then its key facts: dates, amounts, subject, "
+    "people, organisations. Write in the document's language. No preamble, no markdown."
+)
+
+
+def excerpt_sense(text: str) -> str:
+    """The silent fallback: the first 300 characters, newlines as spaces."""
+    return re.sub(r"\s+", " ", text[: FALLBACK_CHARS * 2]).strip()[:FALLBACK_CHARS]
+
+
+@dataclass(frozen=True)
+class Sense:
+    text: str
+    source: str  # 'llm', 'excerpt' or 'pinned'
+
+
+class SenseWriter:
+    """Writes senses with a chat model when one is configured; otherwise, or on failure, the excerpt."""
+
+    def __init__(self, client: ChatClient | None = None):
+        self._client = client
+
+    @property
+    def uses_model(self) -> bool:
+        return self._client is not None
+
+    def write(self, text: str, *, name: str, folder: str, doc_type: str, qualify: bool = True) -> Sense:
+        if self._client is None or not qualify or len(text.strip()) < SENSE_MIN_TEXT:
+            return Sense(excerpt_sense(text), "excerpt")
+        user = (f"File name: {name}\nFolder: {folder}\nType: {doc_type}\n\n"
+                f"Beginning of the content:\n{text[:SENSE_INPUT_CHARS]}")
+        try:
+            answer = self._client.complete(
+                [{"role": "system", "content": SENSE_PROMPT}, {"role": "user", "content": user}],
+                max_tokens=320, no_reasoning=True,
+            )
+        except LLMError as exc:
+            log.info("sense for %s falls back to the excerpt: %s", name, exc)
+            return Sense(excerpt_sense(text), "excerpt")
+        answer = re.sub(r"<think>.*?</think>", "", answer, flags=re.S).strip()
+        if not answer:
+            return Sense(excerpt_sense(text), "excerpt")
+        return Sense(answer[:SENSE_MAX_CHARS], "llm")
+
+
+def stored_texts(chunks: list[str], sense: str, doc_type: str) -> list[str]:
+    """What the index keeps (BM25, snippets, rerank): chunk 0 prefixed by ``[type] sense``."""
+    if not chunks:
+        return []
+    head = f"[{doc_type}] {sense}".rstrip()
+    return [f"{head}\n\n{chunks[0]}", *chunks[1:]]
+
+
+def embedded_texts(stored: list[str], sense: str, file_name: str) -> list[str]:
+    """What the embedding model sees: chunk 0 as stored; later chunks behind ``name · sense[:180]``."""
+    if not stored:
+        return []
+    flat_sense = re.sub(r"\s+", " ", sense).strip()
+    context = f"{file_name} · {flat_sense[:PREFIX_SENSE_CHARS]}"
+    return [stored[0], *(f"{context}\n\n{chunk}" for chunk in stored[1:])]

@@ -1,0 +1,153 @@
+"""Walk a root: what to index, what to skip, and which folders are blocks (SPEC §2).
+
+Skipped: hidden files and folders, OS litter, anything matched by a ``.gitignore`` or
+``.sensetreeignore`` in the folder or above it (up to the root), and symbolic links to
+folders (they can loop or leave the root). A *block* folder (virtualenv, node_modules,
+build output, cache, application bundle, a folder dominated by opaque binaries) becomes
+one entry describing it; its contents are not searchable one by one. A manual choice
+(``sensetree block`` / ``unblock``) always wins, and a root is never a block.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pathspec
+
+IGNORE_FILES = (".gitignore", ".sensetreeignore")
+OS_LITTER = {".ds_store", "thumbs.db", "desktop.ini", "icon\r"}
+
+BLOCK_NAMES = {
+    "node_modules", "site-packages", "dist-packages", "__pycache__", "bower_components", "vendor", "pods",
+    "deriveddata", "venv", "virtualenv", ".venv", "env", "cache", "caches", "__macosx", "$recycle.bin",
+}
+BLOCK_MARKERS = {"pyvenv.cfg", "CACHEDIR.TAG", ".rustc_info.json", "conda-meta"}
+BUNDLE_SUFFIXES = (".app", ".framework", ".bundle", ".vst", ".vst3", ".component", ".aaxplugin", ".lrcat",
+                   ".lrdata", ".photoslibrary", ".xcassets", ".xcodeproj", ".xcworkspace", ".plugin", ".kext")
+BUILD_NAMES = {"build", "dist", "out", "target", "bin", "obj", ".gradle", "cmake-build-debug", "cmake-build-release"}
+OPAQUE_EXTENSIONS = {
+    ".o", ".obj", ".a", ".lib", ".so", ".dll", ".dylib", ".exe", ".class", ".jar", ".pyc", ".pyo", ".wasm",
+    ".node", ".bin", ".dat", ".pak", ".idx", ".pack", ".rlib", ".rmeta", ".d", ".pdb", ".ilk", ".nki", ".nkx",
+    ".ncw", ".fxp", ".fxb", ".adg", ".adv", ".als", ".asd", ".sf2", ".db-wal", ".db-shm", ".lock", ".tmp",
+}
+RICH_EXTENSIONS = {
+    ".pdf", ".doc", ".docx", ".odt", ".rtf", ".txt", ".md", ".pptx", ".ppt", ".xlsx", ".xls", ".csv", ".epub",
+    ".eml", ".html", ".htm", ".jpg", ".jpeg", ".png", ".heic", ".tex",
+}
+SAMPLE_ENTRIES = 200
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    kind: str  # 'file' or 'block'
+    size: int
+    mtime: float
+    members: int = 0
+
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(".") or name.lower() in OS_LITTER or name.startswith("._")
+
+
+def block_reason(folder: Path, names: list[str], bias: float = 0.5) -> str | None:
+    """Why this folder is a block, or None. Looks at its name and a sample of its entries."""
+    lowered = folder.name.lower()
+    if lowered in BLOCK_NAMES:
+        return f"{folder.name} folder"
+    if lowered.endswith(BUNDLE_SUFFIXES):
+        return "application or library bundle"
+    markers = BLOCK_MARKERS.intersection(names)
+    if markers:
+        return f"holds {sorted(markers)[0]}"
+    sample = names[:SAMPLE_ENTRIES]
+    extensions = [os.path.splitext(n)[1].lower() for n in sample if "." in n]
+    if len(sample) < 4 or not extensions:
+        return None
+    opaque = sum(e in OPAQUE_EXTENSIONS for e in extensions) / len(sample)
+    rich = sum(e in RICH_EXTENSIONS for e in extensions) / len(sample)
+    if lowered in BUILD_NAMES and opaque >= 0.5:
+        return "build output"
+    if opaque >= 0.90 - 0.35 * bias and rich <= 0.15 * bias:
+        return "mostly opaque binary files"
+    return None
+
+
+def block_summary(folder: Path, limit: int = 5000) -> tuple[int, list[tuple[str, int]], list[str]]:
+    """(file count, top extensions, example names) for the text that stands for a block."""
+    count, extensions, examples = 0, Counter(), []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            count += 1
+            if count <= limit:
+                extensions[os.path.splitext(name)[1].lower() or "(none)"] += 1
+                if len(examples) < 40:
+                    examples.append(name)
+    return count, extensions.most_common(5), examples
+
+
+def _load_ignore(folder: Path, names: set[str]) -> pathspec.PathSpec | None:
+    lines: list[str] = []
+    for ignore in IGNORE_FILES:
+        if ignore in names:
+            try:
+                lines += (folder / ignore).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk(root: str, manual: dict[str, str] | None = None) -> Iterator[Entry]:
+    """Every indexable file and block folder under ``root``, depth first."""
+    manual = manual or {}
+    yield from _walk_folder(Path(root), [], manual, is_root=True)
+
+
+def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manual: dict[str, str],
+                 is_root: bool = False) -> Iterator[Entry]:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    names = [e.name for e in entries]
+    if not is_root:
+        mode = manual.get(str(folder))
+        reason = None if mode == "recursive" else ("manual" if mode == "block" else block_reason(folder, names))
+        if reason:
+            try:
+                stat = folder.stat()
+            except OSError:
+                return
+            yield Entry(str(folder), "block", 0, stat.st_mtime, members=len(names))
+            return
+    spec = _load_ignore(folder, set(names))
+    specs = specs + [(folder, spec)] if spec else specs
+    for entry in entries:
+        if is_hidden(entry.name):
+            continue
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if _ignored(path, is_dir, specs):
+                continue
+            if is_dir:
+                yield from _walk_folder(path, specs, manual)
+            elif entry.is_file():  # follows a link to a file; a link to a folder is skipped above
+                stat = entry.stat()
+                yield Entry(entry.path, "file", stat.st_size, stat.st_mtime)
+        except OSError:
+            continue
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if spec.match_file(relative):
+            return True
+    return False

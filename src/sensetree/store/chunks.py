@@ -1,0 +1,232 @@
+"""The LanceDB ``chunks`` table: one row per chunk, with its vector, for both retrieval legs.
+
+Design notes (measured in shared/research/lancedb.md):
+- A BTREE on ``path`` turns folder-scoped queries from seconds into milliseconds at 1M rows.
+- The native full-text index searches rows added after it was built (the unindexed tail is
+  scanned), so keyword results are current right after a write; ``optimize()`` after each
+  burst folds the tail in and compacts the fragments that small commits leave behind.
+- Writes batch many files per commit: one delete of their old rows, one append.
+- The connection re-checks the latest version on every read, so a search process sees
+  what the indexer process just wrote without reopening.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..paths import sql_literal
+
+log = logging.getLogger(__name__)
+
+TABLE = "chunks"
+VECTOR_INDEX_MIN_ROWS = 200_000  # below this, exact search is fast enough and never loses recall
+FTS_CONFIG = dict(with_position=False, base_tokenizer="simple", language="English", stem=True,
+                  remove_stop_words=True, ascii_folding=True, lower_case=True)
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    path: str
+    chunk_index: int
+    text: str
+    vector: np.ndarray
+    content_hash: str
+    mtime: float
+
+
+def schema(dimension: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("chunk_index", pa.int32(), nullable=False),
+        pa.field("text", pa.string()),
+        pa.field("vector", pa.list_(pa.float32(), dimension)),
+        pa.field("content_hash", pa.string()),
+        pa.field("mtime", pa.float64()),
+        pa.field("embed_model", pa.string()),
+    ])
+
+
+class DimensionMismatch(ValueError):
+    """A vector of the wrong size; refused at write time, never mixed in (SPEC §2)."""
+
+
+def _in_list(paths: Sequence[str]) -> str:
+    return "path IN (" + ", ".join(sql_literal(p) for p in paths) + ")"
+
+
+class ChunkStore:
+    def __init__(self, directory: Path):
+        import lancedb
+
+        directory.mkdir(parents=True, exist_ok=True)
+        self._db = lancedb.connect(str(directory), read_consistency_interval=timedelta(0))
+        self._table = None
+        self._write_lock = threading.Lock()
+
+    @property
+    def table(self):
+        """The table, or None before the first write."""
+        if self._table is None:
+            try:
+                self._table = self._db.open_table(TABLE)
+            except (ValueError, FileNotFoundError):
+                return None
+        return self._table
+
+    @property
+    def dimension(self) -> int | None:
+        table = self.table
+        return None if table is None else table.schema.field("vector").type.list_size
+
+    def count(self, where: str | None = None) -> int:
+        table = self.table
+        return 0 if table is None else table.count_rows(where)
+
+    # writes (the single writer only) ------------------------------------------------
+    def replace_files(self, paths: Sequence[str], rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
+        """Swap the rows of ``paths`` for ``rows`` in two commits (delete, then append)."""
+        bad = [r for r in rows if r.vector.shape != (dimension,)]
+        if bad:
+            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+        with self._write_lock:
+            table = self.table
+            if table is not None and table.schema.field("vector").type.list_size != dimension:
+                raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
+            if table is not None and paths:
+                for start in range(0, len(paths), 400):
+                    table.delete(_in_list(paths[start:start + 400]))
+            if not rows:
+                return
+            data = pa.table({
+                "path": pa.array([r.path for r in rows], pa.string()),
+                "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
+                "text": pa.array([r.text for r in rows], pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(np.concatenate([r.vector for r in rows]).astype(np.float32)), dimension),
+                "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
+                "mtime": pa.array([r.mtime for r in rows], pa.float64()),
+                "embed_model": pa.array([model] * len(rows), pa.string()),
+            }, schema=schema(dimension))
+            if table is None:
+                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension))
+                self._create_scalar_indexes()
+            else:
+                table.add(data)
+
+    def delete_paths(self, paths: Sequence[str]) -> None:
+        table = self.table
+        if table is None or not paths:
+            return
+        with self._write_lock:
+            for start in range(0, len(paths), 400):
+                table.delete(_in_list(paths[start:start + 400]))
+
+    def delete_where(self, where: str) -> None:
+        table = self.table
+        if table is not None:
+            with self._write_lock:
+                table.delete(where)
+
+    def wipe(self) -> None:
+        """Drop every vector (a model change); the next write recreates the table."""
+        with self._write_lock:
+            if TABLE in self._db.table_names():
+                self._db.drop_table(TABLE)
+            self._table = None
+
+    def _create_scalar_indexes(self) -> None:
+        from lancedb.index import FTS, BTree
+
+        self._table.create_index("path", config=BTree(), replace=True)
+        self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+
+    def has_fts_index(self) -> bool:
+        table = self.table
+        return table is not None and any(i.index_type in ("FTS", "INVERTED") or "text" in i.columns
+                                         and i.index_type != "BTree" for i in table.list_indices())
+
+    def build_fts_index(self) -> None:
+        from lancedb.index import FTS
+
+        with self._write_lock:
+            if self.table is not None:
+                self.table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+
+    def optimize(self) -> None:
+        """Compact fragments and fold new rows into every index; retried on commit conflicts."""
+        table = self.table
+        if table is None:
+            return
+        with self._write_lock:
+            self._ensure_vector_index(table)
+            for attempt in range(5):
+                try:
+                    table.optimize(cleanup_older_than=timedelta(minutes=10))
+                    return
+                except RuntimeError as exc:
+                    if "conflict" not in str(exc).lower() or attempt == 4:
+                        log.warning("optimize failed: %s", exc)
+                        return
+                    time.sleep(0.2 * (attempt + 1))
+
+    def _ensure_vector_index(self, table) -> None:
+        """An HNSW index once the table is large enough that exact search gets slow."""
+        if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+            return
+        if any(i.columns == ["vector"] for i in table.list_indices()):
+            return
+        from lancedb.index import HnswSq
+
+        table.create_index("vector", config=HnswSq(distance_type="cosine"))
+
+    def has_vector_index(self) -> bool:
+        table = self.table
+        return table is not None and any(i.columns == ["vector"] for i in table.list_indices())
+
+    # reads ------------------------------------------------------------------------
+    def dense(self, vector: np.ndarray, k: int, where: str | None = None) -> list[dict]:
+        """The ``k`` nearest chunks by cosine distance, filtered inside LanceDB before the search."""
+        table = self.table
+        if table is None:
+            return []
+        query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
+                 .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
+        if where:
+            query = query.where(where, prefilter=True)
+        if self.has_vector_index():
+            if where and table.count_rows(where) < 100_000:
+                query = query.bypass_vector_index()  # exact; ANN under a narrow filter loses recall
+            else:
+                query = query.ef(4 * k)
+        return query.to_list()
+
+    def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
+        """The ``k`` best chunks by BM25 on the stored text; raises ValueError without an FTS index."""
+        table = self.table
+        if table is None:
+            return []
+        query = (table.search(text, query_type="fts", fts_columns="text")
+                 .limit(k).select(["path", "chunk_index", "text", "_score"]))
+        if where:
+            query = query.where(where, prefilter=True)
+        return query.to_list()
+
+    def chunks_of(self, path: str) -> list[dict]:
+        table = self.table
+        if table is None:
+            return []
+        rows = table.search().where(f"path = {sql_literal(path)}").select(["chunk_index", "text"]).limit(100_000).to_list()
+        return sorted(rows, key=lambda r: r["chunk_index"])
+
+    def size_bytes(self) -> int:
+        table = self.table
+        return 0 if table is None else int(table.stats().get("total_bytes", 0) or 0)
