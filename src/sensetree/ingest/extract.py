@@ -124,10 +124,12 @@ def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024) -> Extraction:
 
     text = _normalise(text)
     if not text.strip():
-        kind = "PDF with no text layer (probably scanned)" if doc_type == "pdf" else f"{_LABELS[doc_type]} with no readable text"
-        return _context_only(path, doc_type, kind)
+        if doc_type == "pdf":
+            return _context_only(path, doc_type, "PDF with no text layer (probably scanned)")
+        return _context_only(path, doc_type, f"{_LABELS[doc_type]} with no readable text")
     if truncated or len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS] + f"\n\n[… text truncated: only the first {MAX_TEXT_CHARS:,} characters were indexed]"
+        note = f"[… text truncated: only the first {MAX_TEXT_CHARS:,} characters were indexed]"
+        text = f"{text[:MAX_TEXT_CHARS]}\n\n{note}"
     return Extraction(text=text, doc_type=doc_type, context_only=False)
 
 
@@ -268,7 +270,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_UNPRINTABLE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
 
 
 def _decode(data: bytes) -> str | None:

@@ -139,7 +139,7 @@ class ChunkStore:
     def wipe(self) -> None:
         """Drop every vector (a model change); the next write recreates the table."""
         with self._write_lock:
-            if TABLE in self._db.table_names():
+            if TABLE in self._db.list_tables().tables:
                 self._db.drop_table(TABLE)
             self._table = None
 
