@@ -102,6 +102,7 @@ class Indexer:
     def __init__(self, catalog: Catalog, store: ChunkStore, embedder: Embedder, senses: SenseWriter,
                  options: IndexOptions):
         self.catalog, self.store, self.embedder, self.senses, self.options = catalog, store, embedder, senses, options
+        self._notify: Callable[[Progress], None] = lambda p: None
 
     # preparation (thread pool) ----------------------------------------------------
     def prepare(self, row: FileRow) -> Prepared:
@@ -176,6 +177,7 @@ class Indexer:
         """Index every pending row. Returns the final counters; raises IndexingPaused if the endpoint stays down."""
         progress = progress or Progress()
         stop = stop or threading.Event()
+        self._notify = on_update or (lambda p: None)
         retries: dict[str, int] = {}
         queue = deque(self.catalog.pending())
         progress.total += len(queue)
@@ -242,6 +244,7 @@ class Indexer:
                     raise IndexingPaused(f"{exc}; gave up after waiting {waited:.0f} s, files stay pending") from exc
                 progress.paused = f"{exc}; retrying in {delay:.0f} s"
                 log.warning(progress.paused)
+                self._notify(progress)
                 if stop.wait(delay):
                     raise IndexingPaused("stopped while the endpoint was down") from exc
                 waited += delay

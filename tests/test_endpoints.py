@@ -1,0 +1,126 @@
+"""Embedding and sense endpoints: prefixes, protocol, and what happens when they misbehave."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from sensetree.engine import Engine
+from sensetree.ingest.indexer import IndexingPaused, Progress
+from tests.endpoint_server import EndpointServer
+
+TOPICS = {
+    "alpha.txt": "The zorblat reactor manual explains coolant pressure limits for the prototype.",
+    "beta.txt": "Grandmother's recipe for plum dumplings needs flour, eggs, plums and cinnamon.",
+    "gamma.txt": "Minutes of the rowing club meeting: the regatta moves to the second Sunday of June.",
+    "delta.txt": "Invoice 2026-113 for repairing the garden fence, payable within thirty days.",
+}
+
+
+@pytest.fixture
+def server():
+    endpoint = EndpointServer()
+    yield endpoint
+    endpoint.stop()
+
+
+def _engine(tmp_path, server, model="intfloat/multilingual-e5-small", sense=False) -> Engine:
+    tree = tmp_path / "tree"
+    tree.mkdir(exist_ok=True)
+    for name, text in TOPICS.items():
+        (tree / name).write_text(text * 3, encoding="utf-8")
+    engine = Engine(tmp_path / "data")
+    engine.settings.set("embedding.base_url", server.url)
+    engine.settings.set("embedding.model", model)
+    if sense:
+        engine.settings.set("sense.base_url", server.url)
+        engine.settings.set("sense.model", "test-model")
+    engine.add_root(str(tree))
+    return engine
+
+
+def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server):
+    with _engine(tmp_path, server, sense=True) as engine:
+        engine.index()
+        passages = server.embedding_inputs[1:]  # the first call probes the dimension
+        assert passages and all(t.startswith("passage: ") for t in passages)
+        engine.search("coolant pressure", rerank=False)
+        assert server.embedding_inputs[-1] == "query: coolant pressure"
+
+        request = server.chat_requests[0]
+        assert request["reasoning_effort"] == "none"
+        assert request["messages"][-1]["content"].startswith("File name: ")
+        row = engine.catalog.file(str(tmp_path / "tree" / "alpha.txt"))
+        chunk0 = engine.store.chunks_of(row.path)[0]["text"]
+        assert chunk0.startswith("[text] This document is a test file named alpha.txt")
+        assert engine.catalog.sense(row.path)[1] == "llm"
+        assert engine.search("zorblat", rerank=False).results[0].path == row.path
+
+
+def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server):
+    with _engine(tmp_path, server, model="nomic-embed-text") as engine:
+        engine.index()
+        assert not any(t.startswith(("passage: ", "query: ")) for t in server.embedding_inputs)
+
+
+def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server):
+    with _engine(tmp_path, server) as engine:
+        engine.index()
+        server.stop()
+        for name in TOPICS:
+            (tmp_path / "tree" / name).write_text(TOPICS[name] + " Revised edition.", encoding="utf-8")
+        seen_pause = threading.Event()
+
+        def update(p: Progress) -> None:
+            if p.paused:
+                seen_pause.set()
+
+        worker = threading.Thread(target=lambda: engine.index(on_update=update, max_endpoint_wait=120))
+        worker.start()
+        assert seen_pause.wait(30), "the queue should pause while the endpoint is down"
+        counts = engine.catalog.counts()
+        assert counts["failed"] == 0 and counts["pending"] == len(TOPICS)
+        server.start()  # same port
+        worker.join(90)
+        assert not worker.is_alive()
+        counts = engine.catalog.counts()
+        assert counts == {"pending": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
+        assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.iter_rows())
+
+
+@pytest.mark.parametrize("mode", ["500", "429", "malformed"])
+def test_transient_errors_are_retried_without_failing_files(tmp_path, server, mode):
+    with _engine(tmp_path, server) as engine:
+        assert engine.embedder.dimension == 384  # probed while the server is healthy
+        server.fail(mode, times=2)
+        started = time.monotonic()
+        progress = engine.index(max_endpoint_wait=60)
+        assert progress.failed == 0 and engine.catalog.counts()["indexed"] == len(TOPICS)
+        assert time.monotonic() - started < 30
+
+
+def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server):
+    with _engine(tmp_path, server) as engine:
+        engine.index()
+        rows_before = engine.store.count()
+        target = tmp_path / "tree" / "beta.txt"
+        target.write_text("A different recipe, for apple strudel.", encoding="utf-8")
+        server.fail("wrong_dim")
+        with pytest.raises(IndexingPaused, match="dimension"):
+            engine.index(max_endpoint_wait=3)
+        row = engine.catalog.file(str(target))
+        assert row.status == "pending" and engine.catalog.counts()["failed"] == 0
+        assert engine.store.count() == rows_before
+        assert "plum dumplings" in engine.store.chunks_of(str(target))[0]["text"]
+
+
+def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server):
+    with _engine(tmp_path, server) as engine:
+        engine.index()
+        server.stop()
+        response = engine.search("regatta", rerank=False)
+        assert any("keyword" in n for n in response.notices)
+        assert response.results and response.results[0].name == "gamma.txt"
+        assert response.results[0].legs == ["bm25"]
