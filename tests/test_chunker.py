@@ -49,12 +49,16 @@ def test_paragraph_that_fits_is_never_split():
 def test_overlap_is_the_word_aligned_tail_of_the_previous_chunk():
     p1 = " ".join(words(12))          # 12 * 5 - 1 = 59 chars
     p2 = " ".join(words(12, 12))      # 59 chars; 59 + 2 + 59 > 100
-    chunks = chunk_text(f"{p1}\n\n{p2}", size=100, overlap=20)
-    # The last 20 characters of p1 are "7 w008 w009 w010 w011": they start mid-word ("w007"),
+    # overlap 22: the last 22 characters "07 w008 w009 w010 w011" start mid-word ("w007"),
     # so the partial word and its space are dropped.
-    assert p1[-20:] == "7 w008 w009 w010 w011"
-    expected_tail = "w008 w009 w010 w011"
-    assert chunks == [p1, f"{expected_tail} {p2}"]
+    assert p1[-22:] == "07 w008 w009 w010 w011"
+    assert chunk_text(f"{p1}\n\n{p2}", size=100, overlap=22) == [p1, f"w008 w009 w010 w011 {p2}"]
+    # overlap 20: the last 20 characters " w008 w009 w010 w011" start on the space: same words.
+    assert p1[-20:] == " w008 w009 w010 w011"
+    assert chunk_text(f"{p1}\n\n{p2}", size=100, overlap=20) == [p1, f"w008 w009 w010 w011 {p2}"]
+    # overlap 19: "w008 w009 w010 w011" starts exactly on a word, but the rule drops up to the
+    # first space, so only three words carry over (conservative, never a cut word).
+    assert chunk_text(f"{p1}\n\n{p2}", size=100, overlap=19) == [p1, f"w009 w010 w011 {p2}"]
 
 
 def test_overlap_never_starts_mid_word():

@@ -160,13 +160,15 @@ def test_modify_rename_delete_and_model_change(tmp_path):
 
 
 def test_roots_are_checked(tmp_path):
-    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
     with Engine(tmp_path / "data") as engine:
         with pytest.raises(SenseTreeError):
             engine.add_root(str(tmp_path / "missing"))
         engine.add_root(str(tmp_path / "a" / "b"))
-        with pytest.raises(SenseTreeError):
-            engine.add_root(str(tmp_path / "a" / "b"))
+        engine.add_root(str(tmp_path / "a" / "b"))  # adding a root twice is harmless
+        assert len(engine.roots()) == 1
+        with pytest.raises(SenseTreeError, match="already indexed as part of"):
+            engine.add_root(str(tmp_path / "a" / "b" / "c"))
         engine.add_root(str(tmp_path / "a"))  # a wider root absorbs the narrower one
         assert engine.roots() == [os.path.normpath(str(tmp_path / "a"))]
         with pytest.raises(SenseTreeError):

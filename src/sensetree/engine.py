@@ -194,6 +194,8 @@ class Engine:
         path = paths.normalize(folder)
         if not os.path.isdir(path):
             raise SenseTreeError(f"{folder} is not a folder")
+        if path in self.roots():
+            return path
         for root in self.roots():
             if paths.is_under(path, root):
                 raise SenseTreeError(f"{path} is already indexed as part of the root {root}")

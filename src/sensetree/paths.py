@@ -72,8 +72,12 @@ def path_key(path: str) -> str:
 
 def is_under(path: str, folder: str) -> bool:
     """True when ``path`` is ``folder`` itself or inside it, on a segment boundary."""
-    key, prefix = path_key(path), path_key(folder_prefix(folder))
-    return key == prefix.rstrip("\\/") or key.startswith(prefix)
+    # path_key() normalises, which would strip the trailing separator folder_prefix() adds
+    # (``C:\\Docs`` would then cover ``C:\\DocsEvil``): case-fold the prefix, keep the separator.
+    prefix = folder_prefix(folder)
+    prefix = prefix.lower() if is_windows_path(prefix) else prefix
+    key = path_key(path)
+    return key == path_key(folder) or key.startswith(prefix)
 
 
 def parent_of(path: str) -> str:

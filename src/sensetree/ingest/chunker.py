@@ -57,7 +57,7 @@ def _units(text: str, size: int) -> list[tuple[str, bool]]:
 
 def _overlap_tail(chunk: str, overlap: int) -> str:
     """The last ``overlap`` characters, starting after the first space so no word is cut."""
-    if overlap <= 0 or len(chunk) <= overlap:
+    if overlap <= 0 or len(chunk) < overlap:  # whole chunk + joining space stays <= overlap
         return "" if overlap <= 0 else chunk
     tail = chunk[-overlap:]
     space = tail.find(" ")
