@@ -39,6 +39,10 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.base_url": ("", "OpenAI-compatible /v1 endpoint for the assistant"),
     "chat.model": ("", "model name at the chat endpoint"),
     "chat.api_key": ("", "API key for the chat endpoint"),
+    "chat.context_window": (4096, "tokens the chat model sees, when its server does not say"),
+    "chat.max_tokens": (512, "longest answer, in tokens"),
+    "chat.timeout": (300.0, "seconds before a chat request gives up"),
+    "chat.threads": (2, "CPU threads for the embedded chat model"),
 }
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 SNIPPET_CHARS = 240
+_LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-leg")
 
 
 class QueryEmbeddingFailed(RuntimeError):
@@ -50,24 +52,38 @@ class Retriever:
         where = _where(scope)
         pool = pool_size(limit)
 
-        dense_hits: list[Candidate] = []
-        if dense:
+        embedding_failed = False
+
+        def run_dense() -> list[Candidate]:
+            nonlocal embedding_failed
             started = time.perf_counter()
             try:
-                dense_hits = dense_leg(self.store, self.embed_query(query), pool, where)
+                return dense_leg(self.store, self.embed_query(query), pool, where)
             except QueryEmbeddingFailed as exc:
+                embedding_failed = True
                 response.notices.append(f"{exc}; showing keyword (BM25) results only")
-                hybrid = True
-            timings["dense_ms"] = (time.perf_counter() - started) * 1000
-        sparse_hits: list[Candidate] = []
-        if hybrid:
+                return []
+            finally:
+                timings["dense_ms"] = (time.perf_counter() - started) * 1000
+
+        def run_sparse() -> list[Candidate]:
             started = time.perf_counter()
             try:
-                sparse_hits = sparse_leg(self.store, query, pool, where, self.build_fts_index)
+                return sparse_leg(self.store, query, pool, where, self.build_fts_index)
             except Exception as exc:  # SPEC §2: a failing BM25 leg degrades to dense-only, never errors
                 log.warning("BM25 leg failed: %s", exc)
                 response.notices.append(f"keyword (BM25) search failed ({exc}); showing meaning (dense) results only")
-            timings["bm25_ms"] = (time.perf_counter() - started) * 1000
+                return []
+            finally:
+                timings["bm25_ms"] = (time.perf_counter() - started) * 1000
+
+        # The legs run side by side: LanceDB and the models release the GIL while they work.
+        sparse_future = _LEGS.submit(run_sparse) if hybrid or not dense else None
+        dense_hits = run_dense() if dense else []
+        if embedding_failed and sparse_future is None:
+            sparse_future = _LEGS.submit(run_sparse)  # the query could not be embedded: BM25 carries the search
+        sparse_hits = sparse_future.result() if sparse_future else []
+        hybrid = hybrid or not dense or embedding_failed
 
         if hybrid:
             candidates = fuse(dense_hits, sparse_hits)
