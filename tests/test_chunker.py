@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sensetree.ingest.chunker import _overlap_tail, chunk_text, normalize_text
@@ -39,11 +39,14 @@ def test_paragraphs_packed_greedily_and_kept_whole_without_overlap():
 
 
 def test_paragraph_that_fits_is_never_split():
-    para = " ".join(words(18))  # 18 * 5 - 1 = 89 characters
-    assert len(para) == 89
-    text = "intro line.\n\n" + para + "\n\n" + "the closing paragraph."
-    chunks = chunk_text(text, size=100, overlap=0)
-    assert chunks == ["intro line.", para, "the closing paragraph."]
+    intro = "An introduction of some length, fifty chars long!!"
+    para = "This paragraph has sentences. It fits in one chunk.\nSo it must stay whole, newline and all."
+    closing = "The closing paragraph."
+    assert len(intro) == 50 and len(para) == 91
+    # Greedy packing by sentences would put "This paragraph has sentences." (29) after the intro
+    # (50 + 2 + 29 <= 100); a paragraph that fits is one unit, so it moves whole to the next chunk.
+    chunks = chunk_text(f"{intro}\n\n{para}\n\n{closing}", size=100, overlap=0)
+    assert chunks == [intro, para, closing]
 
 
 def test_overlap_is_the_word_aligned_tail_of_the_previous_chunk():
@@ -142,6 +145,12 @@ def test_over_long_sentence_is_cut_into_windows_at_spaces():
     # is at 99, so each window holds 20 words (99 chars); 20 + 20 + 10 words.
     assert chunks == [" ".join(words(20)), " ".join(words(20, 20)), " ".join(words(10, 40))]
     assert " ".join(chunks) == sentence
+
+
+def test_hard_window_may_end_exactly_at_size():
+    # the space at index 100 is the window's best cut: the window is exactly 100 characters
+    sentence = "x" * 60 + " " + "y" * 39 + " " + "z" * 50
+    assert chunk_text(sentence, size=100, overlap=0) == ["x" * 60 + " " + "y" * 39, "z" * 50]
 
 
 def test_word_longer_than_size_is_hard_cut():
@@ -253,3 +262,17 @@ def test_chunking_properties(doc, size, overlap):
 
     covered = {t for c in chunks for t in c.split()}
     assert covered == set(tokens)
+
+
+@settings(max_examples=400, deadline=None)
+@given(paragraphs=st.lists(st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=24),
+                           min_size=2, max_size=8),
+       size=st.integers(min_value=50, max_value=70), overlap=st.integers(min_value=0, max_value=40))
+@example(paragraphs=[[5, 5, 5, 7], [9, 9, 9, 9, 8, 1]], size=50, overlap=25)  # 25-char chunk, then a 50-char unit
+def test_size_bound_with_short_paragraphs(paragraphs, size, overlap):
+    """Many short paragraphs near the overlap length: the bound size + overlap must hold exactly."""
+    text = "\n\n".join(" ".join("x" * n for n in para) for para in paragraphs)
+    cap = min(overlap, size // 2)
+    chunks = chunk_text(text, size=size, overlap=overlap)
+    assert all(len(c) <= size + cap for c in chunks), [len(c) for c in chunks]
+    assert sum(c.count("x") for c in chunks) >= text.count("x")

@@ -275,7 +275,7 @@ class Indexer:
         for item in batch:
             if item.failure:
                 self.catalog.mark_failed(item.row.path, item.failure, final=True)
-                self.catalog.set_failed_context(item.row.path, "context", len(item.stored), item.content_hash)
+                self.catalog.set_failed_context(item.row.path, "context", len(item.stored))
                 progress.failed += 1
         progress.done += len(batch)
         progress.chunks += len(rows)

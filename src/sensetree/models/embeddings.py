@@ -99,6 +99,8 @@ class MiniLMOnnx:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # The arena keeps the peak of every batch shape it saw (1.5 GB after a few long batches).
+        options.enable_cpu_mem_arena = False
         # Idle spinning threads double per-query latency on a 2-core machine.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(

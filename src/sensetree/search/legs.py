@@ -25,12 +25,10 @@ def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | 
 
 def sparse_leg(store: ChunkStore, query: str, k: int, where: str | None,
                build_index: Callable[[], None]) -> list[Candidate]:
-    """BM25 over the stored text. A missing index is built and the query retried once (SPEC §2)."""
+    """BM25 over the stored text. A missing or broken index is built and the query retried once (SPEC §2)."""
     try:
         hits = store.sparse(query, k, where)
-    except ValueError as exc:
-        if "index" not in str(exc).lower():
-            raise
+    except (ValueError, RuntimeError):
         build_index()
         hits = store.sparse(query, k, where)
     return [Candidate(h["path"], int(h["chunk_index"]), h["text"], bm25_rank=rank, bm25=float(h["_score"]))

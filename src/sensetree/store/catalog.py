@@ -166,10 +166,13 @@ class Catalog:
             rows = self._run("SELECT attempts FROM files WHERE path = ?", (path,))
         return rows[0][0] if rows else 0
 
-    def set_failed_context(self, path: str, doc_type: str, chunks: int, content_hash: str | None) -> None:
-        """A failed file that still got its context-only entry (findable by name)."""
-        self._run("UPDATE files SET doc_type = ?, chunks = ?, content_hash = ? WHERE path = ?",
-                  (doc_type, chunks, content_hash, path))
+    def set_failed_context(self, path: str, doc_type: str, chunks: int) -> None:
+        """A failed file that still got its context-only entry (findable by name).
+
+        No content hash is kept, so a retry extracts the file again instead of skipping it.
+        """
+        self._run("UPDATE files SET doc_type = ?, chunks = ?, content_hash = NULL WHERE path = ?",
+                  (doc_type, chunks, path))
 
     def set_members(self, path: str, members: int) -> None:
         self._run("UPDATE files SET members = ? WHERE path = ?", (members, path))

@@ -1,0 +1,222 @@
+"""The assistant's tools, and the confinement that keeps them inside the indexed roots.
+
+A path from the model is untrusted: it may climb out with ``..``, follow a symbolic link that
+leaves a root, name a sibling that shares a prefix (``Docs`` vs ``DocsEvil``), another drive, or
+play on case where the file system ignores it. Every path is checked twice: as written
+(normalised, case-insensitive for Windows paths) and as resolved on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..ingest.extract import ExtractionError, extract
+from ..search.types import SearchResult
+
+SEARCH_LIMIT = 8
+READ_CHARS = 4000
+LIST_ENTRIES = 200
+
+
+class OutsideRoots(ValueError):
+    """A path the assistant may not touch."""
+
+
+class RootGuard:
+    def __init__(self, roots: list[str]):
+        self.roots = [paths.normalize(r) for r in roots]
+        self._real_roots = [_real(r) for r in self.roots]
+
+    def check(self, path: str) -> str:
+        """The normalised path when it lies inside a root both as written and once links are resolved."""
+        if not path or "\0" in path:
+            raise OutsideRoots("an empty or malformed path")
+        if not (os.path.isabs(path) or paths.is_windows_path(path)):
+            path = self._relative(path)
+        norm = paths.normalize(path)
+        if not any(paths.is_under(norm, root) for root in self.roots):
+            raise OutsideRoots(f"{path} is outside the folders you may read ({', '.join(self.roots) or 'none'})")
+        real = _real(norm)
+        if not any(paths.is_under(real, root) for root in self._real_roots):
+            raise OutsideRoots(f"{path} leads outside the folders you may read (through a link)")
+        return norm
+
+    def _relative(self, path: str) -> str:
+        """A relative path is taken in the first root that has it (models often drop the root)."""
+        for root in self.roots:
+            candidate = os.path.join(root, path)
+            if os.path.lexists(candidate):
+                return candidate
+        return os.path.join(self.roots[0], path) if self.roots else path
+
+
+def _real(path: str) -> str:
+    """Links resolved; a Windows-style path on another OS cannot exist here, so it stays as written."""
+    if paths.is_windows_path(path) and os.name != "nt":
+        return path
+    return paths.normalize(os.path.realpath(path))
+
+
+@dataclass
+class Source:
+    """A file that grounded the answer; ``n`` is the number the model cites it by."""
+
+    n: int
+    path: str
+    name: str
+    score: float | None
+    snippet: str
+    chunk_index: int | None
+    origin: str  # "seed", "search" or "read"
+    cited: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "path": self.path, "name": self.name,
+                "score": None if self.score is None else round(self.score, 6), "snippet": self.snippet,
+                "chunk_index": self.chunk_index, "origin": self.origin, "cited": self.cited}
+
+
+@dataclass
+class Sources:
+    """Every file this answer saw, numbered in order of first appearance, one entry per path."""
+
+    items: dict[str, Source] = field(default_factory=dict)
+
+    def add(self, path: str, score: float | None, snippet: str, chunk_index: int | None, origin: str) -> Source:
+        known = self.items.get(path)
+        if known is None:
+            known = self.items[path] = Source(len(self.items) + 1, path, paths.name_of(path), score, snippet,
+                                              chunk_index, origin)
+        elif score is not None and (known.score is None or score > known.score):
+            known.score, known.snippet, known.chunk_index = score, snippet, chunk_index
+        return known
+
+    def add_result(self, result: SearchResult, origin: str) -> Source:
+        return self.add(result.path, result.score, result.snippet, result.chunk_index, origin)
+
+    def by_number(self, n: int) -> Source | None:
+        return next((s for s in self.items.values() if s.n == n), None)
+
+    def __iter__(self):
+        return iter(self.items.values())
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": properties, "required": required}}}
+
+
+SCHEMAS = [
+    _function("search_files", "Search the user's files by meaning. Returns numbered excerpts you can cite.",
+              {"query": {"type": "string", "description": "what to look for, in words"},
+               "scope": {"type": "string", "description": "optional folder to search in"}}, ["query"]),
+    _function("read_file", f"Read the text of one file (its first {READ_CHARS} characters).",
+              {"path": {"type": "string", "description": "the file's full path"}}, ["path"]),
+    _function("list_directory", f"List a folder (up to {LIST_ENTRIES} entries).",
+              {"path": {"type": "string", "description": "the folder's full path"}}, ["path"]),
+]
+
+
+@dataclass
+class ToolOutcome:
+    text: str          # what the model reads
+    step: str          # what the user sees ("searching: ...")
+    new_sources: list[Source] = field(default_factory=list)
+
+
+class Toolbox:
+    """Runs the tools for one conversation: searches honour the chat scope, reads stay inside it."""
+
+    def __init__(self, engine, scope: str | None, sources: Sources):
+        self.engine = engine
+        self.scope = scope
+        self.sources = sources
+        self.guard = RootGuard([scope] if scope else engine.roots())
+
+    def run(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
+            if not isinstance(args, dict):
+                raise ValueError("arguments are not an object")
+        except ValueError as exc:
+            return ToolOutcome(f"error: the arguments are not valid JSON ({exc})", f"{name}: bad arguments")
+        try:
+            if name == "search_files":
+                return self.search_files(str(args.get("query", "")), args.get("scope"))
+            if name == "read_file":
+                return self.read_file(str(args.get("path", "")))
+            if name == "list_directory":
+                return self.list_directory(str(args.get("path", "")))
+        except OutsideRoots as exc:
+            return ToolOutcome(f"refused: {exc}", f"{name}: refused ({exc})")
+        known = ", ".join(s["function"]["name"] for s in SCHEMAS)
+        return ToolOutcome(f"error: there is no tool {name!r}; use one of {known}", f"unknown tool {name}")
+
+    def search_files(self, query: str, scope: str | None = None) -> ToolOutcome:
+        if not query.strip():
+            return ToolOutcome("error: give a query", "searching: (empty query)")
+        note = ""
+        try:
+            scope = self.guard.check(scope) if scope else self.scope
+        except OutsideRoots:
+            if not self.scope:
+                raise
+            note, scope = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
+        response = self.engine.search(query, scope, SEARCH_LIMIT)
+        found = []
+        lines = []
+        for result in response.results:
+            source = self.sources.add_result(result, "search")
+            found.append(source)
+            lines.append(f"[{source.n}] {result.name} — {result.path}\n{excerpt(self.engine, result, 600)}")
+        notices = "".join(f"note: {n}\n" for n in response.notices)
+        body = "\n\n".join(lines) if lines else "no matching file"
+        where = f" in {scope}" if scope else ""
+        return ToolOutcome(note + notices + body, f"searching: {query}{where} ({len(found)} found)", found)
+
+    def read_file(self, path: str) -> ToolOutcome:
+        path = self.guard.check(path)
+        if not os.path.isfile(path):
+            return ToolOutcome(f"error: {path} is not a file", f"reading: {path} (not a file)")
+        try:
+            extraction = extract(Path(path))
+        except ExtractionError as exc:
+            return ToolOutcome(f"error: {exc}", f"reading: {path} (unreadable)")
+        text = extraction.text[:READ_CHARS]
+        source = self.sources.add(path, None, _flat(text)[:240], None, "read")
+        cut = f"\n[… first {READ_CHARS} of {len(extraction.text)} characters]" if len(extraction.text) > READ_CHARS else ""
+        return ToolOutcome(f"[{source.n}] {source.name} — {path}\n{text}{cut}", f"reading: {path}", [source])
+
+    def list_directory(self, path: str) -> ToolOutcome:
+        path = self.guard.check(path)
+        if not os.path.isdir(path):
+            return ToolOutcome(f"error: {path} is not a folder", f"listing: {path} (not a folder)")
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
+        except OSError as exc:
+            return ToolOutcome(f"error: cannot list {path}: {exc.strerror or exc}", f"listing: {path} (failed)")
+        lines = [f"[D] {e.name}" if e.is_dir() else f"[F] {e.name}" for e in entries[:LIST_ENTRIES]]
+        if len(entries) > LIST_ENTRIES:
+            lines.append(f"… and {len(entries) - LIST_ENTRIES} more")
+        return ToolOutcome(f"{path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {path}")
+
+
+def excerpt(engine, result: SearchResult, max_chars: int) -> str:
+    """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``."""
+    text = next((c["text"] for c in engine.store.chunks_of(result.path) if c["chunk_index"] == result.chunk_index),
+                result.snippet)
+    text = _flat(text)
+    return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())

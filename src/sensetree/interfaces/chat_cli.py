@@ -1,0 +1,144 @@
+"""``sensetree chat`` and ``sensetree ask``: the assistant in a terminal.
+
+The answer streams as the model writes it; each tool call shows up as it happens; the numbered
+sources follow, so every ``[n]`` in the answer can be traced to a file and the excerpt behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..chat import Answer, ChatError, Step, connect
+from ..chat.agent import answer as answer_once
+from ..engine import Engine
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+Scope = typer.Option(None, "--scope", help="Only use files under this folder.")
+
+_STEP_STYLE = {"search_files": "cyan", "seed": "cyan", "read_file": "cyan", "list_directory": "cyan",
+               "fallback": "yellow", "trim": "yellow", "limit": "yellow", "citations": "yellow", "notice": "yellow"}
+
+
+class _Stream:
+    """Prints tokens as they come and puts each step on a line of its own."""
+
+    def __init__(self) -> None:
+        self.mid_line = False
+
+    def token(self, text: str) -> None:
+        console.file.write(text)
+        console.file.flush()
+        self.mid_line = not text.endswith("\n")
+
+    def step(self, step: Step) -> None:
+        self.end_line()
+        style = _STEP_STYLE.get(step.kind, "dim")
+        console.print(f"[{style}]  ⋯ {escape(step.text)}[/]")
+
+    def end_line(self) -> None:
+        if self.mid_line:
+            console.file.write("\n")
+            self.mid_line = False
+
+
+def _print_sources(result: Answer) -> None:
+    if not result.sources:
+        console.print("[dim]no sources: nothing in your files matched[/]")
+        return
+    console.print("[bold]Sources[/]")
+    for s in result.sources:
+        where = f"chunk {s.chunk_index}" if s.chunk_index is not None else "read in full"
+        score = f"{s.score * 100:.0f}% · " if s.score is not None else ""
+        mark = "[green]✓[/]" if s.cited else " "
+        console.print(f" {mark}[bold][{s.n}][/] {escape(s.path)} [dim]({score}{where})[/]")
+        console.print(f"      [dim]{escape(s.snippet)}[/]")
+    if result.ttft_s is not None:
+        rate = f" · {result.tokens_per_s:.1f} tokens/s" if result.tokens_per_s else ""
+        console.print(f"[dim]first token after {result.ttft_s:.1f} s{rate}[/]")
+
+
+def _engine(data_dir: Optional[Path]) -> Engine:
+    engine = Engine(data_dir)
+    for notice in engine.notices:
+        errors.print(f"[yellow]{escape(notice)}[/]")
+    engine.notices.clear()
+    if not engine.roots():
+        errors.print("[yellow]nothing is indexed yet: answers will have no sources "
+                     "(run `sensetree add FOLDER` then `sensetree index`)[/]")
+    return engine
+
+
+def _fail(message: str) -> None:
+    errors.print(f"[red]error:[/] {escape(message)}")
+    raise typer.Exit(1)
+
+
+def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
+    """Talk with the assistant about your files (Ctrl-D or /quit to leave)."""
+    stream = _Stream()
+    with _engine(data_dir) as engine:
+        try:
+            with connect(engine) as backend:
+                agent = backend.agent(engine, scope)
+                console.print(f"[dim]{escape(backend.label)} · {escape(agent.scope or 'all roots')} · "
+                              "Ctrl-D or /quit to leave[/]")
+                while True:
+                    try:
+                        question = console.input("[bold green]you›[/] ").strip()
+                    except (EOFError, KeyboardInterrupt):
+                        console.print()
+                        return
+                    if question in {"/quit", "/exit"}:
+                        return
+                    if not question:
+                        continue
+                    try:
+                        result = agent.answer(question, stream.token, stream.step)
+                    except ChatError as exc:
+                        stream.end_line()
+                        errors.print(f"[red]error:[/] {escape(str(exc))}")
+                        continue
+                    except KeyboardInterrupt:
+                        stream.end_line()
+                        errors.print("[yellow](answer interrupted)[/]")
+                        continue
+                    stream.end_line()
+                    _print_sources(result)
+        except ChatError as exc:
+            _fail(str(exc))
+
+
+def ask(question: str = typer.Argument(..., help="The question."), scope: Optional[str] = Scope,
+        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON."),
+        data_dir: Optional[Path] = DataDir):
+    """Ask one question; the answer cites the files it comes from."""
+    stream = _Stream()
+    with _engine(data_dir) as engine:
+        try:
+            if json_out:
+                result = answer_once(engine, question, scope)
+            else:
+                result = answer_once(engine, question, scope, stream.token, stream.step)
+        except ChatError as exc:
+            stream.end_line()
+            _fail(str(exc))
+    if json_out:
+        sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        stream.end_line()
+        _print_sources(result)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(chat)
+    app.command()(ask)

@@ -1,0 +1,55 @@
+"""`index --watch`: creations, edits, renames and deletions reach the index within seconds."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from sensetree.engine import Engine
+
+
+def wait_for(condition, timeout=30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_watch_keeps_the_index_true_to_the_disk(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "first.txt").write_text("Notes about the lighthouse keeper's logbook.", encoding="utf-8")
+    engine = Engine(tmp_path / "data")
+    engine.set_setting("embedding.model", "minilm")
+    engine.add_root(str(tree))
+    stop = threading.Event()
+    rounds = []
+    worker = threading.Thread(target=engine.watch, kwargs={"stop": stop, "on_round": rounds.append})
+    worker.start()
+    try:
+        assert wait_for(lambda: len(rounds) >= 1)
+        path = lambda name: os.path.join(str(tree), name)  # noqa: E731
+        assert engine.catalog.file(path("first.txt")).status == "indexed"
+
+        (tree / "second.txt").write_text("A recipe for sourdough bread with rye flour.", encoding="utf-8")
+        assert wait_for(lambda: (r := engine.catalog.file(path("second.txt"))) is not None and r.status == "indexed")
+
+        (tree / "second.txt").write_text("A recipe for focaccia with rosemary.", encoding="utf-8")
+        assert wait_for(lambda: "focaccia" in (engine.store.chunks_of(path("second.txt")) or [{"text": ""}])[0]["text"])
+
+        os.rename(tree / "first.txt", tree / "renamed.txt")
+        assert wait_for(lambda: engine.catalog.file(path("first.txt")) is None
+                        and (r := engine.catalog.file(path("renamed.txt"))) is not None and r.status == "indexed")
+
+        os.remove(tree / "second.txt")
+        assert wait_for(lambda: engine.catalog.file(path("second.txt")) is None
+                        and not engine.store.chunks_of(path("second.txt")))
+        assert [r.path for r in engine.search("lighthouse", rerank=False).results] == [path("renamed.txt")]
+    finally:
+        stop.set()
+        worker.join(30)
+        engine.close()
+    assert not worker.is_alive()
