@@ -335,7 +335,7 @@ class Engine:
         from .models.registry import find_reranker
 
         if find_reranker(name, self.models_dir):
-            return name
+            return f"{name} (failed to load: {self._reranker_problem})" if self._reranker_problem else name
         return (f"{name} is not installed, so results keep their fused order. Enable it with "
                 f"`sensetree models pull {name}` (online) or put an ONNX cross-encoder folder in {self.models_dir}")
 

@@ -22,7 +22,7 @@ from .tools import SCHEMAS, Source, Sources, Toolbox, excerpt
 
 SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
-SEED_EXCERPT_CHARS = 1500
+SEED_EXCERPT_CHARS = 1200
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
 # Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
@@ -142,7 +142,10 @@ class _Run:
     def _fit_excerpts(self, seeded: list[tuple[Source, str]], messages: list[dict[str, Any]]) -> list[tuple[Source, str]]:
         rules = prompt.system_prompt([], self.agent.scope, self.agent.tools_supported)
         headers = sum(len(f"[{s.n}] {s.name} — {s.path}\n\n\n") for s, _ in seeded)
-        budget = prompt.chars(self.agent.context_window - self._fixed_tokens(messages) - prompt.tokens(rules)) - headers
+        # a model that can call tools keeps a fifth of the window for what they return
+        for_tools = min(self.agent.context_window // 5, 1000) if self.agent.tools_supported else 0
+        budget = prompt.chars(self.agent.context_window - self._fixed_tokens(messages) - prompt.tokens(rules)
+                              - for_tools) - headers
         texts = prompt.fit([text for _, text in seeded], max(0, budget))
         before, after = sum(len(t) for _, t in seeded), sum(map(len, texts))
         if after < before:

@@ -28,7 +28,7 @@ from ..paths import sql_literal
 log = logging.getLogger(__name__)
 
 TABLE = "chunks"
-VECTOR_INDEX_MIN_ROWS = 200_000  # below this, exact search is fast enough and never loses recall
+VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
 FTS_CONFIG = dict(with_position=False, base_tokenizer="simple", language="English", stem=True,
                   remove_stop_words=True, ascii_folding=True, lower_case=True)
 

@@ -1,0 +1,64 @@
+"""The rerank stage inside the engine: on with a real cross-encoder folder, skipped cleanly without one."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sensetree.engine import Engine
+from tests.crossencoder_fixture import build_test_cross_encoder
+
+TEXTS = {
+    "kiln.txt": "Firing schedule for the pottery kiln: bisque at 950 degrees, glaze at 1240 degrees.",
+    "tax.txt": "Tax return checklist: payslips, bank interest statements, charity receipts.",
+    "bike.txt": "Bicycle maintenance: chain lubrication, brake pad wear, tyre pressure for commuting.",
+    "choir.txt": "Choir rehearsal plan: warm-ups, the Bach chorale, then the new pottery-themed song.",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    base = tmp_path_factory.mktemp("rerank")
+    for name, text in TEXTS.items():
+        (base / "tree").mkdir(exist_ok=True)
+        (base / "tree" / name).write_text(text, encoding="utf-8")
+    engine = Engine(base / "data")
+    engine.set_setting("embedding.model", "minilm")
+    engine.add_root(str(base / "tree"))
+    engine.index()
+    yield engine, base
+    engine.close()
+
+
+def test_rerank_orders_by_logit_and_shows_sigmoid(engine):
+    engine, base = engine
+    folder = build_test_cross_encoder(base / "ce")
+    engine.set_setting("retrieval.reranker_model", str(folder))
+    response = engine.search("pottery kiln temperatures", limit=4)
+    assert not response.notices
+    assert all(r.rerank is not None and r.score == r.rerank for r in response.results)
+    scores = [r.score for r in response.results]
+    assert scores == sorted(scores, reverse=True)
+    scorer = engine.reranker()
+    for r in response.results:
+        stored = engine.store.chunks_of(r.path)[r.chunk_index]["text"]
+        logit = float(scorer.logits("pottery kiln temperatures", [stored[:800]])[0])
+        assert math.isclose(r.score, 1 / (1 + math.exp(-logit)), rel_tol=1e-4)
+    off = engine.search("pottery kiln temperatures", limit=4, rerank=False)
+    assert all(r.rerank is None for r in off.results)
+
+
+def test_a_reranker_that_cannot_load_keeps_the_fused_order(engine):
+    engine, base = engine
+    broken = base / "broken-ce"
+    broken.mkdir()
+    (broken / "model.onnx").write_bytes(b"not an onnx model")
+    (broken / "tokenizer.json").write_text("{}", encoding="utf-8")
+    engine.set_setting("retrieval.reranker_model", str(broken))
+    engine._reranker_told = False
+    response = engine.search("bicycle brakes", limit=3)
+    assert response.results and response.results[0].name == "bike.txt"
+    assert all(r.rerank is None for r in response.results)
+    assert any("reranking skipped" in n for n in response.notices)
+    assert "failed to load" in engine.status()["reranker"]
