@@ -346,5 +346,15 @@ class Engine:
         return {"failed": [view(r) for r in self.catalog.failed()],
                 "pending": [view(r) for r in self.catalog.pending()]}
 
+    def pin_sense(self, path: str, sense: str) -> None:
+        """Correct a file's sense by hand; it is pinned (never overwritten) and the file re-indexed with it."""
+        norm = paths.normalize(path)
+        row = self.catalog.file(norm)
+        if row is None:
+            raise SenseTreeError(f"{path} is not in the index")
+        self.catalog.pin_sense(norm, sense.strip())
+        self.catalog.upsert_pending([(norm, row.root, row.kind, row.size, row.mtime, row.members)])
+        self.catalog._run("UPDATE files SET content_hash = NULL WHERE path = ?", (norm,))
+
     def retry(self, path: str | None = None) -> int:
         return self.catalog.retry(paths.normalize(path) if path else None)

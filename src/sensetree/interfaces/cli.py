@@ -205,6 +205,26 @@ def retry(path: Optional[Path] = typer.Argument(None, help="A failed file or a f
     console.print(f"requeued {n} failed file{'s' if n != 1 else ''}")
 
 
+@app.command()
+def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="Correct the sense by hand (pinned)."),
+          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+    """Show a file's sense, or correct it; a corrected sense is never overwritten by re-indexing."""
+    with _engine(data_dir) as engine:
+        try:
+            if set_to is not None:
+                engine.pin_sense(str(path), set_to)
+                errors.print("pinned; run `sensetree index` to re-index the file with it")
+            stored = engine.catalog.sense(str(path.resolve()))
+        except SenseTreeError as exc:
+            _fail(str(exc))
+    info = {"path": str(path.resolve()), "sense": stored[0] if stored else None,
+            "source": stored[1] if stored else None, "pinned": bool(stored and stored[2])}
+    if json_out:
+        _print_json(info)
+    else:
+        console.print(escape(info["sense"] or "no sense yet (not indexed)") + (" [dim](pinned)[/]" if info["pinned"] else ""))
+
+
 # settings ---------------------------------------------------------------------------
 @config_app.command("get")
 def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):

@@ -1,0 +1,71 @@
+"""What gets indexed: ignore files, hidden entries, block heuristics, manual choices, pinned senses."""
+
+from __future__ import annotations
+
+import os
+
+from sensetree.engine import Engine
+from sensetree.ingest.walker import block_reason, walk
+
+
+def _touch(path, text="some text for the index"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_ignore_files_hidden_entries_and_blocks(tmp_path):
+    _touch(tmp_path / "keep.md")
+    _touch(tmp_path / ".gitignore", "*.log\nbuild_tmp/\n")
+    _touch(tmp_path / "debug.log")
+    _touch(tmp_path / "build_tmp" / "x.txt")
+    _touch(tmp_path / "sub" / ".sensetreeignore", "secret*.txt\n")
+    _touch(tmp_path / "sub" / "secret_plan.txt")
+    _touch(tmp_path / "sub" / "public.txt")
+    _touch(tmp_path / ".git" / "config")
+    _touch(tmp_path / ".DS_Store")
+    _touch(tmp_path / "venv" / "pyvenv.cfg")
+    _touch(tmp_path / "venv" / "lib" / "site.py")
+    _touch(tmp_path / "project" / "target" / "CACHEDIR.TAG")
+    for i in range(6):
+        _touch(tmp_path / "plugins" / f"lib{i}.dll")
+    entries = {os.path.relpath(e.path, tmp_path): e.kind for e in walk(str(tmp_path))}
+    assert entries == {"keep.md": "file", os.path.join("sub", "public.txt"): "file", "venv": "block",
+                       os.path.join("project", "target"): "block", "plugins": "block"}
+
+
+def test_block_reasons():
+    from pathlib import Path
+
+    assert block_reason(Path("/x/node_modules"), ["a.js"]) == "node_modules folder"
+    assert block_reason(Path("/x/Logic.app"), ["Contents"]) == "application or library bundle"
+    assert block_reason(Path("/x/photos"), [f"img{i}.jpg" for i in range(10)]) is None
+    assert block_reason(Path("/x/build"), ["a.o", "b.o", "c.o", "readme.md"]) == "build output"
+
+
+def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path):
+    tree = tmp_path / "tree"
+    for i in range(3):
+        _touch(tree / "archive" / f"letter{i}.txt", f"Letter number {i} about the orchard lease.")
+    _touch(tree / "node_modules" / "pkg" / "index.js", "module.exports = function leftpad() {}")
+    with Engine(tmp_path / "data") as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.add_root(str(tree))
+        engine.index()
+        archive, modules = str(tree / "archive"), str(tree / "node_modules")
+        assert engine.catalog.file(modules).kind == "block"
+        engine.set_block(archive, "block")
+        engine.set_block(modules, "recursive")
+        engine.index()
+        assert engine.catalog.file(archive).kind == "block" and engine.catalog.file(archive).members == 3
+        assert engine.catalog.file(str(tree / "archive" / "letter0.txt")) is None
+        assert engine.catalog.file(str(tree / "node_modules" / "pkg" / "index.js")).status == "indexed"
+        assert engine.catalog.file(modules) is None
+
+        js = str(tree / "node_modules" / "pkg" / "index.js")
+        engine.pin_sense(js, "The leftpad package entry point, pinned by hand.")
+        engine.index()
+        assert engine.store.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
+        (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")
+        engine.index()
+        assert engine.catalog.sense(js) == ("The leftpad package entry point, pinned by hand.", "pinned", True)
+        assert "rightpad" in engine.store.chunks_of(js)[0]["text"]
