@@ -220,6 +220,8 @@ class Engine:
     def set_block(self, folder: str, mode: str | None) -> str:
         """``block``, ``recursive`` (index the contents) or None (back to the heuristics)."""
         path = paths.normalize(folder)
+        if not os.path.isdir(path):
+            raise SenseTreeError(f"{folder} is not a folder")
         if path in self.roots() and mode == "block":
             raise SenseTreeError("a root is never a block")
         if not any(paths.is_under(path, r) for r in self.roots()):
@@ -288,8 +290,12 @@ class Engine:
             options = self.index_options()
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            indexer = Indexer(self.catalog, self.store, self.embedder, self.sense_writer(), options)
-            self.catalog.set_meta("embedding_identity", self.embedder.identity)
+            try:
+                embedder = self.embedder
+            except EmbeddingError as exc:
+                raise SenseTreeError(f"the embedding model is not available ({exc}); files stay pending") from exc
+            indexer = Indexer(self.catalog, self.store, embedder, self.sense_writer(), options)
+            self.catalog.set_meta("embedding_identity", embedder.identity)
             try:
                 return indexer.run(on_update=on_update, stop=stop)
             finally:
@@ -315,7 +321,8 @@ class Engine:
     # reports ----------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         counts = self.catalog.counts()
-        size = sum(f.stat().st_size for f in self.data_dir.rglob("*") if f.is_file())
+        index_files = [*(self.data_dir / "lancedb").rglob("*"), *self.data_dir.glob("catalog.sqlite*")]
+        size = sum(f.stat().st_size for f in index_files if f.is_file())
         return {
             "data_dir": str(self.data_dir),
             "roots": self.roots(),

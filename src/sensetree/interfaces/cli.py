@@ -87,24 +87,24 @@ def remove(folder: Path, data_dir: Optional[Path] = DataDir):
         console.print(f"removed root {escape(str(folder))} ({n} entries dropped from the index)")
 
 
+def _set_block(folder: Path, mode: str, outcome: str, data_dir: Optional[Path]) -> None:
+    with _engine(data_dir) as engine:
+        try:
+            console.print(f"{escape(engine.set_block(str(folder), mode))} {outcome}; run `sensetree index`")
+        except SenseTreeError as exc:
+            _fail(str(exc))
+
+
 @app.command()
 def block(folder: Path, data_dir: Optional[Path] = DataDir):
     """Index a folder as one unit (its contents stop being searchable one by one)."""
-    with _engine(data_dir) as engine:
-        try:
-            console.print(f"{escape(engine.set_block(str(folder), 'block'))} will be indexed as one unit; run `sensetree index`")
-        except SenseTreeError as exc:
-            _fail(str(exc))
+    _set_block(folder, "block", "will be indexed as one unit", data_dir)
 
 
 @app.command()
 def unblock(folder: Path, data_dir: Optional[Path] = DataDir):
     """Index a folder's contents file by file, even if it looks like a block."""
-    with _engine(data_dir) as engine:
-        try:
-            console.print(f"{escape(engine.set_block(str(folder), 'recursive'))} will be indexed file by file; run `sensetree index`")
-        except SenseTreeError as exc:
-            _fail(str(exc))
+    _set_block(folder, "recursive", "will be indexed file by file", data_dir)
 
 
 # indexing ---------------------------------------------------------------------------
