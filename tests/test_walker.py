@@ -69,3 +69,31 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path):
         engine.index()
         assert engine.catalog.sense(js) == ("The leftpad package entry point, pinned by hand.", "pinned", True)
         assert "rightpad" in engine.store.chunks_of(js)[0]["text"]
+
+
+def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_path, monkeypatch):
+    """Fault injection: reading one file raises an OS error every time; the others are indexed."""
+    import sensetree.ingest.indexer as indexer
+
+    tree = tmp_path / "tree"
+    for name in ("a.txt", "b.txt", "flaky.txt"):
+        _touch(tree / name, f"Contents of {name} for the retry test.")
+    real_extract = indexer.extract
+    calls = []
+
+    def failing_extract(path, **kwargs):
+        if path.name == "flaky.txt":
+            calls.append(path)
+            raise OSError(5, "Input/output error")
+        return real_extract(path, **kwargs)
+
+    monkeypatch.setattr(indexer, "extract", failing_extract)
+    with Engine(tmp_path / "data") as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.add_root(str(tree))
+        progress = engine.index()
+        assert len(calls) == indexer.MAX_ATTEMPTS == 3
+        row = engine.catalog.file(str(tree / "flaky.txt"))
+        assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
+        assert progress.failed == 1 and engine.catalog.counts()["indexed"] == 2
+        assert [r["path"] for r in engine.queue()["failed"]] == [row.path]

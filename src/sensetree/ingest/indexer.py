@@ -178,7 +178,6 @@ class Indexer:
         progress = progress or Progress()
         stop = stop or threading.Event()
         self._notify = on_update or (lambda p: None)
-        retries: dict[str, int] = {}
         queue = deque(self.catalog.pending())
         progress.total += len(queue)
         batch: list[Prepared] = []
@@ -200,13 +199,10 @@ class Indexer:
                     self.catalog.delete([item.row.path])
                     progress.done += 1
                 elif item.error:
-                    attempts = self.catalog.mark_failed(item.row.path, item.error, final=False)
-                    if attempts >= MAX_ATTEMPTS:
-                        self.catalog.mark_failed(item.row.path, item.error, final=True)
+                    if self.catalog.mark_failed(item.row.path, item.error, max_attempts=MAX_ATTEMPTS) >= MAX_ATTEMPTS:
                         progress.failed += 1
                         progress.done += 1
                     else:
-                        retries[item.row.path] = attempts
                         queue.append(item.row)  # try again after the rest of the queue
                         refill()
                 elif item.unchanged:
@@ -274,16 +270,14 @@ class Indexer:
                                   for i in batch if not i.failure)
         for item in batch:
             if item.failure:
-                self.catalog.mark_failed(item.row.path, item.failure, final=True)
+                self.catalog.mark_failed(item.row.path, item.failure, max_attempts=1)  # deterministic: no retry
                 self.catalog.set_failed_context(item.row.path, "context", len(item.stored))
                 progress.failed += 1
         progress.done += len(batch)
         progress.chunks += len(rows)
 
     def _fail(self, item: Prepared, error: str, progress: Progress) -> None:
-        attempts = self.catalog.mark_failed(item.row.path, error, final=False)
-        if attempts >= MAX_ATTEMPTS:
-            self.catalog.mark_failed(item.row.path, error, final=True)
+        if self.catalog.mark_failed(item.row.path, error, max_attempts=MAX_ATTEMPTS) >= MAX_ATTEMPTS:
             progress.failed += 1
         progress.done += 1
 

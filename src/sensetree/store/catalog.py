@@ -158,11 +158,11 @@ class Catalog:
             ((h, m, s, d, c, now, p) for p, h, m, s, d, c in items),
         )
 
-    def mark_failed(self, path: str, error: str, *, final: bool) -> int:
-        """Count one failure; the row turns ``failed`` when ``final``. Returns the attempts so far."""
+    def mark_failed(self, path: str, error: str, *, max_attempts: int) -> int:
+        """Count one failure; the row turns ``failed`` once it has failed ``max_attempts`` times. Returns the count."""
         with self._lock:
-            self._run("UPDATE files SET attempts = attempts + 1, error = ?, status = CASE WHEN ? THEN 'failed' "
-                      "ELSE status END, updated_at = ? WHERE path = ?", (error, final, time.time(), path))
+            self._run("UPDATE files SET attempts = attempts + 1, error = ?, status = CASE WHEN attempts + 1 >= ? "
+                      "THEN 'failed' ELSE status END, updated_at = ? WHERE path = ?", (error, max_attempts, time.time(), path))
             rows = self._run("SELECT attempts FROM files WHERE path = ?", (path,))
         return rows[0][0] if rows else 0
 
