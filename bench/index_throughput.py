@@ -74,6 +74,8 @@ def main() -> None:
               f"  (prepare {progress.prepare_seconds:.1f} s on worker threads, embed {progress.embed_seconds:.1f} s)")
         print(f"embedding model alone {raw_s:8.1f} s  {len(texts) / raw_s:7.2f} chunks/s on the same {len(texts)} texts")
         print(f"pipeline / raw        {raw_s / pipeline_s * 100:7.1f} %")
+        print(f"wall time in the model {progress.embed_seconds / pipeline_s * 100:6.1f} %  (the rest is the pipeline's own cost; "
+              "robust to other load, unlike the ratio above)")
         print(f"no-change re-scan     {rescan_s:8.3f} s for {rescan_files} files")
         print(f"peak memory (RSS)     {peak_mb:8.0f} MB")
     finally:

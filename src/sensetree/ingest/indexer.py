@@ -34,8 +34,8 @@ from .walker import block_summary
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-BATCH_CHUNKS = 64   # chunks per embedding + write round
-BATCH_FILES = 128   # files per write round, for many tiny files
+BATCH_CHUNKS = 256  # chunks per embedding + write round: a small tail batch costs throughput
+BATCH_FILES = 256  # files per write round, for many tiny files
 LOOKAHEAD = 32      # files prepared ahead of the embedder
 
 
