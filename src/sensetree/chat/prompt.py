@@ -18,6 +18,9 @@ RULES = """You are SenseTree's assistant. You answer questions about the user's 
 TOOLS_CLAUSE = (" or on what your tools return. When the excerpts are not enough, call search_files with other "
                 "words, read_file to read a whole file, or list_directory")
 
+ANSWER_NOW = ("Answer my question now with what you have found, citing the excerpts by their number like [1]. "
+              "Do not call a tool.")
+
 
 def tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)

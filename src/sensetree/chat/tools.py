@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from ..search.types import SearchResult
 SEARCH_LIMIT = 8
 READ_CHARS = 4000
 LIST_ENTRIES = 200
+_DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 
 
 class OutsideRoots(ValueError):
@@ -36,7 +38,7 @@ class RootGuard:
         """The normalised path when it lies inside a root both as written and once links are resolved."""
         if not path or "\0" in path:
             raise OutsideRoots("an empty or malformed path")
-        if not (os.path.isabs(path) or paths.is_windows_path(path)):
+        if not (os.path.isabs(path) or _DRIVE_OR_UNC.match(path)):
             path = self._relative(path)
         norm = paths.normalize(path)
         if not any(paths.is_under(norm, root) for root in self.roots):
@@ -124,6 +126,8 @@ SCHEMAS = [
               {"path": {"type": "string", "description": "the folder's full path"}}, ["path"]),
 ]
 
+TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
+
 
 @dataclass
 class ToolOutcome:
@@ -150,14 +154,14 @@ class Toolbox:
             return ToolOutcome(f"error: the arguments are not valid JSON ({exc})", f"{name}: bad arguments")
         try:
             if name == "search_files":
-                return self.search_files(str(args.get("query", "")), args.get("scope"))
+                return self.search_files(str(args.get("query", "")), str(args.get("scope") or "") or None)
             if name == "read_file":
                 return self.read_file(str(args.get("path", "")))
             if name == "list_directory":
                 return self.list_directory(str(args.get("path", "")))
         except OutsideRoots as exc:
             return ToolOutcome(f"refused: {exc}", f"{name}: refused ({exc})")
-        known = ", ".join(s["function"]["name"] for s in SCHEMAS)
+        known = ", ".join(sorted(TOOL_NAMES))
         return ToolOutcome(f"error: there is no tool {name!r}; use one of {known}", f"unknown tool {name}")
 
     def search_files(self, query: str, scope: str | None = None) -> ToolOutcome:

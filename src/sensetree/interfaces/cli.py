@@ -24,6 +24,7 @@ from ..engine import Engine, SenseTreeError
 from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
+from .chat_cli import register as register_chat
 
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -432,6 +433,9 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
     for m in modes:
         if "skipped" in report[m]:
             errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
+
+
+register_chat(app)
 
 
 def main() -> None:

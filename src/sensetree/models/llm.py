@@ -74,16 +74,18 @@ class ChatClient:
             raise LLMError(f"chat endpoint {self.base_url} sent a malformed answer: {exc}") from exc
 
     def stream(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-               max_tokens: int = 512, temperature: float = 0.2,
+               tool_choice: str = "auto", max_tokens: int = 512, temperature: float = 0.2,
                on_text: Callable[[str], None] | None = None) -> ChatTurn:
         """One streamed completion: text goes to ``on_text`` as it arrives, tool calls are assembled.
 
-        A refusal that names tools raises ``ToolsUnsupported`` so the caller can ask again without them.
+        ``tool_choice="none"`` still lists the tools but forbids calling them, which keeps the prompt
+        identical to the previous round's (a local server then reuses its cache). A refusal that
+        names tools raises ``ToolsUnsupported`` so the caller can ask again without them.
         """
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                                 "temperature": temperature, "stream": True}
         if tools:
-            body |= {"tools": tools, "tool_choice": "auto"}
+            body |= {"tools": tools, "tool_choice": tool_choice}
         turn = ChatTurn()
         calls: dict[int, ToolCall] = {}
         try:
