@@ -22,11 +22,16 @@ run: install
 	$(BIN)/sensetree index
 	$(BIN)/sensetree status
 
-# Tests also run the embedded chat model: llama-cpp-python compiles once (about 6 min on 2 cores;
-# a portable build, reused from pip's wheel cache afterwards) and the model packages are pinned by hash.
+# Tests also run the embedded chat model. llama-cpp-python ships as source only: it is compiled
+# once into a portable wheel (about 6 min on 2 idle cores) kept in WHEELS, and reused from there.
+WHEELS ?= $(HOME)/.cache/sensetree/wheels
+LLAMA_CPP = llama-cpp-python==0.3.36
+
 $(VENV)/.installed-dev: $(VENV)/.installed requirements/llm.txt
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/llm.txt
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q -e '.[test,llm]'
+	ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-deps -w $(WHEELS) "$(LLAMA_CPP)"
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[test,llm]'
 	touch $@
 
 test: install-dev
