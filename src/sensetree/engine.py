@@ -106,6 +106,11 @@ class Engine:
                 self._reranker, self._reranker_problem = None, str(exc)
             return self._reranker
 
+    @property
+    def reranker_problem(self) -> str | None:
+        """Why the configured reranker could not be loaded, after an attempt; None when it loaded."""
+        return self._reranker_problem
+
     def _embed_query(self, text: str):
         stored = self.catalog.meta("embedding_identity")
         try:
@@ -202,7 +207,7 @@ class Engine:
         for root in self.roots():
             if paths.is_under(root, path):  # a wider root absorbs the narrower one
                 self.catalog.remove_root(root)
-                self.catalog._run("UPDATE files SET root = ? WHERE root = ?", (path, root))
+                self.catalog.move_root(root, path)
         self.catalog.add_root(path)
         return path
 
@@ -360,8 +365,7 @@ class Engine:
         if row is None:
             raise SenseTreeError(f"{path} is not in the index")
         self.catalog.pin_sense(norm, sense.strip())
-        self.catalog.upsert_pending([(norm, row.root, row.kind, row.size, row.mtime, row.members)])
-        self.catalog._run("UPDATE files SET content_hash = NULL WHERE path = ?", (norm,))
+        self.catalog.requeue(norm)
 
     def retry(self, path: str | None = None) -> int:
         return self.catalog.retry(paths.normalize(path) if path else None)

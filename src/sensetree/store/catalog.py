@@ -174,6 +174,15 @@ class Catalog:
         self._run("UPDATE files SET doc_type = ?, chunks = ?, content_hash = NULL WHERE path = ?",
                   (doc_type, chunks, path))
 
+    def move_root(self, old: str, new: str) -> None:
+        """A wider root absorbed ``old``: its rows now belong to ``new``."""
+        self._run("UPDATE files SET root = ? WHERE root = ?", (new, old))
+
+    def requeue(self, path: str) -> None:
+        """Index this row again from scratch (no stored hash to skip on)."""
+        self._run("UPDATE files SET status = 'pending', content_hash = NULL, attempts = 0, error = NULL WHERE path = ?",
+                  (path,))
+
     def set_members(self, path: str, members: int) -> None:
         self._run("UPDATE files SET members = ? WHERE path = ?", (members, path))
 
