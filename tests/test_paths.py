@@ -13,7 +13,6 @@ from sensetree.paths import (
     is_windows_path,
     name_of,
     normalize,
-    parent_of,
     path_key,
     scope_predicate,
     sql_literal,
@@ -102,11 +101,7 @@ def test_path_key_case_folds_only_windows():
     assert path_key("/Home/Me") == "/Home/Me"
 
 
-def test_parent_and_name():
-    assert parent_of(r"C:\Users\me\a.txt") == r"C:\Users\me"
-    assert parent_of(r"C:\a.txt") == "C:\\"
-    assert parent_of("/home/a.txt") == "/home"
-    assert parent_of("/a.txt") == "/"
+def test_name_of():
     assert name_of(r"C:\Users\me\a.txt") == "a.txt"
     assert name_of("/home/me/O'Brien/") == "O'Brien"
 

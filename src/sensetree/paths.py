@@ -80,12 +80,6 @@ def is_under(path: str, folder: str) -> bool:
     return key == path_key(folder) or key.startswith(prefix)
 
 
-def parent_of(path: str) -> str:
-    sep = "\\" if is_windows_path(path) else "/"
-    head = path.rstrip(sep).rsplit(sep, 1)[0]
-    return head + sep if head.endswith(":") or not head else head
-
-
 def name_of(path: str) -> str:
     sep = "\\" if is_windows_path(path) else "/"
     return path.rstrip(sep).rsplit(sep, 1)[-1]

@@ -128,9 +128,6 @@ class Catalog:
         """path -> (kind, size, mtime, status) for a root: what a re-scan compares the disk against."""
         return {r[0]: r[1:] for r in self._run("SELECT path, kind, size, mtime, status FROM files WHERE root = ?", (root,))}
 
-    def all_paths(self) -> list[str]:
-        return [r[0] for r in self._run("SELECT path FROM files")]
-
     def upsert_pending(self, rows: Iterable[tuple[str, str, str, int, float, int]]) -> None:
         """(path, root, kind, size, mtime, members): queue new or changed entries, keeping their stored hash."""
         now = time.time()

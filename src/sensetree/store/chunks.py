@@ -130,12 +130,6 @@ class ChunkStore:
             for start in range(0, len(paths), 400):
                 table.delete(_in_list(paths[start:start + 400]))
 
-    def delete_where(self, where: str) -> None:
-        table = self.table
-        if table is not None:
-            with self._write_lock:
-                table.delete(where)
-
     def wipe(self) -> None:
         """Drop every vector (a model change); the next write recreates the table."""
         with self._write_lock:
@@ -226,7 +220,3 @@ class ChunkStore:
             return []
         rows = table.search().where(f"path = {sql_literal(path)}").select(["chunk_index", "text"]).limit(100_000).to_list()
         return sorted(rows, key=lambda r: r["chunk_index"])
-
-    def size_bytes(self) -> int:
-        table = self.table
-        return 0 if table is None else int(table.stats().get("total_bytes", 0) or 0)
