@@ -186,7 +186,7 @@ class OpenAIEmbeddings:
         for start in range(0, len(texts), self._batch_size):
             rows.extend(self._post(texts[start : start + self._batch_size]))
         matrix = np.asarray(rows, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != getattr(self, "dimension", matrix.shape[1]):
+        if matrix.ndim != 2 or matrix.shape[1] != self.dimension:
             # The endpoint now serves another model: every file would fail alike, so wait for it to be fixed.
             raise EndpointUnavailable(
                 f"embedding endpoint returned vectors of dimension {matrix.shape[-1]}, the index holds {self.dimension}; "

@@ -145,8 +145,7 @@ class ChunkStore:
 
     def has_fts_index(self) -> bool:
         table = self.table
-        return table is not None and any(i.index_type in ("FTS", "INVERTED") or "text" in i.columns
-                                         and i.index_type != "BTree" for i in table.list_indices())
+        return table is not None and any(i.columns == ["text"] for i in table.list_indices())
 
     def build_fts_index(self) -> None:
         from lancedb.index import FTS
@@ -176,7 +175,7 @@ class ChunkStore:
         """An HNSW index once the table is large enough that exact search gets slow."""
         if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
             return
-        if any(i.columns == ["vector"] for i in table.list_indices()):
+        if self.has_vector_index():
             return
         from lancedb.index import HnswSq
 
