@@ -19,13 +19,15 @@ from typing import Any, Callable, Iterator
 from filelock import FileLock, Timeout
 
 from . import paths
-from .config import Settings, default_data_dir
+from .browse import Browser
+from .config import DEFAULTS, Settings, default_data_dir
 from .ingest.indexer import Indexer, IndexOptions, Progress
 from .ingest.sense import SenseWriter
 from .ingest.walker import walk
 from .ingest.watcher import watch
 from .models.embeddings import Embedder, EmbeddingError, expected_identity, load_embedder
 from .models.llm import ChatClient
+from .models.probe import ProbeReport, probe_endpoint
 from .models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import SearchResponse, TreeNode
@@ -369,3 +371,84 @@ class Engine:
 
     def retry(self, path: str | None = None) -> int:
         return self.catalog.retry(paths.normalize(path) if path else None)
+
+    def ignore(self, path: str | None = None) -> int:
+        """Leave a file or folder out of the index for good (all failed files when ``path`` is None)."""
+        targets = [r.path for r in self.catalog.failed()] if path is None else [self._inside_roots(path)]
+        with self.writer():
+            for target in targets:
+                self.catalog.set_folder_mode(target, "ignore")
+                gone = self.catalog.files_under_prefix(target)
+                self.store.delete_paths(gone)
+                self.catalog.delete(gone)
+        return len(targets)
+
+    def unignore(self, path: str) -> str:
+        """Undo ``ignore``: the next scan picks the path up again."""
+        norm = paths.normalize(path)
+        if self.catalog.folder_modes().get(norm) != "ignore":
+            raise SenseTreeError(f"{path} is not ignored")
+        self.catalog.set_folder_mode(norm, None)
+        return norm
+
+    def ignored(self) -> list[str]:
+        return sorted(p for p, mode in self.catalog.folder_modes().items() if mode == "ignore")
+
+    def reindex(self, path: str) -> int:
+        """Index a file, or every file under a folder, again from scratch (the next run does it)."""
+        targets = self.catalog.files_under_prefix(self._inside_roots(path))
+        for target in targets:
+            self.catalog.requeue(target)
+        return len(targets)
+
+    def _inside_roots(self, path: str) -> str:
+        norm = paths.normalize(path)
+        if not any(paths.is_under(norm, root) for root in self.roots()):
+            raise SenseTreeError(f"{path} is outside every indexed root")
+        return norm
+
+    def browser(self) -> Browser:
+        """Read-only views for the explorer: folder listings with statuses, file details, previews."""
+        return Browser(self.catalog, self.store, self.roots())
+
+    def settings_view(self) -> list[dict[str, Any]]:
+        """Every setting with its value, default, help and type, and whether changing it re-indexes everything."""
+        return [{"key": key, "value": self.settings[key], "default": default, "help": about,
+                 "type": type(default).__name__, "secret": key.endswith("api_key"),
+                 "reindex": key in ("embedding.model", "embedding.base_url")}
+                for key, (default, about) in DEFAULTS.items()]
+
+    def models_view(self) -> dict[str, list[dict[str, Any]]]:
+        """Per role: the models that are installed or can be pulled, and which one is in use."""
+        from .chat.local_model import DEFAULT_MODEL, EMBEDDED, model_file, runtime_installed
+        from .models.embeddings import BUNDLED, canonical_model
+        from .models.registry import list_rerankers
+
+        s = self.settings
+        embedding = [{"name": name, "installed": True, "active": not s["embedding.base_url"] and
+                      canonical_model(s["embedding.model"]) == name, "note": about} for name, about in BUNDLED.items()]
+        if s["embedding.base_url"]:
+            embedding.append({"name": s["embedding.model"], "installed": True, "active": True,
+                              "note": f"endpoint {s['embedding.base_url']}"})
+        rerankers = [{"name": r["name"], "installed": r["installed"], "active": r["name"] == s["retrieval.reranker_model"],
+                      "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}"}
+                     for r in list_rerankers(self.models_dir)]
+        chat_name = s["chat.model"] or DEFAULT_MODEL
+        runtime = runtime_installed()
+        chat = [{"name": name, "installed": runtime and model_file(name, self.models_dir) is not None,
+                 "active": not s["chat.base_url"] and chat_name == name,
+                 "note": "embedded (llama-cpp-python)" if runtime else "needs the llm extra"} for name in EMBEDDED]
+        if s["chat.base_url"]:
+            chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
+                         "note": f"endpoint {s['chat.base_url']}"})
+        return {"embedding": embedding, "reranker": rerankers, "chat": chat}
+
+    def test_endpoint(self, role: str, base_url: str | None = None, model: str | None = None,
+                      api_key: str | None = None) -> ProbeReport:
+        """Reachable, model present, dimension: for the settings' values or the ones about to be saved."""
+        if role not in ("embedding", "sense", "chat"):
+            raise SenseTreeError(f"unknown role {role!r}; use embedding, sense or chat")
+        s = self.settings
+        return probe_endpoint(role, s[f"{role}.base_url"] if base_url is None else base_url,
+                              s[f"{role}.model"] if model is None else model,
+                              s[f"{role}.api_key"] if api_key is None else api_key)

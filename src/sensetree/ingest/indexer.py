@@ -56,6 +56,10 @@ class Progress:
     paused: str = ""  # why the queue is waiting, if it is
     embed_seconds: float = 0.0
     prepare_seconds: float = 0.0
+    extract_seconds: float = 0.0  # per stage, for the queue's throughput figures
+    extracted: int = 0
+    sense_seconds: float = 0.0
+    sensed: int = 0
 
     @property
     def rate(self) -> float:
@@ -78,6 +82,8 @@ class Prepared:
     vanished: bool = False
     error: str | None = None    # an unexpected error: counts as one attempt
     prepare_seconds: float = 0.0
+    extract_seconds: float | None = None  # None: the stage did not run for this file
+    sense_seconds: float | None = None
 
 
 def file_hash(path: str) -> str:
@@ -146,11 +152,13 @@ class Indexer:
         item.unchanged = item.content_hash == item.row.content_hash
         if item.unchanged:
             return
+        started = time.perf_counter()
         try:
             extraction = extract(Path(path), max_bytes=self.options.max_file_bytes)
         except ExtractionError as exc:
             item.failure = str(exc)
             extraction = Extraction(context_descriptor(Path(path), "unreadable"), "context", True)
+        item.extract_seconds = time.perf_counter() - started
         text = normalize_text(extraction.text)
         if not text.strip():
             extraction = Extraction(context_descriptor(Path(path), "empty"), "context", True)
@@ -162,7 +170,9 @@ class Indexer:
         else:
             qualify = self.options.qualify_context if extraction.context_only else self.options.qualify_documents
             p = Path(path)
+            started = time.perf_counter()
             sense = self.senses.write(text, name=p.name, folder=p.parent.name, doc_type=item.doc_type, qualify=qualify)
+            item.sense_seconds = time.perf_counter() - started
         self._finish(item, text, sense)
 
     def _finish(self, item: Prepared, text: str, sense: Sense) -> None:
@@ -194,6 +204,12 @@ class Indexer:
                 refill()
                 progress.current = item.row.path
                 progress.prepare_seconds += item.prepare_seconds
+                if item.extract_seconds is not None:
+                    progress.extracted += 1
+                    progress.extract_seconds += item.extract_seconds
+                if item.sense_seconds is not None:
+                    progress.sensed += 1
+                    progress.sense_seconds += item.sense_seconds
                 if item.vanished:
                     self.store.delete_paths([item.row.path])
                     self.catalog.delete([item.row.path])

@@ -5,7 +5,7 @@ Skipped: hidden files and folders, OS litter, anything matched by a ``.gitignore
 folders (they can loop or leave the root). A *block* folder (virtualenv, node_modules,
 build output, cache, application bundle, a folder dominated by opaque binaries) becomes
 one entry describing it; its contents are not searchable one by one. A manual choice
-(``sensetree block`` / ``unblock``) always wins, and a root is never a block.
+(``sensetree block`` / ``unblock``, or ``ignore`` from the queue) always wins, and a root is never a block.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
     spec = _load_ignore(folder, set(names))
     specs = specs + [(folder, spec)] if spec else specs
     for entry in entries:
-        if is_hidden(entry.name):
+        if is_hidden(entry.name) or manual.get(entry.path) == "ignore":
             continue
         path = Path(entry.path)
         try:

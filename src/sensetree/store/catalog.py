@@ -113,6 +113,7 @@ class Catalog:
         return dict(self._run("SELECT path, mode FROM folders"))
 
     def set_folder_mode(self, path: str, mode: str | None) -> None:
+        """``block`` or ``recursive`` for a folder, ``ignore`` for a file or folder, None to forget the choice."""
         if mode is None:
             self._run("DELETE FROM folders WHERE path = ?", (path,))
         else:
@@ -138,6 +139,15 @@ class Catalog:
             "members = excluded.members, status = 'pending', attempts = 0, error = NULL, updated_at = excluded.updated_at",
             ((*row, now) for row in rows),
         )
+
+    def files_under_prefix(self, path: str) -> list[str]:
+        """The rows at ``path`` or below it (a file, or a folder's files and blocks)."""
+        from ..paths import is_under
+
+        return [r[0] for r in self._run("SELECT path FROM files") if is_under(r[0], path)]
+
+    def blocks(self) -> list[str]:
+        return [r[0] for r in self._run("SELECT path FROM files WHERE kind = 'block'")]
 
     def pending(self, limit: int | None = None) -> list[FileRow]:
         sql = f"SELECT {_COLUMNS} FROM files WHERE status = 'pending' ORDER BY kind DESC, path"
