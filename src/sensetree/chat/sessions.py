@@ -1,0 +1,69 @@
+"""Conversations in a long-running process (the web app): one model backend, many chats.
+
+The backend (the embedded model's server, or a client for the configured endpoint) starts on
+the first question and stays up; a settings change closes it so the next question uses the
+new one. A local model answers one question at a time, so questions take turns.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from contextlib import ExitStack
+from typing import Callable
+
+from .. import paths
+from ..engine import Engine
+from .agent import Agent, Answer, Step
+from .backend import Backend, connect
+
+MAX_CONVERSATIONS = 50
+
+
+class ChatSessions:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._stack: ExitStack | None = None
+        self._backend: Backend | None = None
+        self._conversations: OrderedDict[str, Agent] = OrderedDict()
+        self._turn = threading.Lock()
+
+    def backend(self) -> Backend:
+        if self._backend is None:
+            stack = ExitStack()
+            try:
+                self._backend = stack.enter_context(connect(self.engine))
+            except BaseException:
+                stack.close()
+                raise
+            self._stack = stack
+        return self._backend
+
+    def ask(self, question: str, scope: str | None, conversation: str | None,
+            on_start: Callable[[str, str], None], on_token: Callable[[str], None],
+            on_step: Callable[[Step], None]) -> Answer:
+        """Answer in the given conversation (a new one when unknown or when the scope changed)."""
+        with self._turn:
+            backend = self.backend()
+            agent = self._conversations.get(conversation or "")
+            if agent is None or agent.scope != (paths.normalize(scope) if scope else None):
+                conversation = secrets.token_hex(8)
+                agent = backend.agent(self.engine, scope)
+                self._conversations[conversation] = agent
+                while len(self._conversations) > MAX_CONVERSATIONS:
+                    self._conversations.popitem(last=False)
+            self._conversations.move_to_end(conversation)
+            on_start(conversation, backend.label)
+            return agent.answer(question, on_token=on_token, on_step=on_step)
+
+    def reset(self) -> None:
+        """Forget the backend and the conversations (the chat settings changed)."""
+        with self._turn:
+            self.close()
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self._backend = None, None
+        self._conversations.clear()

@@ -1,0 +1,140 @@
+"""Indexing inside a long-running process (the web app): index, then watch, with live progress.
+
+One thread runs ``Engine.index`` whenever something may have changed: at start, when the
+watcher sees the disk settle, and when the user asks (retry, re-index, a new root). Actions
+that must hold the writer lock themselves (a model change, removing a root, ignoring a file)
+run inside ``paused()``, which stops the current round at its next file and resumes after.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ..engine import Engine, SenseTreeError, WriterBusy
+from ..ingest.indexer import Progress
+from ..ingest.watcher import watch
+
+log = logging.getLogger(__name__)
+
+BUSY_RETRY_SECONDS = 5.0
+
+
+class BackgroundIndexer:
+    def __init__(self, engine: Engine, watch_disk: bool = True):
+        self.engine = engine
+        self.watch_disk = watch_disk
+        self.progress = Progress()
+        self.running = False
+        self.problem = ""  # why indexing is not happening (another writer, no model...), shown in the queue
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._round_stop = threading.Event()
+        self._gate = threading.Lock()  # held by a round, or by a paused() action
+        self._threads: list[threading.Thread] = []
+        self._watch_stop = threading.Event()
+        self._watched: list[str] = []
+
+    def start(self) -> None:
+        self._wake.set()
+        loop = threading.Thread(target=self._loop, name="indexer", daemon=True)
+        loop.start()
+        self._threads.append(loop)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._round_stop.set()
+        self._watch_stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+
+    def kick(self) -> None:
+        """Run a round soon (something was requeued, or the disk changed)."""
+        self._wake.set()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the current round, run the caller's action with the writer lock free, then index again."""
+        self._round_stop.set()
+        with self._gate:
+            self._round_stop.clear()
+            yield
+        self.kick()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            if self._stop.is_set():
+                return
+            self._wake.clear()
+            self._follow_roots()
+            with self._gate:
+                if self._round_stop.is_set():
+                    continue
+                self._round()
+
+    def _round(self) -> None:
+        self.running = True
+        try:
+            self.engine.index(on_update=self._update, stop=self._round_stop, max_endpoint_wait=float("inf"))
+            self.problem = ""
+        except WriterBusy as exc:
+            self.problem = str(exc)
+            threading.Timer(BUSY_RETRY_SECONDS, self.kick).start()
+        except SenseTreeError as exc:
+            self.problem = str(exc)
+        except Exception as exc:  # never let the web app lose its indexer silently
+            log.exception("indexing round failed")
+            self.problem = f"indexing stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        finally:
+            self.running = False
+            self.progress.current = ""
+
+    def _update(self, progress: Progress) -> None:
+        if progress.total:  # a round with nothing to do keeps the last real round's figures on show
+            self.progress = progress
+
+    def _follow_roots(self) -> None:
+        """(Re)start the disk watcher when the roots changed."""
+        roots = self.engine.roots()
+        if not self.watch_disk or roots == self._watched:
+            return
+        self._watch_stop.set()
+        self._watch_stop = threading.Event()
+        self._watched = roots
+        if roots:
+            watcher = threading.Thread(target=self._watch, args=(roots, self._watch_stop), name="watcher", daemon=True)
+            watcher.start()
+            self._threads.append(watcher)
+
+    def _watch(self, roots: list[str], stop: threading.Event) -> None:
+        try:
+            watch(roots, str(self.engine.data_dir), self.kick, stop)
+        except OSError as exc:  # e.g. inotify limits: indexing still works on request
+            self.problem = f"cannot watch the roots for changes ({exc}); changes are picked up on request"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The live figures of the queue view."""
+        p = self.progress
+        elapsed = max(time.monotonic() - p.started, 1e-9)
+        left = max(p.total - p.done, 0)
+        rate = p.done / elapsed if self.running else p.rate
+        return {
+            "running": self.running, "total": p.total, "done": p.done, "chunks": p.chunks, "failed": p.failed,
+            "current": p.current, "rate": round(rate, 3),
+            "eta_s": round(left / rate, 1) if self.running and rate > 0 and left else None,
+            "paused": p.paused or self.problem,
+            "stages": {
+                "extraction": _stage("files", p.extracted, p.extract_seconds),
+                "sense": _stage("files", p.sensed, p.sense_seconds),
+                "embedding": _stage("chunks", p.chunks, p.embed_seconds),
+            },
+        }
+
+
+def _stage(unit: str, count: int, seconds: float) -> dict[str, float]:
+    return {unit: count, "seconds": round(seconds, 3), "per_s": round(count / seconds, 2) if seconds > 0 else 0.0}

@@ -1,0 +1,74 @@
+"""``sensetree serve``: the web app and its API, with indexing and watching in the same process."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+from typing import Optional
+
+import typer
+import uvicorn
+
+from ..engine import Engine
+from .api import ServerOptions, create_app, is_loopback, load_token
+from .background import BackgroundIndexer
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+
+
+def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
+          host: str = typer.Option("127.0.0.1", "--host",
+                                   help="Address to listen on. Anything but loopback lets other machines connect "
+                                        "(they still need the token)."),
+          no_browser: bool = typer.Option(False, "--no-browser", help="Do not open the browser."),
+          no_index: bool = typer.Option(False, "--no-index", help="Serve only; another process indexes."),
+          data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
+    """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    engine = Engine(data_dir)
+    remote = not is_loopback(host)
+    try:
+        listener = _bind(host, port)
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port", err=True)
+        raise typer.Exit(1) from None
+    port = listener.getsockname()[1]
+    token = load_token(engine.data_dir)
+    indexer = None if no_index else BackgroundIndexer(engine)
+    app = create_app(engine, token, ServerOptions(host, port, allow_remote=remote), indexer)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
+    url = f"http://127.0.0.1:{port}/#token={token}" if not remote else f"http://{host}:{port}/#token={token}"
+    for notice in engine.notices:
+        typer.echo(notice, err=True)
+    typer.echo(f"SenseTree is running at {url}", err=False)
+    if remote:
+        typer.echo(f"warning: listening on {host}: other machines can connect (they need the token)", err=True)
+    sys.stdout.flush()
+    if indexer:
+        indexer.start()
+    if not no_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    try:
+        server.run(sockets=[listener])
+    finally:
+        if indexer:
+            indexer.stop()
+        app.state.chats.close()
+        engine.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener
+
