@@ -24,6 +24,10 @@ PREVIEW_CHARS = 200_000
 LIST_LIMIT = 2000
 
 
+class NoPreview(ValueError):
+    """The file exists inside a root but its text cannot be extracted."""
+
+
 @dataclass
 class Entry:
     name: str
@@ -128,7 +132,7 @@ class Browser:
         try:
             text = normalize_text(extract(Path(path)).text)
         except ExtractionError as exc:
-            raise ValueError(f"{paths.name_of(path)} cannot be previewed: {exc}") from None
+            raise NoPreview(f"{paths.name_of(path)} cannot be previewed: {exc}") from None
         start = end = -1
         chunk = next((c["text"] for c in self.store.chunks_of(path) if c["chunk_index"] == chunk_index), None)
         if chunk:

@@ -27,6 +27,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
+from ..browse import NoPreview
 from ..chat.agent import ChatError
 from ..chat.sessions import ChatSessions
 from ..config import SettingsError, parse_value
@@ -213,7 +214,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     def preview(path: str, chunk: int = Query(0, ge=0)) -> dict[str, Any]:
         try:
             return engine.browser().preview(path, chunk)
-        except ValueError as exc:
+        except NoPreview as exc:
             raise HTTPException(422, str(exc)) from None
 
     @app.post("/api/open", summary="Open a file in the system's default application")
