@@ -8,6 +8,7 @@ or read, whatever the caller sends.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,12 +138,23 @@ class Browser:
         chunk = next((c["text"] for c in self.store.chunks_of(path) if c["chunk_index"] == chunk_index), None)
         if chunk:
             body = chunk.split("\n\n", 1)[1] if chunk_index == 0 and chunk.startswith("[") and "\n\n" in chunk else chunk
-            start = text.find(body[:200].strip())
-            if start >= 0:
-                end = min(len(text), start + len(body.strip()))
+            start, end = _locate(text, body)
         return {"path": path, "name": paths.name_of(path), "text": text[:PREVIEW_CHARS], "start": start,
                 "end": min(end, PREVIEW_CHARS) if start < PREVIEW_CHARS else -1, "chunk_index": chunk_index,
                 "truncated": len(text) > PREVIEW_CHARS}
+
+
+def _locate(text: str, chunk: str, words: int = 30) -> tuple[int, int]:
+    """Where a chunk sits in the text, or (-1, -1). The chunker joins lines and the overlap with
+    a space, so the chunk's words are matched with any whitespace between them."""
+    tokens = chunk.split()
+    if not tokens:
+        return -1, -1
+    head = re.search(r"\s+".join(map(re.escape, tokens[:words])), text)
+    if head is None:
+        return -1, -1
+    tail = re.compile(r"\s+".join(map(re.escape, tokens[-words:]))).search(text, head.start())
+    return head.start(), tail.end() if tail else min(len(text), head.start() + len(chunk))
 
 
 def _status(status: str, kind: str) -> str:
