@@ -1,0 +1,217 @@
+"""``sensetree mcp``: the real MCP client from the ``mcp`` package drives the real server, launched as
+``sensetree mcp`` over stdio and over streamable HTTP, on a small real index (MiniLM for speed).
+
+Every way out of the roots (``..``, links, a prefix sibling, another drive, URL-encoded climbs) must
+come back as a tool error, with nothing of the file behind it and no traceback anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from sensetree.engine import Engine
+from tests.corpus import build_corpus
+
+SECRET = "outside-secret-7391"
+EVIL = "evil twin next door"
+SERVER = [sys.executable, "-m", "sensetree.interfaces.cli", "mcp"]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    """A root ``Docs`` (the test corpus, a long file, links out), a prefix sibling and a secret beside it."""
+    base = tmp_path_factory.mktemp("mcp")
+    root, secret, evil = base / "Docs", base / "secret", base / "DocsEvil"
+    files = build_corpus(root)
+    secret.mkdir()
+    evil.mkdir()
+    (secret / "s.txt").write_text(f"the vault code is {SECRET}", encoding="utf-8")
+    (evil / "evil.txt").write_text(EVIL, encoding="utf-8")
+    (root / "long").mkdir()
+    (root / "long" / "ledger.txt").write_text("Ledger of the lighthouse repairs. " * 1000, encoding="utf-8")
+    os.symlink(secret, root / "link_out")
+    os.symlink(secret / "s.txt", root / "file_out.txt")
+    data = base / "data"
+    with Engine(data) as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.add_root(str(root))
+        engine.index()
+    return {"base": base, "root": root, "data": data, "files": files}
+
+
+@asynccontextmanager
+async def stdio_session(index):
+    """The server as an assistant launches it; its stderr goes to a file the test reads afterwards."""
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "--data-dir", str(index["data"])])
+    with open(index["base"] / "stderr.log", "a", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+            yield client
+
+
+def run(test):
+    anyio.run(test)
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def test_stdio_tools_search_tree_read_and_list(index):
+    root, files = index["root"], index["files"]
+
+    async def session():
+        async with stdio_session(index) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"search_files", "meaning_tree", "read_file", "list_directory"}
+            assert tools["search_files"].input_schema["required"] == ["query"]
+            assert {"query", "scope", "limit"} <= set(tools["search_files"].input_schema["properties"])
+            assert tools["read_file"].input_schema["required"] == ["path"]
+            assert all(t.description and t.output_schema and t.annotations.read_only_hint for t in tools.values())
+
+            found = await client.call_tool("search_files", {"query": "submission deadline for the library renovation tender"})
+            assert not found.is_error, text_of(found)
+            first = found.structured_content["results"][0]
+            assert first["path"] == str(files["docx"]) and first["rank"] == 1
+            assert 0 < first["score"] <= 1 and first["snippet"] and first["name"] == "tender_2026.docx"
+
+            scoped = await client.call_tool("search_files", {"query": "on-call rotation and WAL archiving",
+                                                             "scope": str(root / "notes"), "limit": 3})
+            results = scoped.structured_content["results"]
+            assert results and results[0]["path"] == str(files["markdown"]) and len(results) <= 3
+            assert all(r["path"].startswith(str(root / "notes") + os.sep) for r in results)
+
+            mapped = await client.call_tool("meaning_tree", {"query": "quarterly revenue report of Hollowbrook"})
+            tree = mapped.structured_content["tree"]
+            assert tree["path"] == str(root) and tree["is_dir"]
+            node, depth = tree, 0
+            while node["children"]:
+                assert len(node["children"]) <= 8
+                assert [c["heat"] for c in node["children"]] == sorted((c["heat"] for c in node["children"]), reverse=True)
+                node, depth = node["children"][0], depth + 1
+            assert node["path"] == str(files["pdf"]) and not node["is_dir"] and depth <= 4
+            assert tree["omitted"] >= 0 and tree["heat"] == node["heat"]
+
+            read = (await client.call_tool("read_file", {"path": str(files["docx"])})).structured_content
+            assert "14 March 2026" in read["text"] and read["doc_type"] == "docx" and not read["truncated"]
+            long = (await client.call_tool("read_file", {"path": str(root / "long" / "ledger.txt")})).structured_content
+            assert long["truncated"] and len(long["text"]) == 20_000 < long["total_chars"]
+            assert "20000" in long["note"]
+            for path in (str(files["percent_dir"]), "100%_backup/old_notes.txt"):  # a literal % in a folder name
+                percent = await client.call_tool("read_file", {"path": path})
+                assert not percent.is_error and "HM-44-0921" in percent.structured_content["text"], path
+
+            listing = (await client.call_tool("list_directory", {"path": str(root)})).structured_content
+            entries = {e["name"]: e for e in listing["entries"]}
+            assert entries["reports"]["is_dir"] and entries["reports"]["kind"] == "folder"
+            assert entries["node_modules"]["kind"] == "block" and ".hidden" not in entries
+            assert listing["path"] == str(root) and listing["more"] == 0
+            reports = (await client.call_tool("list_directory", {"path": str(root / "reports")})).structured_content
+            statuses = {e["name"]: (e["status"], e["error"]) for e in reports["entries"]}
+            assert statuses["q3_revenue.pdf"] == ("indexed", None)
+            assert statuses["broken.pdf"][0] == "failed" and statuses["broken.pdf"][1]
+            roots = (await client.call_tool("list_directory", {"path": ""})).structured_content
+            assert [e["path"] for e in roots["entries"]] == [str(root)]
+
+    run(session)
+    assert "Traceback" not in (index["base"] / "stderr.log").read_text(encoding="utf-8")
+
+
+def test_stdio_refuses_every_way_out_of_the_roots(index):
+    base, root = index["base"], index["root"]
+    escapes = [
+        str(root / ".." / "secret" / "s.txt"),     # ..
+        "../secret/s.txt",                         # .. relative to the root
+        "/etc/passwd",                             # an absolute path elsewhere
+        str(base / "secret" / "s.txt"),
+        str(root / "link_out" / "s.txt"),          # a folder link out of the root
+        str(root / "file_out.txt"),                # a file link out of the root
+        str(base / "DocsEvil" / "evil.txt"),       # a sibling sharing the root's prefix
+        "C:\\Windows\\win.ini",                    # another drive
+        "C:/Users/someone/secret.txt",
+        "\\\\server\\share\\secret.txt",           # a UNC share
+        "%2e%2e/secret/s.txt",                     # URL-encoded climbs are taken literally: no such file
+        str(root) + "/%2e%2e/secret/s.txt",
+        "..%2fsecret%2fs.txt",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "",
+    ]
+    folders = [str(root / ".."), str(root / "link_out"), str(base / "DocsEvil"), "/etc", "C:\\", "%2e%2e",
+               str(root) + "/%2e%2e"]
+
+    async def session():
+        async with stdio_session(index) as client:
+            calls = [("read_file", {"path": p}) for p in escapes]
+            calls += [("list_directory", {"path": p}) for p in folders]
+            calls += [(tool, {"query": "vault code", "scope": p}) for tool in ("search_files", "meaning_tree")
+                      for p in (str(base / "DocsEvil"), str(base / "secret"), str(root / "link_out"), "/etc", "D:\\")]
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                text = text_of(result)
+                assert result.is_error, (name, arguments, text)
+                assert SECRET not in text and EVIL not in text and "root:" not in text, (name, arguments, text)
+                assert "Traceback" not in text and text.strip(), (name, arguments, text)
+            refused = await client.call_tool("read_file", {"path": str(base / "DocsEvil" / "evil.txt")})
+            assert "refused" in text_of(refused) and "outside the folders you may read" in text_of(refused)
+            linked = await client.call_tool("read_file", {"path": str(root / "file_out.txt")})
+            assert "through a link" in text_of(linked)
+            # the file link is indexed where it sits, but its text is outside the roots: search leaves it out
+            linked_hits = await client.call_tool("search_files", {"query": "the vault code"})
+            assert not linked_hits.is_error and SECRET not in text_of(linked_hits)
+            assert str(root / "file_out.txt") not in [r["path"] for r in linked_hits.structured_content["results"]]
+            assert any("outside the indexed roots" in n for n in linked_hits.structured_content["notices"])
+            bad_limit = await client.call_tool("search_files", {"query": "tender", "limit": 500})
+            assert bad_limit.is_error and "limit" in text_of(bad_limit)
+
+    run(session)
+    assert "Traceback" not in (index["base"] / "stderr.log").read_text(encoding="utf-8")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, within: float = 60) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read()
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"the MCP server did not listen on {port}")
+
+
+def test_streamable_http_on_loopback(index):
+    port = free_port()
+    command = [*SERVER, "--http", "--port", str(port), "--data-dir", str(index["data"])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, process)
+
+        async def session():
+            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=120) as client:
+                assert len((await client.list_tools()).tools) == 4
+                found = await client.call_tool("search_files", {"query": "invoice for March consulting", "limit": 5})
+                assert found.structured_content["results"][0]["path"] == str(index["files"]["email"])
+                refused = await client.call_tool("read_file", {"path": "/etc/passwd"})
+                assert refused.is_error and "root:" not in text_of(refused)
+
+        run(session)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/mcp" in stderr and "Traceback" not in stderr
