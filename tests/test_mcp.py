@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 import pytest
@@ -79,7 +78,8 @@ def test_stdio_tools_search_tree_read_and_list(index):
             assert tools["read_file"].input_schema["required"] == ["path"]
             assert all(t.description and t.output_schema and t.annotations.read_only_hint for t in tools.values())
 
-            found = await client.call_tool("search_files", {"query": "submission deadline for the library renovation tender"})
+            tender = "submission deadline for the library renovation tender"
+            found = await client.call_tool("search_files", {"query": tender})
             assert not found.is_error, text_of(found)
             first = found.structured_content["results"][0]
             assert first["path"] == str(files["docx"]) and first["rank"] == 1
@@ -97,7 +97,8 @@ def test_stdio_tools_search_tree_read_and_list(index):
             node, depth = tree, 0
             while node["children"]:
                 assert len(node["children"]) <= 8
-                assert [c["heat"] for c in node["children"]] == sorted((c["heat"] for c in node["children"]), reverse=True)
+                heats = [c["heat"] for c in node["children"]]
+                assert heats == sorted(heats, reverse=True)
                 node, depth = node["children"][0], depth + 1
             assert node["path"] == str(files["pdf"]) and not node["is_dir"] and depth <= 4
             assert tree["omitted"] >= 0 and tree["heat"] == node["heat"]

@@ -10,9 +10,10 @@ import inspect
 import logging
 import os
 import sys
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typing_extensions import TypedDict
@@ -51,7 +52,7 @@ class SearchHit(TypedDict):
 
 class SearchAnswer(TypedDict):
     query: str
-    scope: Optional[str]
+    scope: str | None
     results: list[SearchHit]
     notices: list[str]
 
@@ -67,8 +68,8 @@ class Branch(TypedDict):
 
 class MeaningTree(TypedDict):
     query: str
-    scope: Optional[str]
-    tree: Optional[Branch]
+    scope: str | None
+    tree: Branch | None
     notices: list[str]
 
 
@@ -80,7 +81,7 @@ class FileText(TypedDict):
     text: str
     total_chars: int
     truncated: bool
-    note: Optional[str]
+    note: str | None
 
 
 class DirectoryEntry(TypedDict):
@@ -88,13 +89,13 @@ class DirectoryEntry(TypedDict):
     path: str
     is_dir: bool
     kind: str
-    status: Optional[str]
-    doc_type: Optional[str]
-    error: Optional[str]
+    status: str | None
+    doc_type: str | None
+    error: str | None
 
 
 class DirectoryListing(TypedDict):
-    path: Optional[str]
+    path: str | None
     entries: list[DirectoryEntry]
     more: int
 
@@ -112,8 +113,8 @@ def build_server(engine: Engine) -> "MCPServer":
     from pydantic import Field
 
     Query = Annotated[str, Field(description="What the files should be about, in words (not a file name pattern).")]
-    Scope = Annotated[Optional[str], Field(description="Optional folder to search in, inside an indexed root.")]
-    FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root (as search_files gives it).")]
+    Scope = Annotated[str | None, Field(description="Optional folder to search in, inside an indexed root.")]
+    FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
     FolderPath = Annotated[str, Field(description="Full path of a folder inside an indexed root; empty for the roots.")]
     Limit = Annotated[int, Field(ge=1, le=50, description="How many files to return (1-50).")]
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -130,7 +131,7 @@ def build_server(engine: Engine) -> "MCPServer":
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
 
-    def scope_folder(scope: Optional[str]) -> Optional[str]:
+    def scope_folder(scope: str | None) -> str | None:
         if not scope:
             return None
         folder = confined(scope)
