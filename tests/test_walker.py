@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from sensetree.engine import Engine
 from sensetree.ingest.walker import block_reason, walk
@@ -97,3 +98,15 @@ def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_pa
         assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
         assert progress.failed == 1 and engine.catalog.counts()["indexed"] == 2
         assert [r["path"] for r in engine.queue()["failed"]] == [row.path]
+
+
+def test_links_to_files_outside_the_root_are_not_indexed(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the vault code")
+    (root / "real.txt").write_text("inside")
+    os.symlink(outside / "secret.txt", root / "link_out.txt")
+    os.symlink(root / "real.txt", root / "link_in.txt")
+    names = {Path(e.path).name for e in walk(str(root))}
+    assert names == {"real.txt", "link_in.txt"}

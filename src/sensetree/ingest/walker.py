@@ -1,8 +1,9 @@
 """Walk a root: what to index, what to skip, and which folders are blocks (SPEC §2).
 
 Skipped: hidden files and folders, OS litter, anything matched by a ``.gitignore`` or
-``.sensetreeignore`` in the folder or above it (up to the root), and symbolic links to
-folders (they can loop or leave the root). A *block* folder (virtualenv, node_modules,
+``.sensetreeignore`` in the folder or above it (up to the root), symbolic links to
+folders (they can loop or leave the root) and links to files outside the root (their text
+would reach search snippets and the assistant from a place the user never chose to index). A *block* folder (virtualenv, node_modules,
 build output, cache, application bundle, a folder dominated by opaque binaries) becomes
 one entry describing it; its contents are not searchable one by one. A manual choice
 (``sensetree block`` / ``unblock``, or ``ignore`` from the queue) always wins, and a root is never a block.
@@ -105,11 +106,11 @@ def _load_ignore(folder: Path, names: set[str]) -> pathspec.PathSpec | None:
 def walk(root: str, manual: dict[str, str] | None = None) -> Iterator[Entry]:
     """Every indexable file and block folder under ``root``, depth first."""
     manual = manual or {}
-    yield from _walk_folder(Path(root), [], manual, is_root=True)
+    yield from _walk_folder(Path(root), [], manual, is_root=True, real_root=os.path.realpath(root))
 
 
 def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manual: dict[str, str],
-                 is_root: bool = False) -> Iterator[Entry]:
+                 is_root: bool = False, real_root: str = "") -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -137,12 +138,18 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
             if _ignored(path, is_dir, specs):
                 continue
             if is_dir:
-                yield from _walk_folder(path, specs, manual)
+                yield from _walk_folder(path, specs, manual, real_root=real_root)
             elif entry.is_file():  # follows a link to a file; a link to a folder is skipped above
+                if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
+                    continue  # its content lives outside the root: indexing it would leak it into snippets
                 stat = entry.stat()
                 yield Entry(entry.path, "file", stat.st_size, stat.st_mtime)
         except OSError:
             continue
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
