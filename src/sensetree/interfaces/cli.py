@@ -26,6 +26,7 @@ from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
 from .chat_cli import register as register_chat
 from .mcp_server import register as register_mcp
+from .serve import register as register_serve
 
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -438,6 +439,7 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 
 register_chat(app)
 register_mcp(app)
+register_serve(app)
 
 
 def main() -> None:
