@@ -2,8 +2,9 @@
 
 Embeddings are computed by the bundled MiniLM, so vectors are genuine. The server can be
 stopped and restarted on the same port and told to misbehave (500, 429 with Retry-After,
-malformed JSON, wrong dimension) to exercise the failure handling. Its chat route answers
-with a short description built from the request, so the sense writer's protocol can be
+malformed JSON, wrong dimension, a dropped connection, a delay before every answer) to
+exercise the failure handling. Its chat route answers with a short description built from
+the request, streamed when asked, so the sense writer's and the assistant's protocols can be
 checked; the real language model is tested elsewhere.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -23,9 +25,14 @@ class EndpointServer:
         self.embedder = load_embedder("minilm")
         self.mode = "ok"
         self.failures_left = 0  # with a failing mode: how many calls fail before it turns ok again
+        self.healthy_left = 0   # with a failing mode: how many calls still succeed before the failures start
+        self.delay = 0.0        # seconds every embedding or chat call waits before answering (a slow endpoint)
+        self.retry_after = "1"  # the Retry-After header of a 429
+        self.calls: list[tuple[float, str, str]] = []  # (monotonic time, path, mode) of every embedding or chat call
         self.embedding_inputs: list[str] = []
         self.chat_requests: list[dict] = []
         self._server: ThreadingHTTPServer | None = None
+        self._mode_lock = threading.Lock()  # requests arrive on several threads
         self.port = port
         self.start()
 
@@ -45,15 +52,19 @@ class EndpointServer:
             self._server.server_close()
             self._server = None
 
-    def fail(self, mode: str, times: int = 10**9) -> None:
-        self.mode, self.failures_left = mode, times
+    def fail(self, mode: str, times: int = 10**9, after: int = 0) -> None:
+        self.mode, self.failures_left, self.healthy_left = mode, times, after
 
     def _current_mode(self) -> str:
-        if self.mode != "ok" and self.failures_left > 0:
-            self.failures_left -= 1
-            return self.mode
-        self.mode = "ok"
-        return "ok"
+        with self._mode_lock:
+            if self.healthy_left > 0:
+                self.healthy_left -= 1
+                return "ok"
+            if self.mode != "ok" and self.failures_left > 0:
+                self.failures_left -= 1
+                return self.mode
+            self.mode = "ok"
+            return "ok"
 
 
 def _handler(server: EndpointServer):
@@ -62,25 +73,37 @@ def _handler(server: EndpointServer):
             pass
 
         def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            headers = {"Content-Type": "application/json", **(headers or {})}
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
-            for key, value in (headers or {}).items():
+            for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except ConnectionError:  # the client gave up waiting (a slow-endpoint test)
+                pass
 
         def do_GET(self) -> None:
             self._send(200, json.dumps({"data": [{"id": "test-model"}]}).encode())
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            if not self.path.endswith(("/embeddings", "/chat/completions")):
+                return self._send(404, b'{"error": "not found"}')
             mode = server._current_mode()
+            server.calls.append((time.monotonic(), self.path, mode))
+            time.sleep(server.delay)
+            if mode == "drop":  # the server dies mid-request: the connection closes without an answer
+                self.close_connection = True
+                return
             if mode == "500":
                 return self._send(500, b'{"error": "internal"}')
             if mode == "429":
-                return self._send(429, b'{"error": "slow down"}', {"Retry-After": "1"})
+                return self._send(429, b'{"error": "slow down"}', {"Retry-After": server.retry_after})
             if mode == "malformed":
+                if body.get("stream"):
+                    return self._send(200, b'data: {"choices": [{"delta": {"content": "The ', {"Content-Type": "text/event-stream"})
                 return self._send(200, b'{"data": [{"embedding": [0.1, ')
             if self.path.endswith("/embeddings"):
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -90,12 +113,15 @@ def _handler(server: EndpointServer):
                     vectors = np.concatenate([vectors, vectors], axis=1)
                 data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
                 return self._send(200, json.dumps({"object": "list", "data": data, "model": body.get("model")}).encode())
-            if self.path.endswith("/chat/completions"):
-                server.chat_requests.append(body)
-                user = body["messages"][-1]["content"]
-                name = user.splitlines()[0].removeprefix("File name: ")
-                answer = f"This document is a test file named {name}. It concerns the zorblat project."
-                return self._send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode())
-            self._send(404, b'{"error": "not found"}')
+            server.chat_requests.append(body)
+            user = body["messages"][-1]["content"]
+            name = user.splitlines()[0].removeprefix("File name: ")
+            answer = f"This document is a test file named {name}. It concerns the zorblat project."
+            if body.get("stream"):
+                events = [{"choices": [{"delta": {"content": word + " "}}]} for word in answer.split()]
+                events.append({"choices": [{"delta": {}, "finish_reason": "stop"}]})
+                stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                return self._send(200, stream.encode(), {"Content-Type": "text/event-stream"})
+            return self._send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode())
 
     return Handler

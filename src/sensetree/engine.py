@@ -21,11 +21,11 @@ from filelock import FileLock, Timeout
 from . import paths
 from .browse import Browser
 from .config import DEFAULTS, Settings, default_data_dir
-from .ingest.indexer import Indexer, IndexOptions, Progress
+from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress, wait_for_endpoint
 from .ingest.sense import SenseWriter
 from .ingest.walker import walk
 from .ingest.watcher import watch
-from .models.embeddings import Embedder, EmbeddingError, expected_identity, load_embedder
+from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable, expected_identity, load_embedder
 from .models.llm import ChatClient
 from .models.probe import ProbeReport, probe_endpoint
 from .models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
@@ -121,9 +121,29 @@ class Engine:
                 raise QueryEmbeddingFailed(
                     f"the index was built with {stored} but the settings name {embedder.identity}; "
                     "run `sensetree index` to rebuild it")
+            self._check_dimension(embedder)
             return embedder.embed_query(text)
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
+
+    def _check_dimension(self, embedder: Embedder) -> None:
+        """Refuse an endpoint that now serves vectors of another size under the same model name."""
+        held = self.store.dimension
+        if held is not None and embedder.dimension != held:
+            self._embedder = None  # probe again next time: the endpoint may have been fixed
+            raise EndpointUnavailable(f"the embedding endpoint gives {embedder.dimension}-d vectors but the index "
+                                      f"holds {held}-d ones; check the model it serves")
+
+    def _indexing_embedder(self) -> Embedder:
+        """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
+        try:
+            embedder = self.embedder
+        except EndpointUnavailable:
+            raise
+        except EmbeddingError as exc:
+            raise SenseTreeError(f"the embedding model is not available ({exc}); files stay pending") from exc
+        self._check_dimension(embedder)
+        return embedder
 
     def retriever(self) -> Retriever:
         return Retriever(self.store, self._embed_query, self.reranker, self.store.build_fts_index)
@@ -286,7 +306,8 @@ class Engine:
         return IndexOptions(chunk_size=s["indexing.chunk_size"], overlap=s["indexing.overlap"],
                             max_file_bytes=int(s["indexing.max_file_mb"] * 1024 * 1024),
                             qualify_documents=s["indexing.qualify_documents"],
-                            qualify_context=s["indexing.qualify_context"])
+                            qualify_context=s["indexing.qualify_context"],
+                            max_endpoint_wait=s["indexing.endpoint_wait"])
 
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0) -> Progress:
@@ -297,33 +318,39 @@ class Engine:
             options = self.index_options()
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            try:
-                embedder = self.embedder
-            except EmbeddingError as exc:
-                raise SenseTreeError(f"the embedding model is not available ({exc}); files stay pending") from exc
+            # An endpoint that is down before its first answer is waited for like one that goes down mid-run.
+            progress = Progress()
+            embedder = wait_for_endpoint(self._indexing_embedder, progress, options.max_endpoint_wait,
+                                         stop or threading.Event(), on_update or (lambda p: None))
+            progress.started = time.monotonic()
             indexer = Indexer(self.catalog, self.store, embedder, self.sense_writer(), options)
             self.catalog.set_meta("embedding_identity", embedder.identity)
             try:
-                return indexer.run(on_update=on_update, stop=stop)
+                return indexer.run(progress, on_update=on_update, stop=stop)
             finally:
                 self.store.optimize()
 
     def watch(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               on_round: Callable[[Progress], None] | None = None) -> None:
-        """Index, then keep indexing whatever changes under the roots until ``stop`` is set."""
+        """Index, then keep indexing whatever changes under the roots until ``stop`` is set.
+
+        The watcher starts before the first round, so a change made during it is not missed, and
+        each round waits as long as it takes for a down embedding endpoint to come back.
+        """
         stop = stop or threading.Event()
-        with self.writer():
-            if on_round:
-                on_round(self.index(on_update, stop))
-            else:
-                self.index(on_update, stop)
 
-            def again() -> None:
+        def index_round() -> None:
+            try:
                 progress = self.index(on_update, stop, max_endpoint_wait=float("inf"))
-                if on_round:
-                    on_round(progress)
+            except IndexingPaused:
+                if stop.is_set():
+                    return
+                raise
+            if on_round:
+                on_round(progress)
 
-            watch(self.roots(), str(self.data_dir), again, stop)
+        with self.writer():
+            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True)
 
     # reports ----------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

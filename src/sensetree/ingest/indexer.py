@@ -19,7 +19,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,8 @@ MAX_ATTEMPTS = 3
 BATCH_CHUNKS = 256  # chunks per embedding + write round: a small tail batch costs throughput
 BATCH_FILES = 256  # files per write round, for many tiny files
 LOOKAHEAD = 32      # files prepared ahead of the embedder
+
+T = TypeVar("T")
 
 
 class IndexingPaused(RuntimeError):
@@ -92,6 +94,32 @@ def file_hash(path: str) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def wait_for_endpoint(call: Callable[[], T], progress: Progress, max_wait: float, stop: threading.Event,
+                      notify: Callable[[Progress], None]) -> T:
+    """``call()``, retried with backoff while the endpoint is unavailable; IndexingPaused after ``max_wait`` seconds.
+
+    ``progress.paused`` says why the queue waits, for as long as it does.
+    """
+    attempt, waited = 0, 0.0
+    while True:
+        try:
+            result = call()
+            progress.paused = ""
+            return result
+        except EndpointUnavailable as exc:
+            delay = wait_time(attempt, exc.retry_after)
+            if waited + delay > max_wait:
+                progress.paused = ""
+                raise IndexingPaused(f"{exc}; gave up after waiting {waited:.0f} s, files stay pending") from exc
+            progress.paused = f"{exc}; retrying in {delay:.0f} s"
+            log.warning(progress.paused)
+            notify(progress)
+            if stop.wait(delay):
+                raise IndexingPaused("stopped while the endpoint was down") from exc
+            waited += delay
+            attempt += 1
 
 
 @dataclass
@@ -242,25 +270,14 @@ class Indexer:
 
     def _embed(self, texts: list[str], progress: Progress, stop: threading.Event) -> np.ndarray:
         """Embed, waiting out a down endpoint with backoff instead of failing every file (SPEC §7.3)."""
-        attempt, waited = 0, 0.0
-        while True:
+
+        def embed() -> np.ndarray:
             started = time.perf_counter()
-            try:
-                vectors = self.embedder.embed_passages(texts)
-                progress.embed_seconds += time.perf_counter() - started
-                progress.paused = ""
-                return vectors
-            except EndpointUnavailable as exc:
-                delay = wait_time(attempt, exc.retry_after)
-                if waited + delay > self.options.max_endpoint_wait:
-                    raise IndexingPaused(f"{exc}; gave up after waiting {waited:.0f} s, files stay pending") from exc
-                progress.paused = f"{exc}; retrying in {delay:.0f} s"
-                log.warning(progress.paused)
-                self._notify(progress)
-                if stop.wait(delay):
-                    raise IndexingPaused("stopped while the endpoint was down") from exc
-                waited += delay
-                attempt += 1
+            vectors = self.embedder.embed_passages(texts)
+            progress.embed_seconds += time.perf_counter() - started
+            return vectors
+
+        return wait_for_endpoint(embed, progress, self.options.max_endpoint_wait, stop, self._notify)
 
     def _flush(self, batch: list[Prepared], progress: Progress, stop: threading.Event) -> None:
         texts = [t for item in batch for t in item.embedded]

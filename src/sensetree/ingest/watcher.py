@@ -35,13 +35,19 @@ class _Changes(FileSystemEventHandler):
 
 
 def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: threading.Event,
-          debounce: float = DEBOUNCE_SECONDS) -> None:
-    """Call ``on_change`` once changes under ``roots`` have been quiet for ``debounce`` seconds, until ``stop``."""
+          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False) -> None:
+    """Call ``on_change`` once changes under ``roots`` have been quiet for ``debounce`` seconds, until ``stop``.
+
+    ``first_round`` calls it once right away, with the observer already running: what changes during
+    that call is seen and gets a round of its own.
+    """
     handler = _Changes(data_dir)
     observer = Observer()
     for root in roots:
         observer.schedule(handler, root, recursive=True)
     observer.start()
+    if first_round:
+        handler.pending.set()  # last_event is 0: no debounce
     try:
         while not stop.is_set():
             if handler.pending.wait(0.2) and time.monotonic() - handler.last_event >= debounce:

@@ -182,16 +182,26 @@ class OpenAIEmbeddings:
         return vectors
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        """All or nothing: any bad answer among the calls raises, so no caller sees part of the vectors."""
         rows = []
         for start in range(0, len(texts), self._batch_size):
-            rows.extend(self._post(texts[start : start + self._batch_size]))
-        matrix = np.asarray(rows, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != self.dimension:
-            # The endpoint now serves another model: every file would fail alike, so wait for it to be fixed.
-            raise EndpointUnavailable(
-                f"embedding endpoint returned vectors of dimension {matrix.shape[-1]}, the index holds {self.dimension}; "
-                "check the model it serves"
-            )
+            vectors = self._post(texts[start : start + self._batch_size])
+            if not all(isinstance(v, list) for v in vectors):
+                raise EndpointUnavailable("embedding endpoint sent a malformed answer: a vector is not a list")
+            wrong = {len(v) for v in vectors} - {self.dimension}
+            if wrong:
+                # The endpoint now serves another model: every file would fail alike, so wait for it to be fixed.
+                raise EndpointUnavailable(
+                    f"embedding endpoint returned vectors of dimension {wrong.pop()}, the index holds {self.dimension}; "
+                    "check the model it serves"
+                )
+            rows.extend(vectors)
+        try:
+            matrix = np.asarray(rows, dtype=np.float32)
+        except (ValueError, TypeError) as exc:
+            raise EndpointUnavailable(f"embedding endpoint sent vectors that are not numbers: {exc}") from exc
+        if not np.isfinite(matrix).all():
+            raise EndpointUnavailable("embedding endpoint sent vectors with NaN or infinite values")
         return _normalize_rows(matrix)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

@@ -101,6 +101,8 @@ class ChatClient:
                     if data == "[DONE]":
                         break
                     self._absorb(json.loads(data), turn, calls, on_text)
+        except httpx.TimeoutException as exc:
+            raise LLMError(self._timed_out()) from exc
         except httpx.HTTPError as exc:
             raise LLMError(f"chat endpoint {self.base_url} unreachable: {exc}") from exc
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -157,8 +159,13 @@ class ChatClient:
             pass
         return fallback, "chat.context_window (the server does not say)"
 
+    def _timed_out(self) -> str:
+        return f"chat endpoint {self.base_url} did not answer within {self._client.timeout.read:g} s"
+
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         try:
             return self._client.post(self.base_url + "/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise LLMError(self._timed_out()) from exc
         except httpx.HTTPError as exc:
             raise LLMError(f"chat endpoint {self.base_url} unreachable: {exc}") from exc

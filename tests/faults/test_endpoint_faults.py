@@ -1,0 +1,360 @@
+"""Endpoint faults: a real OpenAI-compatible server on loopback that goes down, slows down or misbehaves.
+
+For every fault the same promises hold: no file ends ``failed`` because of the endpoint,
+nothing half-written reaches LanceDB (each file has all of its chunks or its old ones),
+indexing resumes by itself once the endpoint is back, and search keeps answering (keywords
+only, with a notice, while a query cannot be embedded). The sense endpoint falls back to the
+excerpt; the chat endpoint gives the user a clear error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from sensetree.chat import Agent, ChatError
+from sensetree.engine import Engine
+from sensetree.ingest.indexer import IndexingPaused, Progress
+from sensetree.interfaces.cli import app as cli
+from sensetree.models.llm import ChatClient
+from tests.endpoint_server import EndpointServer
+from tests.faults.realtree import snapshot
+
+runner = CliRunner()
+
+TOPICS = {
+    "reactor.txt": "The zorblat reactor manual explains coolant pressure limits for the prototype. ",
+    "dumplings.txt": "Grandmother's recipe for plum dumplings needs flour, eggs, plums and cinnamon. ",
+    "regatta.txt": "Minutes of the rowing club meeting: the regatta moves to the second Sunday of June. ",
+    "fence.txt": "Invoice 2026-113 for repairing the garden fence, payable within thirty days. ",
+    "comet.txt": "Observation log: the comet was visible low on the western horizon after sunset. ",
+    "tram.txt": "The city council approved the new tram line through the harbour district. ",
+}
+REVISED = "Revised edition with the corrected figures. "
+
+
+@pytest.fixture
+def server():
+    endpoint = EndpointServer()
+    yield endpoint
+    endpoint.stop()
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.3)
+    return condition()
+
+
+def write_tree(tree, prefix: str = "", repeat: int = 8) -> None:
+    """Each file is a few chunks long (chunk_size 300), so one flush takes several embedding calls."""
+    tree.mkdir(exist_ok=True)
+    for name, text in TOPICS.items():
+        (tree / name).write_text((prefix + text) * repeat, encoding="utf-8")
+
+
+def endpoint_engine(tmp_path, server: EndpointServer, batch_size: int = 4) -> Engine:
+    write_tree(tmp_path / "tree")
+    engine = Engine(tmp_path / "data")
+    engine.set_setting("embedding.base_url", server.url)
+    engine.set_setting("embedding.model", "test-embed")
+    engine.set_setting("indexing.chunk_size", 300)
+    engine.set_setting("indexing.overlap", 50)
+    engine.set_setting("indexing.batch_size", batch_size)
+    engine.set_setting("retrieval.rerank", False)
+    engine.add_root(str(tmp_path / "tree"))
+    return engine
+
+
+def assert_whole(engine: Engine) -> dict:
+    """Nothing half-written: every row, pending ones included, has exactly chunks 0..n-1 in LanceDB."""
+    statuses = snapshot(engine)
+    table = engine.store.table
+    rows = [] if table is None else table.search().select(["path", "chunk_index"]).limit(1_000_000).to_list()
+    for path, (_, chunks) in statuses.items():
+        assert sorted(r["chunk_index"] for r in rows if r["path"] == path) == list(range(chunks)), path
+    assert not [p for p, (status, _) in statuses.items() if status == "failed"], "a file failed because of the endpoint"
+    return statuses
+
+
+def first_chunk(engine: Engine, name: str) -> str:
+    return engine.store.chunks_of(os.path.join(engine.roots()[0], name))[0]["text"]
+
+
+def assert_keywords_only(engine: Engine, query: str = "regatta", expected: str = "regatta.txt") -> None:
+    response = engine.search(query)
+    assert any("keyword" in n for n in response.notices), response.notices
+    assert response.results and response.results[0].name == expected
+    assert response.results[0].legs == ["bm25"]
+    node, notices = engine.tree(query)
+    assert node is None and any("meaning tree" in n for n in notices)
+
+
+def assert_meaning_search(engine: Engine) -> None:
+    response = engine.search("rowing club regatta")
+    assert not response.notices and response.results[0].name == "regatta.txt"
+    assert "dense" in response.results[0].legs
+
+
+# the embedding endpoint ---------------------------------------------------------------
+def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server):
+    """Down for 30 s (a compressed "minutes"): the watcher waits, search answers by keywords, then it all resumes."""
+    with endpoint_engine(tmp_path, server) as engine:
+        engine.index()
+    server.stop()
+    tree = tmp_path / "tree"
+    for name in ("reactor.txt", "dumplings.txt", "regatta.txt"):
+        (tree / name).write_text((REVISED + TOPICS[name]) * 8, encoding="utf-8")
+    (tree / "new.txt").write_text("A brand new note about the lighthouse keeper's logbook. " * 8, encoding="utf-8")
+
+    watcher, reader = Engine(tmp_path / "data"), Engine(tmp_path / "data")  # as two processes would
+    paused: list[str] = []
+    stop = threading.Event()
+    worker = threading.Thread(target=watcher.watch, kwargs={
+        "stop": stop, "on_update": lambda p: p.paused and paused.append(p.paused)})
+    worker.start()
+    try:
+        outage_ends = time.monotonic() + 30
+        edited_during_outage = False
+        while time.monotonic() < outage_ends:
+            assert worker.is_alive(), "the watcher gave up while the endpoint was down"
+            assert_keywords_only(reader)
+            statuses = assert_whole(reader)
+            assert sum(status == "pending" for status, _ in statuses.values()) >= 4
+            if not edited_during_outage and time.monotonic() > outage_ends - 20:
+                (tree / "fence.txt").write_text((REVISED + TOPICS["fence.txt"]) * 8, encoding="utf-8")
+                edited_during_outage = True
+            time.sleep(2)
+        assert paused and "unreachable" in paused[0]
+        server.start()  # the same port, as a restarted Ollama would be
+
+        def all_current() -> bool:
+            rows = list(reader.catalog.iter_rows())
+            return (len(rows) == len(TOPICS) + 1 and all(r.status == "indexed" for r in rows)
+                    and "Revised edition" in first_chunk(reader, "fence.txt"))
+
+        assert wait_for(all_current, 120), reader.catalog.counts()
+        assert_whole(reader)
+        assert all("Revised edition" in first_chunk(reader, n) for n in ("reactor.txt", "dumplings.txt", "regatta.txt"))
+        assert_meaning_search(reader)
+    finally:
+        stop.set()
+        worker.join(60)
+        watcher.close()
+        reader.close()
+    assert not worker.is_alive()
+
+
+def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
+    with endpoint_engine(tmp_path, server) as engine:
+        engine.index()
+        before = assert_whole(engine)
+        server.stop()
+        write_tree(tmp_path / "tree", prefix=REVISED)
+        with pytest.raises(IndexingPaused, match="files stay pending"):
+            engine.index(max_endpoint_wait=2)  # the embedder is loaded: the batch waits, then pauses
+    with Engine(tmp_path / "data") as cold:  # a new process: the endpoint is down before its first probe
+        with pytest.raises(IndexingPaused, match="files stay pending"):
+            cold.index(max_endpoint_wait=2)
+        statuses = assert_whole(cold)
+        assert all(status == "pending" for status, _ in statuses.values())
+        assert {p: c for p, (_, c) in statuses.items()} == {p: c for p, (_, c) in before.items()}
+        assert "Revised" not in first_chunk(cold, "tram.txt")  # the old vectors stay until new ones are stored
+        assert_keywords_only(cold)
+        cold.set_setting("indexing.endpoint_wait", 2.0)
+    result = runner.invoke(cli, ["index", "--quiet", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 3 and not isinstance(result.exception, Exception), result.output
+    assert "files stay pending" in " ".join(result.output.split())
+
+    server.start()
+    with Engine(tmp_path / "data") as engine:
+        progress = engine.index()
+        assert progress.failed == 0 and progress.done == len(TOPICS)
+        assert_whole(engine)
+        assert "Revised" in first_chunk(engine, "tram.txt")
+
+
+@pytest.mark.parametrize("mode", ["500", "429", "malformed", "drop", "wrong_dim"])
+def test_a_fault_in_the_middle_of_a_batch_writes_nothing_and_heals(tmp_path, server, mode):
+    """The third embedding call of a run fails until the endpoint is fixed; meanwhile the index keeps its old state."""
+    with endpoint_engine(tmp_path, server) as engine:
+        engine.index()
+        write_tree(tmp_path / "tree", prefix=REVISED)
+        server.fail(mode, after=2)
+        calls = len(server.calls)
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                engine.index(max_endpoint_wait=120)
+            except BaseException as exc:  # reported by the assertions below
+                errors.append(exc)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert wait_for(lambda: sum(m == mode for _, _, m in server.calls[calls:]) >= 3, 60), server.calls[calls:]
+        statuses = assert_whole(engine)
+        assert all(status == "pending" for status, _ in statuses.values())
+        assert all("Revised" not in first_chunk(engine, name) for name in TOPICS)
+        assert_keywords_only(engine)
+        server.fail("ok", times=0)  # fixed
+        worker.join(90)
+        assert not worker.is_alive() and not errors, errors
+        assert all(status == "indexed" for status, _ in assert_whole(engine).values())
+        assert all("Revised" in first_chunk(engine, name) for name in TOPICS)
+        assert_meaning_search(engine)
+
+
+def test_an_endpoint_that_swapped_models_is_refused_before_anything_is_written(tmp_path, server):
+    """A new process meets the endpoint serving 768-d vectors under the same model name."""
+    with endpoint_engine(tmp_path, server) as engine:
+        engine.index()
+        before = assert_whole(engine)
+    write_tree(tmp_path / "tree", prefix=REVISED)
+    server.fail("wrong_dim")
+    with Engine(tmp_path / "data") as cold:
+        with pytest.raises(IndexingPaused, match="768-d vectors but the index holds 384-d"):
+            cold.index(max_endpoint_wait=2)
+        assert assert_whole(cold) == {path: ("pending", chunks) for path, (_, chunks) in before.items()}
+        assert_keywords_only(cold)
+        server.fail("ok", times=0)  # the right model again
+        assert cold.index().failed == 0
+        assert all(status == "indexed" for status, _ in assert_whole(cold).values())
+        assert_meaning_search(cold)
+
+
+def test_retry_after_is_honoured(tmp_path, server):
+    with endpoint_engine(tmp_path, server) as engine:
+        assert engine.embedder.dimension == 384  # probed while healthy
+        server.retry_after = "3"  # without it the first retry comes after 1 s
+        server.fail("429", times=1)
+        progress = engine.index(max_endpoint_wait=60)
+        assert progress.failed == 0
+        refused, retried = [t for t, path, _ in server.calls if path.endswith("/embeddings")][1:3]
+        assert retried - refused >= 2.5
+        assert all(status == "indexed" for status, _ in assert_whole(engine).values())
+
+
+def test_a_slow_endpoint_indexes_everything(tmp_path, server):
+    """10 s per call (one batch, two queries side by side): slow, but within the client's timeout."""
+    (tmp_path / "tree").mkdir()
+    for name in ("reactor.txt", "regatta.txt"):
+        (tmp_path / "tree" / name).write_text(TOPICS[name], encoding="utf-8")
+    with Engine(tmp_path / "data") as engine:
+        engine.set_setting("embedding.base_url", server.url)
+        engine.set_setting("embedding.model", "test-embed")
+        engine.set_setting("embedding.dimensions", 384)  # no probe: fewer slow calls
+        engine.set_setting("retrieval.rerank", False)
+        engine.add_root(str(tmp_path / "tree"))
+        server.delay = 10
+        indexing = threading.Thread(target=engine.index)
+        indexing.start()
+        assert wait_for(lambda: len(server.calls) >= 1, 40)  # the batch is on its way
+        with Engine(tmp_path / "data") as reader:
+            response = reader.search("rowing club")  # waits for its slow query embedding, then answers
+            assert not response.notices
+        indexing.join(60)
+        assert not indexing.is_alive()
+        assert all(status == "indexed" for status, _ in assert_whole(engine).values())
+        assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
+
+
+# the sense endpoint -------------------------------------------------------------------
+def sense_engine(tmp_path, server: EndpointServer, timeout: float = 60.0) -> Engine:
+    write_tree(tmp_path / "tree", repeat=3)
+    engine = Engine(tmp_path / "data")
+    engine.set_setting("embedding.model", "minilm")
+    engine.set_setting("sense.base_url", server.url)
+    engine.set_setting("sense.model", "test-model")
+    engine.set_setting("sense.timeout", timeout)
+    engine.set_setting("retrieval.rerank", False)
+    engine.add_root(str(tmp_path / "tree"))
+    return engine
+
+
+@pytest.mark.parametrize("fault", ["down", "500", "429", "malformed", "drop", "slow"])
+def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fault):
+    with sense_engine(tmp_path, server, timeout=1.0) as engine:
+        if fault == "down":
+            server.stop()
+        elif fault == "slow":
+            server.delay = 4  # past sense.timeout
+        else:
+            server.fail(fault)
+        progress = engine.index()
+        assert progress.failed == 0 and progress.done == len(TOPICS)
+        statuses = assert_whole(engine)
+        assert all(status == "indexed" for status, _ in statuses.values())
+        assert {engine.catalog.sense(path)[1] for path in statuses} == {"excerpt"}
+        assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
+
+
+def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server):
+    with sense_engine(tmp_path, server) as engine:
+        for name in list(TOPICS)[2:]:
+            (tmp_path / "tree" / name).unlink()
+        server.delay = 10  # two files, sensed side by side
+        progress = engine.index()
+        assert progress.failed == 0
+        statuses = assert_whole(engine)
+        assert len(statuses) == 2 and {engine.catalog.sense(p)[1] for p in statuses} == {"llm"}
+
+
+# the chat endpoint --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chat_index(tmp_path_factory):
+    base = tmp_path_factory.mktemp("chat")
+    write_tree(base / "tree", repeat=2)
+    engine = Engine(base / "data")
+    engine.set_setting("embedding.model", "minilm")
+    engine.set_setting("retrieval.rerank", False)
+    engine.add_root(str(base / "tree"))
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def test_a_healthy_chat_endpoint_answers(chat_index, server):
+    answer = Agent(chat_index, ChatClient(server.url, "test-model", timeout=30)).answer("When is the regatta?")
+    assert "zorblat" in answer.text and answer.sources
+
+
+@pytest.mark.parametrize("fault,message", [("down", "unreachable"), ("500", "answered 500"),
+                                           ("malformed", "malformed"), ("drop", "unreachable"),
+                                           ("slow", "did not answer")])
+def test_a_failing_chat_endpoint_gives_a_clear_error(chat_index, server, fault, message):
+    if fault == "down":
+        server.stop()
+    elif fault == "slow":
+        server.delay = 4
+    else:
+        server.fail(fault)
+    client = ChatClient(server.url, "test-model", timeout=1.5)
+    with pytest.raises(ChatError, match=message):
+        Agent(chat_index, client).answer("When is the regatta?")
+    chat_index.set_setting("chat.base_url", server.url)
+    chat_index.set_setting("chat.model", "test-model")
+    chat_index.set_setting("chat.timeout", 1.5)
+    try:
+        result = runner.invoke(cli, ["ask", "When is the regatta?", "--data-dir", str(chat_index.data_dir)])
+    finally:
+        chat_index.set_setting("chat.base_url", "")
+    assert result.exit_code == 1 and not isinstance(result.exception, Exception), result.output
+    assert message in " ".join(result.output.split())  # rich wraps long lines
+
+
+def test_the_chat_endpoint_going_down_mid_conversation(chat_index, server):
+    agent = Agent(chat_index, ChatClient(server.url, "test-model", timeout=30))
+    assert agent.answer("When is the regatta?").text
+    server.stop()
+    with pytest.raises(ChatError, match="unreachable"):
+        agent.answer("And where?")
+    server.start()
+    assert agent.answer("And where?").text  # the same conversation carries on
