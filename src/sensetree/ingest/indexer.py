@@ -297,6 +297,7 @@ class Indexer:
             for index, text in enumerate(item.stored):
                 rows.append(ChunkRow(item.row.path, index, text, vectors[offset + index], item.content_hash, item.mtime))
             offset += len(item.stored)
+        self.catalog.forget_hashes(item.row.path for item in batch)
         self.store.replace_files([item.row.path for item in batch], rows, self.embedder.identity, self.embedder.dimension)
         self.catalog.save_senses((i.row.path, i.sense.text, i.sense.source) for i in batch if i.sense)
         self.catalog.mark_indexed((i.row.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.stored))

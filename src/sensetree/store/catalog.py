@@ -165,6 +165,10 @@ class Catalog:
             ((h, m, s, d, c, now, p) for p, h, m, s, d, c in items),
         )
 
+    def forget_hashes(self, paths: Iterable[str]) -> None:
+        """Their vectors are about to be swapped: a crash midway must not leave a hash vouching for them."""
+        self._many("UPDATE files SET content_hash = NULL WHERE path = ?", ((p,) for p in paths))
+
     def mark_failed(self, path: str, error: str, *, max_attempts: int) -> int:
         """Count one failure; the row turns ``failed`` once it has failed ``max_attempts`` times. Returns the count."""
         with self._lock:
