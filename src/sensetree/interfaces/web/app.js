@@ -1,0 +1,1001 @@
+// SenseTree in the browser: one page over the HTTP API of `sensetree serve`.
+
+import { api, ApiError, events, hasToken, whenUnauthorized } from "./api.js";
+import {
+  baseName, bytes, duration, fill, h, icon, isTyping, marked, parentOf, percent, queryTerms, rate, when,
+} from "./dom.js";
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  tab: "search",
+  view: "list",          // list | tree | both
+  query: "",             // the query the results on screen answer
+  results: [],
+  selected: -1,
+  tree: null,
+  treeQuery: null,       // the query and scope the tree on screen answers
+  scope: null,           // the current folder
+  scopeOn: false,        // "limit to current folder"
+  searchSeq: 0,          // answers to older searches are dropped
+  preview: null,         // {path, chunk}
+  conversation: null,
+  chatAbort: null,
+  settings: null,
+  explorerLoaded: false,
+  detailPath: null,
+};
+
+// ---------------------------------------------------------------------------------------------
+// small pieces
+
+function toast(message, kind = "info") {
+  const element = h(`div.toast.${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
+  $("toasts").append(element);
+  setTimeout(() => element.remove(), kind === "error" ? 7000 : 3500);
+}
+
+/** Run an action; a failure becomes a toast instead of an unhandled rejection. */
+async function attempt(action, failureLabel) {
+  try {
+    return await action();
+  } catch (error) {
+    if (error.name === "AbortError" || (error instanceof ApiError && error.status === 401)) return undefined;
+    toast(`${failureLabel}: ${error.message}`, "error");
+    return undefined;
+  }
+}
+
+function statusBadge(status) {
+  if (!status) return null;
+  const slug = status.replace(/\s+/g, "-");
+  return h(`span.badge.status-${slug}`, { "data-testid": "status-badge", "data-status": status }, status);
+}
+
+function confirmDialog({ title, message, confirm }) {
+  const dialog = $("confirm-dialog");
+  $("confirm-title").textContent = title;
+  $("confirm-message").textContent = message;
+  $("confirm-ok").textContent = confirm;
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+  });
+}
+
+function effectiveScope() {
+  return state.scopeOn && state.scope ? state.scope : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// tabs and views
+
+function showTab(tab) {
+  state.tab = tab;
+  for (const button of document.querySelectorAll(".nav-item[data-tab]")) {
+    button.classList.toggle("active", button.dataset.tab === tab);
+  }
+  for (const name of ["search", "explorer", "queue", "settings"]) $(`view-${name}`).hidden = name !== tab;
+  if (tab === "explorer" && !state.explorerLoaded) loadExplorer();
+  if (tab === "settings") loadSettings();
+  if (tab === "queue") pollQueue();
+}
+
+function setView(view) {
+  state.view = view;
+  $("search-panes").dataset.layout = view;
+  for (const button of $("view-switch").querySelectorAll("button")) {
+    button.classList.toggle("active", button.dataset.view === view);
+  }
+  if (state.tab !== "search") showTab("search");
+  if (view !== "list" && state.query && state.treeQuery !== treeKey()) loadTree();
+}
+
+// ---------------------------------------------------------------------------------------------
+// the current folder
+
+function setScope(path) {
+  state.scope = path || null;
+  state.scopeOn = Boolean(path);
+  renderScope();
+  if (state.query) search();
+}
+
+function renderScope() {
+  const toggle = $("scope-toggle");
+  toggle.disabled = !state.scope;
+  toggle.checked = state.scopeOn && Boolean(state.scope);
+  $("scope-chip").hidden = !state.scope;
+  $("scope-chip").classList.toggle("inactive", !toggle.checked);
+  $("scope-label").textContent = state.scope ? baseName(state.scope) : "";
+  $("scope-chip").title = state.scope ?? "";
+  $("chat-scope").textContent = effectiveScope() ? `In ${effectiveScope()}` : "All folders";
+  $("search-where").textContent = effectiveScope() ? `Searching in ${effectiveScope()}` : "Searching all folders";
+}
+
+// ---------------------------------------------------------------------------------------------
+// search: the list
+
+let typingTimer;
+
+async function search() {
+  clearTimeout(typingTimer);
+  const query = $("search-input").value.trim();
+  const seq = ++state.searchSeq;
+  if (!query) {
+    state.query = "";
+    state.results = [];
+    state.selected = -1;
+    state.tree = null;
+    state.treeQuery = null;
+    renderResults();
+    renderTree();
+    fill($("search-notices"));
+    return;
+  }
+  if (state.tab !== "search") showTab("search");
+  $("results-pane").classList.add("loading");
+  const tree = state.view === "list" ? null : loadTree(query);
+  const answer = await attempt(
+    () => api("/api/search", { query: { q: query, scope: effectiveScope(), limit: 30 } }), "Search failed");
+  await tree;
+  if (seq !== state.searchSeq) return;
+  $("results-pane").classList.remove("loading");
+  if (!answer) return;
+  state.query = query;
+  state.results = answer.results;
+  state.selected = answer.results.length ? 0 : -1;
+  const took = answer.timings_ms?.total ?? Object.values(answer.timings_ms ?? {}).reduce((a, b) => a + b, 0);
+  $("results-meta").textContent =
+    `${answer.results.length} file${answer.results.length === 1 ? "" : "s"}${took ? ` · ${Math.round(took)} ms` : ""}`;
+  fill($("search-notices"), (answer.notices ?? []).map(noticeLine));
+  renderResults();
+}
+
+/** A notice on one line; a click shows all of it. */
+function noticeLine(text) {
+  const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, text);
+  line.addEventListener("click", () => line.classList.toggle("folded"));
+  return line;
+}
+
+function renderResults() {
+  const list = $("results");
+  const terms = queryTerms(state.query);
+  fill(list, state.results.map((result, index) =>
+    h("li.result", {
+      role: "option",
+      "data-testid": "result",
+      "data-path": result.path,
+      "data-index": index,
+      "aria-selected": String(index === state.selected),
+      onclick: () => {
+        select(index);
+        openSelected();
+      },
+    },
+    h("div.result-head", null,
+      icon("file", "icon result-icon"),
+      h("span.result-name", { "data-testid": "result-name" }, result.name),
+      h("span.score", { "data-testid": "score", title: scoreDetail(result) }, percent(result.score))),
+    h("div.result-path", { title: result.path }, result.path),
+    h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)))));
+  $("results-empty").hidden = state.results.length > 0 || Boolean(state.query);
+  if (state.query && !state.results.length) {
+    list.append(h("li.none", null, "No file matches. Try other words, or clear the current folder."));
+  }
+}
+
+function scoreDetail(result) {
+  const parts = [`legs: ${(result.legs ?? []).join(" + ") || "–"}`];
+  if (result.dense_rank) parts.push(`dense #${result.dense_rank}`);
+  if (result.bm25_rank) parts.push(`BM25 #${result.bm25_rank}`);
+  if (result.rerank !== null && result.rerank !== undefined) parts.push(`rerank ${result.rerank.toFixed(3)}`);
+  return parts.join(" · ");
+}
+
+function select(index) {
+  if (!state.results.length) return;
+  state.selected = Math.max(0, Math.min(state.results.length - 1, index));
+  for (const row of $("results").children) {
+    row.setAttribute("aria-selected", String(Number(row.dataset.index) === state.selected));
+  }
+  $("results").children[state.selected]?.scrollIntoView({ block: "nearest" });
+}
+
+function openSelected() {
+  const result = state.results[state.selected];
+  if (result) openPreview(result.path, result.chunk_index ?? 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// search: the meaning tree
+
+function treeKey(query = state.query) {
+  return `${query}\u0000${effectiveScope() ?? ""}`;
+}
+
+async function loadTree(query = state.query) {
+  if (!query) return;
+  const key = treeKey(query);
+  const answer = await attempt(
+    () => api("/api/tree", { query: { q: query, scope: effectiveScope() } }), "The meaning tree failed");
+  if (!answer || key !== treeKey($("search-input").value.trim())) return;
+  state.tree = answer.tree;
+  state.treeQuery = key;
+  renderTree(answer.notices);
+}
+
+function renderTree(notices = []) {
+  const container = $("tree");
+  if (!state.tree) {
+    fill(container, state.query ? h("p.none", null, "Nothing in the tree for this query.") : null);
+    return;
+  }
+  // Several roots hang under an unnamed node: show them side by side instead.
+  const tops = state.tree.path ? [state.tree] : state.tree.children;
+  fill(container,
+    notices.map((text) => h("div.notice", null, text)),
+    h("ul.mtree", { role: "tree" }, tops.map((node) => treeNode(node, 0))));
+}
+
+function treeNode(node, depth) {
+  const children = node.children ?? [];
+  const open = depth < 3;
+  const item = h("li.tnode", {
+    "data-testid": "tree-node",
+    "data-path": node.path,
+    "data-dir": String(node.is_dir),
+    role: "treeitem",
+    "aria-expanded": children.length ? String(open) : undefined,
+  });
+  const caret = h(`button.caret${children.length ? "" : ".invisible"}`, {
+    "aria-label": "Expand or collapse",
+    onclick: (event) => {
+      event.stopPropagation();
+      item.setAttribute("aria-expanded", String(item.getAttribute("aria-expanded") !== "true"));
+    },
+  }, icon("caret"));
+  const row = h("div.trow", {
+    style: { "--heat": String(node.score ?? 0) },
+    title: node.is_dir ? `Search inside ${node.path}` : `Preview ${node.path}`,
+    onclick: () => (node.is_dir ? setScope(node.path) : openPreview(node.path, chunkOf(node.path))),
+  },
+  caret,
+  icon(node.is_dir ? "folder" : "file", `icon ${node.is_dir ? "folder-icon" : "file-icon"}`),
+  h("span.tname", { "data-testid": "tree-name" }, node.name || node.path),
+  h("span.tbar", null, h("span.tfill", { style: { width: percent(node.score) } })),
+  h("span.tpct", { "data-testid": "tree-score" }, percent(node.score)));
+  item.append(row);
+  if (children.length) item.append(h("ul.tchildren", { role: "group" }, children.map((c) => treeNode(c, depth + 1))));
+  return item;
+}
+
+function chunkOf(path) {
+  return state.results.find((r) => r.path === path)?.chunk_index ?? 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// preview
+
+async function openPreview(path, chunk = 0) {
+  const drawer = $("preview");
+  drawer.hidden = false;
+  drawer.classList.add("loading");
+  $("preview-name").textContent = baseName(path);
+  $("preview-path").textContent = path;
+  state.preview = { path, chunk };
+  const answer = await attempt(() => api("/api/preview", { query: { path, chunk } }), "Preview failed");
+  if (state.preview?.path !== path || state.preview.chunk !== chunk) return;
+  drawer.classList.remove("loading");
+  if (!answer) {
+    fill($("preview-text"), h("p.none", null, "This file cannot be previewed."));
+    return;
+  }
+  $("preview-name").textContent = answer.name;
+  const terms = queryTerms(state.query);
+  const text = answer.text ?? "";
+  const found = answer.start >= 0 && answer.end > answer.start;
+  fill($("preview-meta"),
+    h("span", null, `chunk ${answer.chunk_index}`),
+    found ? h("span", null, `characters ${answer.start.toLocaleString()}–${answer.end.toLocaleString()}`)
+      : h("span.warn", null, "the chunk was not found in the text"),
+    answer.truncated ? h("span.warn", null, "long file: the first 200,000 characters") : null);
+  if (!text) {
+    fill($("preview-text"), h("p.none", null, "No text was extracted from this file."));
+    return;
+  }
+  if (!found) {
+    fill($("preview-text"), marked(text, terms));
+    $("preview-text").scrollTop = 0;
+    return;
+  }
+  const hit = h("span.chunk-hit", { id: "preview-chunk", "data-testid": "preview-chunk" },
+    marked(text.slice(answer.start, answer.end), terms));
+  const box = $("preview-text");
+  fill(box, marked(text.slice(0, answer.start), terms), hit, marked(text.slice(answer.end), terms));
+  // A chunk taller than the panel is shown at its first marked word, else whole and centred.
+  const tall = hit.getBoundingClientRect().height > box.clientHeight;
+  const target = tall ? hit.querySelector("mark") : hit;
+  (target ?? hit).scrollIntoView({ block: target ? "center" : "start" });
+}
+
+function closePreview() {
+  $("preview").hidden = true;
+  state.preview = null;
+  if (state.tab === "search") $("search-input").focus();  // arrows and Enter keep working
+}
+
+async function openFile(path) {
+  const answer = await attempt(() => api("/api/open", { method: "POST", body: { path } }), "Could not open the file");
+  if (answer) toast(`Opened ${baseName(answer.opened)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// explorer
+
+async function loadExplorer() {
+  state.explorerLoaded = true;
+  const tree = $("explorer-tree");
+  const answer = await attempt(() => api("/api/browse"), "Could not list the folders");
+  if (!answer) {
+    state.explorerLoaded = false;
+    return;
+  }
+  if (!answer.entries.length) {
+    fill(tree, h("li.none", null, "No folder yet. Add one above."));
+    return;
+  }
+  fill(tree, answer.entries.map(explorerNode));
+  for (const root of tree.children) expand(root);
+}
+
+function explorerNode(entry) {
+  const item = h("li.enode", {
+    "data-testid": "explorer-node",
+    "data-path": entry.path,
+    "data-dir": String(entry.is_dir),
+    role: "treeitem",
+    "aria-expanded": entry.is_dir ? "false" : undefined,
+  });
+  item.entry = entry;
+  const caret = h(`button.caret${entry.is_dir ? "" : ".invisible"}`, {
+    "aria-label": "Expand or collapse",
+    onclick: (event) => {
+      event.stopPropagation();
+      item.getAttribute("aria-expanded") === "true" ? item.setAttribute("aria-expanded", "false") : expand(item);
+    },
+  }, icon("caret"));
+  const kindIcon = entry.kind === "block" ? "block" : entry.is_dir ? "folder" : "file";
+  const row = h("div.erow", {
+    tabindex: "0",
+    "aria-selected": String(entry.path === state.detailPath),
+    onclick: () => showDetail(entry.path),
+    ondblclick: () => entry.is_dir && (item.getAttribute("aria-expanded") === "true"
+      ? item.setAttribute("aria-expanded", "false") : expand(item)),
+  },
+  caret,
+  icon(kindIcon, `icon ${entry.is_dir ? "folder-icon" : "file-icon"}`),
+  h("span.ename", { "data-testid": "explorer-name" }, entry.name),
+  entry.is_dir && entry.members ? h("span.muted.small", null, `${entry.members} files`) : null,
+  statusBadge(entry.status));
+  if (entry.error) row.title = entry.error;
+  item.append(row);
+  return item;
+}
+
+async function expand(item, { reload = false } = {}) {
+  if (!item.entry.is_dir) return;
+  item.setAttribute("aria-expanded", "true");
+  if (item.loaded && !reload) return;
+  const answer = await attempt(() => api("/api/browse", { query: { path: item.entry.path } }), "Could not list the folder");
+  if (!answer) return;
+  item.loaded = true;
+  item.querySelector(":scope > ul")?.remove();
+  const children = h("ul.echildren", { role: "group" }, answer.entries.map(explorerNode));
+  if (!answer.entries.length) children.append(h("li.none.small", null, "empty"));
+  item.append(children);
+}
+
+function explorerItem(path) {
+  return [...$("explorer-tree").querySelectorAll("li.enode")].find((li) => li.dataset.path === path);
+}
+
+async function refreshExplorerAround(path) {
+  const parent = explorerItem(parentOf(path));
+  if (parent) await expand(parent, { reload: true });
+  else await loadExplorer();
+}
+
+async function showDetail(path) {
+  state.detailPath = path;
+  for (const row of $("explorer-tree").querySelectorAll(".erow")) {
+    row.setAttribute("aria-selected", String(row.parentElement.dataset.path === path));
+  }
+  const detail = $("detail");
+  detail.classList.add("loading");
+  const file = await attempt(() => api("/api/file", { query: { path } }), "Could not read the file's details");
+  if (state.detailPath !== path) return;
+  detail.classList.remove("loading");
+  if (file) renderDetail(file);
+}
+
+function renderDetail(file) {
+  const isBlock = file.kind === "block";
+  const facts = [
+    ["Kind", file.is_dir ? (isBlock ? "folder indexed as one block" : "folder") : "file"],
+    ["Extraction", file.doc_type],
+    ["Size", file.size === null || file.size === undefined ? null : bytes(file.size)],
+    ["Modified", file.mtime ? when(file.mtime) : null],
+    ["Chunks", file.chunks_count],
+    ["Attempts", file.attempts],
+  ].filter(([, value]) => value !== null && value !== undefined && value !== "");
+  const sense = file.sense;
+  const senseBox = h("textarea.sense-input", {
+    id: "sense-input", "data-testid": "sense-input", rows: 5, value: sense?.text ?? "",
+    placeholder: "One or two sentences on what this file is about",
+  });
+  const canHaveSense = !file.is_dir || isBlock;
+  fill($("detail"),
+    h("div.detail-head", null,
+      icon(isBlock ? "block" : file.is_dir ? "folder" : "file", "icon detail-icon"),
+      h("div.detail-title", null,
+        h("h2", { "data-testid": "detail-name" }, file.name),
+        h("div.detail-path", { "data-testid": "detail-path" }, file.path)),
+      statusBadge(file.status)),
+    h("div.detail-actions", null,
+      file.is_dir ? h("button.button", { "data-testid": "scope-here", onclick: () => {
+        setScope(file.path);
+        toast(`Searching in ${baseName(file.path)}`);
+      } }, "Search in this folder") : null,
+      !file.is_dir ? h("button.button", { onclick: () => openPreview(file.path, 0) }, "Preview") : null,
+      !file.is_dir ? h("button.button", { onclick: () => openFile(file.path) }, "Open") : null,
+      h("button.button", { "data-testid": "reindex", onclick: () => reindex(file.path) }, "Re-index")),
+    h("dl.facts", null, facts.map(([label, value]) => [h("dt", null, label), h("dd", null, String(value))])),
+    file.error ? h("div.error-box", { "data-testid": "detail-error" }, h("strong", null, "Last error"), h("pre", null, file.error)) : null,
+    file.is_dir ? folderModeBlock(file) : null,
+    canHaveSense ? h("section.detail-section", null,
+      h("h3", null, "Sense",
+        sense ? h("span.muted.small", null, sense.pinned ? " · pinned by hand" : ` · written by ${sense.source}`) : null),
+      senseBox,
+      h("div.row-actions", null,
+        h("button.button.primary", { "data-testid": "sense-save", onclick: () => saveSense(file.path, senseBox.value) },
+          "Save & pin"),
+        h("span.muted.small", null, "A pinned sense is never rewritten; the file is re-indexed with it."))) : null,
+    file.chunks?.length ? h("section.detail-section", null,
+      h("details.chunks", { "data-testid": "chunks" },
+        h("summary", null, `Chunks (${file.chunks.length})`),
+        file.chunks.map((chunk) => h("details.chunk", { "data-testid": "chunk" },
+          h("summary", null, h("span.chunk-n", null, `#${chunk.chunk_index}`), chunk.text.slice(0, 90)),
+          h("pre", null, chunk.text))))) : null);
+}
+
+function folderModeBlock(file) {
+  const mode = file.folder_mode;
+  const choice = (label, value, testid, help) => h("button.button", {
+    "data-testid": testid,
+    class: `button${mode === value ? " active" : ""}`,
+    "aria-pressed": String(mode === value),
+    title: help,
+    onclick: () => setFolderMode(file.path, value),
+  }, label);
+  return h("section.detail-section", null,
+    h("h3", null, "Folder mode"),
+    h("div.row-actions", null,
+      choice("Treat as block", "block", "mode-block", "Index the folder as one unit"),
+      choice("Index contents", "recursive", "mode-recursive", "Index every file inside"),
+      choice("Automatic", null, "mode-auto", "Let SenseTree decide")),
+    file.block_reason ? h("p.muted.small", null, file.block_reason) : null);
+}
+
+async function reindex(path) {
+  const answer = await attempt(() => api("/api/reindex", { method: "POST", body: { path } }), "Re-index failed");
+  if (answer) toast(`${answer.requeued} file${answer.requeued === 1 ? "" : "s"} queued for indexing`);
+  refreshStatus();
+}
+
+async function saveSense(path, sense) {
+  const answer = await attempt(() => api("/api/sense", { method: "PUT", body: { path, sense } }), "Could not save the sense");
+  if (!answer) return;
+  toast("Sense saved and pinned; the file is being re-indexed");
+  showDetail(path);
+}
+
+async function setFolderMode(path, mode) {
+  const answer = await attempt(
+    () => api("/api/folder-mode", { method: "POST", body: { path, mode } }), "Could not change the folder mode");
+  if (!answer) return;
+  toast(mode === "block" ? "Indexed as one block from now on" : mode === "recursive"
+    ? "Its files are indexed one by one from now on" : "SenseTree decides for this folder again");
+  await refreshExplorerAround(path);
+  showDetail(path);
+}
+
+async function addRoot(event) {
+  event.preventDefault();
+  const input = $("add-root-input");
+  const path = input.value.trim();
+  if (!path) return;
+  const answer = await attempt(() => api("/api/roots", { method: "POST", body: { path } }), "Could not add the folder");
+  if (!answer) return;
+  input.value = "";
+  toast(`Added ${answer.root}; indexing starts now`);
+  await loadExplorer();
+  refreshStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// queue
+
+let queueTimer;
+const rendered = {};
+
+/** Re-render a part only when its data changed, so buttons stay put under the pointer. */
+function renderIfChanged(name, data, render) {
+  const signature = JSON.stringify(data);
+  if (rendered[name] === signature) return;
+  rendered[name] = signature;
+  render(data);
+}
+
+async function pollQueue() {
+  clearTimeout(queueTimer);
+  if (state.tab !== "queue") return;
+  const queue = await attempt(() => api("/api/queue"), "Could not read the queue");
+  if (queue) renderQueue(queue);
+  if (state.tab === "queue") queueTimer = setTimeout(pollQueue, document.hidden ? 5000 : 1000);
+}
+
+function renderQueue(queue) {
+  renderIfChanged("progress", queue.indexing, renderProgress);
+  renderIfChanged("failed", queue.failed, (failed) => {
+    $("failed-count").textContent = failed.length ? String(failed.length) : "";
+    $("retry-all").disabled = $("ignore-all").disabled = !failed.length;
+    fill($("failed-list"), failed.length ? failed.map((item) => h("li.qitem.failed", {
+      "data-testid": "failed-item", "data-path": item.path,
+    },
+    h("div.qmain", null,
+      h("div.qname", null, baseName(item.path), h("span.muted.small", null, ` · ${item.attempts} attempt${item.attempts === 1 ? "" : "s"}`)),
+      h("div.qpath", null, item.path),
+      h("pre.qerror", { "data-testid": "failed-error" }, item.error ?? "unknown error")),
+    h("div.actions", null,
+      h("button.button", { "data-testid": "retry", onclick: () => retry(item.path) }, "Retry"),
+      h("button.button", { "data-testid": "ignore", onclick: () => ignore(item.path) }, "Ignore"))))
+      : h("li.none", null, "No failures."));
+  });
+  renderIfChanged("pending", [queue.pending, queue.pending_count], ([pending, count]) => {
+    $("pending-count").textContent = count ? String(count) : "";
+    fill($("pending-list"), pending.length ? pending.map((item) => h("li.qitem", {
+      "data-testid": "pending-item", "data-path": item.path,
+    }, h("span.qname", null, baseName(item.path)), h("span.qpath", null, item.path)))
+      : h("li.none", null, "Nothing waiting."));
+    if (count > pending.length) $("pending-list").append(h("li.none", null, `and ${count - pending.length} more`));
+  });
+  renderIfChanged("ignored", queue.ignored ?? [], (ignored) => {
+    $("ignored-card").hidden = !ignored.length;
+    $("ignored-count").textContent = String(ignored.length);
+    fill($("ignored-list"), ignored.map((path) => h("li.qitem", { "data-testid": "ignored-item", "data-path": path },
+      h("span.qname", null, baseName(path)), h("span.qpath", null, path),
+      h("button.button.small", { onclick: () => unignore(path) }, "Index again"))));
+  });
+}
+
+function renderProgress(progress) {
+  const total = progress.total ?? 0;
+  const done = progress.done ?? 0;
+  const fraction = total ? Math.min(1, done / total) : progress.running ? 0 : 1;
+  const stateText = progress.paused ? `Paused: ${progress.paused}` : progress.running ? "Indexing" : "Up to date";
+  const stages = progress.stages ?? {};
+  const stage = (label, data, unit) => h("div.stage", { "data-testid": `stage-${label.toLowerCase()}` },
+    h("div.stage-label", null, label),
+    h("div.stage-rate", null, rate(data?.per_s, unit)),
+    h("div.muted.small", null, `${data?.[unit === "chunks" ? "chunks" : "files"] ?? 0} ${unit} in ${duration(data?.seconds ?? 0)}`));
+  fill($("progress-card"),
+    h("div.card-head", null,
+      h("h2", null, stateText),
+      h("span.muted", { "data-testid": "progress-counter" }, `${done} / ${total} files`)),
+    h("div.progress", { role: "progressbar", "aria-valuemin": 0, "aria-valuemax": total, "aria-valuenow": done },
+      h("span.progress-fill", { style: { width: `${Math.round(fraction * 100)}%` } })),
+    h("div.current", { "data-testid": "current-file" },
+      progress.current ? [h("span.muted", null, "Now: "), progress.current] : h("span.muted", null, "No file in progress")),
+    h("div.counters", null,
+      counter("Done", done), counter("Failed", progress.failed ?? 0), counter("Chunks", progress.chunks ?? 0),
+      counter("Rate", rate(progress.rate, "files")), counter("ETA", progress.running ? duration(progress.eta_s) : "–")),
+    h("div.stages", null,
+      stage("Extraction", stages.extraction, "files"),
+      stage("Sense", stages.sense, "files"),
+      stage("Embedding", stages.embedding, "chunks")));
+}
+
+function counter(label, value) {
+  return h("div.counter", null, h("div.counter-value", null, String(value)), h("div.counter-label", null, label));
+}
+
+async function retry(path) {
+  const answer = await attempt(() => api("/api/retry", { method: "POST", body: path ? { path } : {} }), "Retry failed");
+  if (answer) toast(`${answer.requeued} file${answer.requeued === 1 ? "" : "s"} queued again`);
+  pollQueue();
+}
+
+async function ignore(path) {
+  if (!path && !(await confirmDialog({
+    title: "Ignore every failed file?",
+    message: "Ignored files leave the index and the queue until you index them again.",
+    confirm: "Ignore all",
+  }))) return;
+  const answer = await attempt(() => api("/api/ignore", { method: "POST", body: path ? { path } : {} }), "Ignore failed");
+  if (answer) toast(`${answer.ignored} file${answer.ignored === 1 ? "" : "s"} ignored`);
+  pollQueue();
+}
+
+async function unignore(path) {
+  const answer = await attempt(() => api("/api/unignore", { method: "POST", body: { path } }), "Could not index it again");
+  if (answer) toast(`${baseName(path)} will be indexed again`);
+  pollQueue();
+}
+
+// ---------------------------------------------------------------------------------------------
+// assistant
+
+function toggleChat(open = $("chat").hidden) {
+  $("chat").hidden = !open;
+  $("chat-toggle").classList.toggle("active", open);
+  $("chat-toggle").setAttribute("aria-pressed", String(open));
+  if (open) $("chat-input").focus();
+}
+
+function newChat() {
+  state.chatAbort?.abort();
+  state.conversation = null;
+  fill($("chat-log"), h("div.empty.chat-empty", null,
+    h("p.empty-title", null, "Ask about your files"),
+    h("p", null, "Answers cite the files they come from; click a source to read it.")));
+  $("chat-input").focus();
+}
+
+async function ask(event) {
+  event?.preventDefault();
+  if (state.chatAbort) {
+    state.chatAbort.abort();
+    return;
+  }
+  const question = $("chat-input").value.trim();
+  if (!question) return;
+  $("chat-input").value = "";
+  const log = $("chat-log");
+  log.querySelector(".chat-empty")?.remove();
+  log.append(h("div.msg.user", { "data-testid": "chat-question" }, question));
+  const steps = h("ul.steps", { "data-testid": "chat-steps" });
+  const answer = h("div.answer.streaming", { "data-testid": "chat-answer" });
+  const footer = h("div.msg-footer");
+  const message = h("div.msg.assistant", { "data-testid": "chat-message" }, steps, answer, footer);
+  log.append(message);
+  log.scrollTop = log.scrollHeight;
+
+  const controller = new AbortController();
+  state.chatAbort = controller;
+  $("chat-send").textContent = "Stop";
+  const body = { question, scope: effectiveScope(), conversation: state.conversation ?? undefined };
+  try {
+    for await (const { event: kind, data } of events("/api/chat", body, controller.signal)) {
+      if (kind === "start") {
+        state.conversation = data.conversation;
+        footer.textContent = data.model ?? "";
+      } else if (kind === "step") {
+        steps.append(h("li.step", { "data-testid": "chat-step", "data-kind": data.kind }, h("span.step-kind", null, data.kind), data.text));
+      } else if (kind === "token") {
+        answer.append(data.text);
+      } else if (kind === "done") {
+        renderAnswer(answer, data.answer, data.sources ?? []);
+        message.append(sourceChips(data.sources ?? []));
+        const stats = data.stats ?? {};
+        if (stats.tokens_per_s) footer.textContent += ` · ${stats.tokens} tokens · ${stats.tokens_per_s.toFixed(1)} tok/s`;
+      } else if (kind === "error") {
+        message.append(h("div.msg-error", { "data-testid": "chat-error", role: "alert" }, data.message ?? String(data)));
+      }
+      log.scrollTop = log.scrollHeight;
+    }
+  } catch (error) {
+    if (error.name !== "AbortError") {
+      message.append(h("div.msg-error", { "data-testid": "chat-error", role: "alert" }, error.message));
+    } else {
+      message.append(h("div.muted.small", null, "stopped"));
+    }
+  } finally {
+    answer.classList.remove("streaming");
+    if (!answer.textContent) answer.remove();
+    state.chatAbort = null;
+    $("chat-send").textContent = "Send";
+    log.scrollTop = log.scrollHeight;
+  }
+}
+
+/** The final answer, with its [n] markers turned into links to the sources. */
+function renderAnswer(element, text, sources) {
+  const byNumber = new Map(sources.map((s) => [s.n, s]));
+  fill(element);
+  (text ?? "").split(/(\[\d+(?:\s*,\s*\d+)*\])/).forEach((piece, index) => {
+    if (index % 2 === 0) {
+      if (piece) element.append(piece);
+      return;
+    }
+    for (const n of piece.match(/\d+/g)) {
+      const source = byNumber.get(Number(n));
+      element.append(source
+        ? h("button.cite", { title: source.path, onclick: () => openPreview(source.path, source.chunk_index ?? 0) }, n)
+        : h("sup", null, n));
+    }
+  });
+}
+
+function sourceChips(sources) {
+  if (!sources.length) return null;
+  return h("div.sources", { "data-testid": "chat-sources" },
+    sources.map((source) => h("button.chip.source", {
+      "data-testid": "source-chip",
+      "data-path": source.path,
+      class: `chip source${source.cited ? " cited" : ""}`,
+      title: `${source.path}${source.snippet ? `\n\n${source.snippet}` : ""}`,
+      onclick: () => openPreview(source.path, source.chunk_index ?? 0),
+    }, h("span.source-n", null, String(source.n)), source.name)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// settings
+
+const SECTIONS = ["retrieval", "indexing", "embedding", "sense", "chat"];
+const SECTION_HELP = {
+  retrieval: "How a query is answered: the legs, and the cross-encoder that reorders the best candidates.",
+  indexing: "How files are cut into chunks and described.",
+  embedding: "The model that turns text into vectors. Changing it re-indexes everything.",
+  sense: "The model that writes a one-line sense for each file.",
+  chat: "The assistant's model. Empty = the embedded model.",
+};
+const MODEL_ROLES = { retrieval: ["reranker", "retrieval.reranker_model"], embedding: ["embedding", "embedding.model"],
+  chat: ["chat", "chat.model"] };
+
+async function loadSettings() {
+  const answer = await attempt(() => api("/api/settings"), "Could not read the settings");
+  if (!answer) return;
+  state.settings = answer;
+  renderSettings(answer);
+}
+
+function renderSettings({ settings, models }) {
+  const bySection = new Map();
+  for (const setting of settings) {
+    const section = setting.key.split(".")[0];
+    if (!bySection.has(section)) bySection.set(section, []);
+    bySection.get(section).push(setting);
+  }
+  const order = [...SECTIONS.filter((s) => bySection.has(s)), ...[...bySection.keys()].filter((s) => !SECTIONS.includes(s))];
+  fill($("settings"), order.map((section) => h("section.card.settings-section", { "data-testid": `section-${section}`, id: `section-${section}` },
+    h("div.card-head", null,
+      h("div", null, h("h2", null, section[0].toUpperCase() + section.slice(1)), h("p.muted.small", null, SECTION_HELP[section] ?? "")),
+      ["embedding", "sense", "chat"].includes(section) ? endpointTest(section) : null),
+    bySection.get(section).map(settingRow),
+    MODEL_ROLES[section] && models?.[MODEL_ROLES[section][0]]?.length ? modelTable(...MODEL_ROLES[section], models) : null)));
+}
+
+function settingRow(setting) {
+  const testid = `setting-${setting.key}`;
+  let input;
+  if (setting.type === "bool") {
+    input = h("input", { type: "checkbox", checked: Boolean(setting.value), "data-testid": testid, id: testid });
+  } else if (setting.type === "int" || setting.type === "float") {
+    input = h("input.input.number", { type: "number", step: setting.type === "int" ? "1" : "any", value: String(setting.value),
+      "data-testid": testid, id: testid });
+  } else {
+    input = h("input.input", { type: setting.secret ? "password" : "text", value: setting.value ?? "", "data-testid": testid,
+      id: testid, spellcheck: "false", autocomplete: "off", placeholder: setting.default === "" ? "(empty)" : String(setting.default) });
+  }
+  const notice = h("div.setting-notice", { "data-testid": `notice-${setting.key}` });
+  const row = h("div.setting", { "data-key": setting.key },
+    h("label.setting-label", { for: testid },
+      h("code", null, setting.key),
+      setting.reindex ? h("span.badge.reindex", { title: "Changing this re-indexes everything" }, "re-indexes everything") : null),
+    h("div.setting-help.muted", null, setting.help,
+      h("span.setting-default", null, ` · default ${setting.secret ? "empty" : JSON.stringify(setting.default)}`)),
+    h("div.setting-control", null,
+      setting.type === "bool" ? h("label.toggle", null, input, h("span.switch"), onOff(input)) : input,
+      h("button.button", { "data-testid": `save-${setting.key}`, onclick: () => saveSetting(setting, readInput(setting, input), notice) }, "Save")),
+    notice);
+  return row;
+}
+
+/** "on" or "off" beside a checkbox, following it. */
+function onOff(checkbox) {
+  const label = h("span.small.muted", null, checkbox.checked ? "on" : "off");
+  checkbox.addEventListener("change", () => {
+    label.textContent = checkbox.checked ? "on" : "off";
+  });
+  return label;
+}
+
+function readInput(setting, input) {
+  if (setting.type === "bool") return input.checked;
+  if (setting.type === "int") return Number.parseInt(input.value, 10);
+  if (setting.type === "float") return Number.parseFloat(input.value);
+  return input.value;
+}
+
+async function saveSetting(setting, value, notice) {
+  if (typeof value === "number" && Number.isNaN(value)) {
+    toast(`${setting.key} takes a number`, "error");
+    return;
+  }
+  if (setting.reindex && value !== setting.value && !(await confirmDialog({
+    title: `Change ${setting.key}?`,
+    message: "Changing this re-indexes everything: the current vectors are deleted and every file is embedded again "
+      + "with the new model. Search answers from what is already re-indexed until it finishes.",
+    confirm: "Change and re-index",
+  }))) {
+    toast(`${setting.key} was not changed`);
+    return;
+  }
+  const answer = await attempt(() => api("/api/settings", { method: "PUT", body: { key: setting.key, value } }),
+    `Could not save ${setting.key}`);
+  if (!answer) return;
+  setting.value = answer.value;
+  if (notice) fill(notice, answer.notice ? h("div.notice", null, answer.notice) : h("span.ok", null, "Saved"));
+  toast(answer.notice ?? `${setting.key} saved`);
+  refreshStatus();
+  if (setting.key.endsWith("model")) loadSettings();
+}
+
+function endpointTest(role) {
+  const result = h("div.test-result", { "data-testid": `test-result-${role}` });
+  const button = h("button.button", {
+    "data-testid": `test-${role}`,
+    onclick: async () => {
+      const body = { role };
+      for (const field of ["base_url", "model", "api_key"]) {
+        const input = document.getElementById(`setting-${role}.${field}`);
+        if (input?.value) body[field] = input.value;
+      }
+      button.disabled = true;
+      fill(result, h("span.muted", null, "testing…"));
+      const answer = await attempt(() => api("/api/endpoint-test", { method: "POST", body }), "Endpoint test failed");
+      button.disabled = false;
+      fill(result, answer ? h(`span.${answer.ok ? "ok" : "bad"}`, null, answer.message) : null);
+    },
+  }, "Test endpoint");
+  return h("div.endpoint-test", null, button, result);
+}
+
+function modelTable(role, key, models) {
+  const setting = state.settings.settings.find((s) => s.key === key);
+  return h("div.models", { "data-testid": `models-${role}` },
+    h("h3", null, `${role[0].toUpperCase() + role.slice(1)} models`),
+    h("table", null,
+      h("thead", null, h("tr", null, h("th", null, "Model"), h("th", null, "Installed"), h("th", null, "Note"), h("th"))),
+      h("tbody", null, models[role].map((model) => h("tr", { "data-testid": "model-row", "data-model": model.name },
+        h("td", null, h("code", null, model.name), model.active ? h("span.badge.status-indexed", null, "active") : null),
+        h("td", null, model.installed ? h("span.ok", null, "yes") : h("span.muted", null, "no")),
+        h("td.muted.small", null, model.note ?? ""),
+        h("td", null, setting && model.installed && !model.active
+          ? h("button.button.small", { onclick: () => saveSetting(setting, model.name, null) }, "Use") : null))))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// status line
+
+let statusTimer;
+
+async function refreshStatus() {
+  clearTimeout(statusTimer);
+  const status = await attempt(() => api("/api/status"), "Could not read the status");
+  if (status) renderStatus(status);
+  const busy = status?.indexing?.running;
+  statusTimer = setTimeout(refreshStatus, busy ? 1500 : 5000);
+}
+
+function renderStatus(status) {
+  const counts = status.counts ?? {};
+  const progress = status.indexing ?? {};
+  const failed = counts.failed ?? 0;
+  $("status-dot").className = `dot ${progress.paused ? "paused" : progress.running ? "busy" : failed ? "failed" : "idle"}`;
+  $("status-state").textContent = progress.paused ? `Paused: ${progress.paused}`
+    : progress.running ? `Indexing ${progress.done ?? 0}/${progress.total ?? 0}${progress.current ? ` · ${baseName(progress.current)}` : ""}`
+      : status.roots?.length ? "Up to date" : "No folder yet: add one in the Explorer";
+  const parts = [`${counts.indexed ?? 0} indexed`];
+  if (counts.pending) parts.push(`${counts.pending} pending`);
+  if (failed) parts.push(`${failed} failed`);
+  if (counts["block member"]) parts.push(`${counts["block member"]} in blocks`);
+  parts.push(`${(status.chunks ?? 0).toLocaleString()} chunks`, bytes(status.index_bytes));
+  $("status-counts").textContent = parts.join(" · ");
+  $("status-model").textContent = status.embedding_model ?? "";
+  const notices = status.notices ?? [];
+  $("status-notices").hidden = !notices.length;
+  $("status-notices").textContent = `${notices.length} notice${notices.length === 1 ? "" : "s"}`;
+  $("status-notices").title = notices.join("\n\n");
+  $("queue-badge").hidden = !failed;
+  $("queue-badge").textContent = String(failed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// keyboard
+
+function onKey(event) {
+  const typing = isTyping(event.target);
+  const inSearch = event.target === $("search-input");
+  if (event.key === "/" && !typing) {
+    event.preventDefault();
+    $("search-input").focus();
+    $("search-input").select();
+    return;
+  }
+  if (event.key === "Escape" && !$("preview").hidden && !$("confirm-dialog").open) {
+    closePreview();
+    return;
+  }
+  if (state.tab !== "search" || (typing && !inSearch) || !state.results.length) return;
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    event.preventDefault();
+    select(state.selected + (event.key === "ArrowDown" ? 1 : -1));
+  } else if (event.key === "Enter" && state.selected >= 0
+    && (event.target === document.body || event.target.closest?.("#results"))) {
+    event.preventDefault();
+    openSelected();
+  }
+}
+
+function onSearchSubmit(event) {
+  event.preventDefault();
+  const query = $("search-input").value.trim();
+  if (query && query === state.query && state.selected >= 0 && state.tab === "search") openSelected();
+  else search();
+}
+
+// ---------------------------------------------------------------------------------------------
+// start
+
+function start() {
+  for (const slot of document.querySelectorAll("[data-icon]")) slot.replaceChildren(icon(slot.dataset.icon));
+  whenUnauthorized(() => {
+    $("auth-error").hidden = false;
+  });
+  if (!hasToken()) {
+    $("auth-error").hidden = false;
+    return;
+  }
+  for (const button of document.querySelectorAll(".nav-item[data-tab]")) {
+    button.addEventListener("click", () => showTab(button.dataset.tab));
+  }
+  for (const button of $("view-switch").querySelectorAll("button")) {
+    button.addEventListener("click", () => setView(button.dataset.view));
+  }
+  $("search-form").addEventListener("submit", onSearchSubmit);
+  $("search-input").addEventListener("input", () => {
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(search, 400);
+  });
+  $("scope-toggle").addEventListener("change", (event) => {
+    state.scopeOn = event.target.checked;
+    renderScope();
+    if (state.query) search();
+  });
+  $("scope-clear").addEventListener("click", () => setScope(null));
+  $("preview-close").addEventListener("click", closePreview);
+  $("preview-open").addEventListener("click", () => state.preview && openFile(state.preview.path));
+  $("add-root-form").addEventListener("submit", addRoot);
+  $("retry-all").addEventListener("click", () => retry());
+  $("ignore-all").addEventListener("click", () => ignore());
+  $("chat-toggle").addEventListener("click", () => toggleChat());
+  $("chat-close").addEventListener("click", () => toggleChat(false));
+  $("chat-new").addEventListener("click", newChat);
+  $("chat-form").addEventListener("submit", ask);
+  $("chat-input").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) ask(event);
+  });
+  document.addEventListener("keydown", onKey);
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.tab === "queue") pollQueue();
+  });
+  renderScope();
+  refreshStatus();
+  $("search-input").focus();
+}
+
+start();
