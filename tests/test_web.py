@@ -28,6 +28,7 @@ if not CHROMIUM.exists():
     pytest.skip("Debian's Chromium is not installed (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 expect = sync_api.expect
+expect.set_options(timeout=20_000)  # a busy machine may answer slowly; a real failure still fails
 
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 WIDTH, HEIGHT = 1280, 800
@@ -259,6 +260,16 @@ def test_the_queue_lists_the_failure_and_retry_requeues_it(page, site):
     expect(item).to_be_visible()
     queue = site.server.get("/api/queue")
     assert [f["path"] for f in queue["failed"]] == [broken] and queue["indexing"]["total"] == 1
+
+    # Ignored, it leaves the failures for the ignored list; indexed again, it fails again.
+    item.get_by_test_id("ignore").click()
+    ignored = page.locator(f"[data-testid=ignored-item][data-path='{broken}']")
+    expect(ignored).to_be_visible()
+    expect(item).to_be_hidden()
+    assert site.server.get("/api/queue")["ignored"] == [broken]
+    ignored.get_by_role("button", name="Index again").click()
+    expect(item).to_be_visible()
+    expect(ignored).to_be_hidden()
 
 
 def test_explorer_shows_statuses_and_the_detail_panel(page, site):
