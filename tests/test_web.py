@@ -31,6 +31,7 @@ expect = sync_api.expect
 expect.set_options(timeout=20_000)  # a busy machine may answer slowly; a real failure still fails
 
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+SCREENSHOT_RUN = os.environ.get("SENSETREE_SCREENSHOTS") == "1"
 WIDTH, HEIGHT = 1280, 800
 
 # A long file whose one distinctive paragraph sits far down: its preview must scroll to it.
@@ -66,8 +67,9 @@ def site(tmp_path_factory):
     data = base / "data"
     runner = CliRunner()
     commands = [["add", str(root)], ["config", "set", "embedding.model", "minilm"]]
-    if HAS_CHAT_MODEL:  # the tiny model keeps the streamed answer short and fast
-        commands += [["config", "set", "chat.model", "smollm2-135m-instruct"], ["config", "set", "chat.max_tokens", "48"]]
+    if HAS_CHAT_MODEL:  # the tiny model keeps the tests fast; the README's screenshot shows the default model
+        model, tokens = ("qwen2.5-coder-0.5b-instruct", "200") if SCREENSHOT_RUN else ("smollm2-135m-instruct", "48")
+        commands += [["config", "set", "chat.model", model], ["config", "set", "chat.max_tokens", tokens]]
     for command in commands:
         result = runner.invoke(cli, [*command, "--data-dir", str(data)])
         assert result.exit_code == 0, result.output
@@ -105,7 +107,7 @@ def page(browser, site):
 
 
 def shot(page, name: str) -> None:
-    if os.environ.get("SENSETREE_SCREENSHOTS") == "1":
+    if SCREENSHOT_RUN:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
