@@ -105,7 +105,8 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     """The app; ``indexer`` runs indexing in this process (None: another process does it)."""
     options = options or ServerOptions()
     chats = ChatSessions(engine)
-    app = FastAPI(title="SenseTree", version="0.1.0",
+    # No /docs: Swagger UI loads its scripts from a CDN, and this app fetches nothing from the internet.
+    app = FastAPI(title="SenseTree", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Local semantic search over your own folders. Every /api/ call needs "
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     allowed_hosts = _allowed_hosts(options)
