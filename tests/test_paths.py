@@ -113,10 +113,10 @@ def test_sql_literal_doubles_quotes_only():
 
 
 @pytest.mark.parametrize("scope, expected", [
-    (r"C:\Users\me\100%_backup" + "\\", r"starts_with(lower(path), 'c:\users\me\100%_backup" + "\\')"),
-    ("C:/Users/me/Docs", r"starts_with(lower(path), 'c:\users\me\docs" + "\\')"),
-    (r"c:\users\ME\docs", r"starts_with(lower(path), 'c:\users\me\docs" + "\\')"),
-    (r"\\server\share\x", r"starts_with(lower(path), '\\server\share\x" + "\\')"),
+    (r"C:\Users\me\100%_backup" + "\\", r"starts_with(lower(upper(path)), 'c:\users\me\100%_backup" + "\\')"),
+    ("C:/Users/me/Docs", r"starts_with(lower(upper(path)), 'c:\users\me\docs" + "\\')"),
+    (r"c:\users\ME\docs", r"starts_with(lower(upper(path)), 'c:\users\me\docs" + "\\')"),
+    (r"\\server\share\x", r"starts_with(lower(upper(path)), '\\server\share\x" + "\\')"),
     ("/home/me/O'Brien/", "starts_with(path, '/home/me/O''Brien/')"),
     ("/home/me/Docs", "starts_with(path, '/home/me/Docs/')"),
 ])
@@ -126,7 +126,7 @@ def test_scope_predicate_text(scope, expected):
 
 def test_any_scope_predicate_text():
     assert any_scope_predicate(["/a", r"C:\B"]) == (
-        "(starts_with(path, '/a/')) OR (starts_with(lower(path), 'c:\\b\\'))")
+        "(starts_with(path, '/a/')) OR (starts_with(lower(upper(path)), 'c:\\b\\'))")
 
 
 # --- the same predicates inside a real LanceDB table -------------------------------------------

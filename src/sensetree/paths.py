@@ -47,6 +47,16 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _fold(text: str) -> str:
+    """Case-fold a Windows path the way LanceDB can too: ``lower(upper(x))``.
+
+    Windows compares names by their upper case, so ``µ`` (micro sign), ``μ`` and ``Μ`` name one
+    folder; ``lower()`` alone keeps ``µ`` apart. DataFusion has ``upper`` and ``lower`` with the
+    same full Unicode mappings as Python, so both sides fold alike.
+    """
+    return text.upper().lower()
+
+
 def scope_predicate(scope: str) -> str:
     """A LanceDB filter matching every path under ``scope``.
 
@@ -56,7 +66,7 @@ def scope_predicate(scope: str) -> str:
     """
     prefix = folder_prefix(scope)
     if is_windows_path(prefix):
-        return f"starts_with(lower(path), {sql_literal(prefix.lower())})"
+        return f"starts_with(lower(upper(path)), {sql_literal(_fold(prefix))})"
     return f"starts_with(path, {sql_literal(prefix)})"
 
 
@@ -67,7 +77,7 @@ def any_scope_predicate(scopes: list[str]) -> str:
 def path_key(path: str) -> str:
     """The form two paths are compared in: case-folded for Windows paths."""
     norm = normalize(path)
-    return norm.lower() if is_windows_path(norm) else norm
+    return _fold(norm) if is_windows_path(norm) else norm
 
 
 def is_under(path: str, folder: str) -> bool:
@@ -75,7 +85,7 @@ def is_under(path: str, folder: str) -> bool:
     # path_key() normalises, which would strip the trailing separator folder_prefix() adds
     # (``C:\\Docs`` would then cover ``C:\\DocsEvil``): case-fold the prefix, keep the separator.
     prefix = folder_prefix(folder)
-    prefix = prefix.lower() if is_windows_path(prefix) else prefix
+    prefix = _fold(prefix) if is_windows_path(prefix) else prefix
     key = path_key(path)
     return key == path_key(folder) or key.startswith(prefix)
 
