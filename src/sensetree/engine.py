@@ -313,6 +313,7 @@ class Engine:
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0) -> Progress:
         """Scan every root and index what is pending, under the writer lock; compacts at the end."""
         with self.writer(wait_for_lock):
+            self.store.reopen()  # the last writer may have been another process that dropped the table
             self._check_model()
             self.scan()
             options = self.index_options()

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..paths import sql_literal
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TABLE = "chunks"
 VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
@@ -82,14 +83,31 @@ class ChunkStore:
                 return None
         return self._table
 
+    def reopen(self) -> None:
+        """Forget the open handle: another process may have dropped and recreated the table."""
+        self._table = None
+
+    def _read(self, read: Callable[[Any], T], empty: T) -> T:
+        """``read(table)``, or ``empty`` before the first write; a handle made stale by another
+        process dropping the table (a model change) is reopened once instead of failing the read."""
+        table = self.table
+        if table is None:
+            return empty
+        try:
+            return read(table)
+        except (RuntimeError, ValueError, OSError) as exc:
+            if "not found" not in str(exc).lower():
+                raise
+        self.reopen()
+        table = self.table
+        return empty if table is None else read(table)
+
     @property
     def dimension(self) -> int | None:
-        table = self.table
-        return None if table is None else table.schema.field("vector").type.list_size
+        return self._read(lambda table: table.schema.field("vector").type.list_size, None)
 
     def count(self, where: str | None = None) -> int:
-        table = self.table
-        return 0 if table is None else table.count_rows(where)
+        return self._read(lambda table: table.count_rows(where), 0)
 
     # writes (the single writer only) ------------------------------------------------
     def replace_files(self, paths: Sequence[str], rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
@@ -144,8 +162,7 @@ class ChunkStore:
         self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
 
     def has_fts_index(self) -> bool:
-        table = self.table
-        return table is not None and any(i.columns == ["text"] for i in table.list_indices())
+        return self._read(lambda table: any(i.columns == ["text"] for i in table.list_indices()), False)
 
     def build_fts_index(self) -> None:
         from lancedb.index import FTS
@@ -182,40 +199,39 @@ class ChunkStore:
         table.create_index("vector", config=HnswSq(distance_type="cosine"))
 
     def has_vector_index(self) -> bool:
-        table = self.table
-        return table is not None and any(i.columns == ["vector"] for i in table.list_indices())
+        return self._read(lambda table: any(i.columns == ["vector"] for i in table.list_indices()), False)
 
     # reads ------------------------------------------------------------------------
     def dense(self, vector: np.ndarray, k: int, where: str | None = None) -> list[dict]:
         """The ``k`` nearest chunks by cosine distance, filtered inside LanceDB before the search."""
-        table = self.table
-        if table is None:
-            return []
-        query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                 .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
-        if where:
-            query = query.where(where, prefilter=True)
-        if self.has_vector_index():
-            if where and table.count_rows(where) < 100_000:
-                query = query.bypass_vector_index()  # exact; ANN under a narrow filter loses recall
-            else:
-                query = query.ef(4 * k)
-        return query.to_list()
+
+        def read(table) -> list[dict]:
+            query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
+                     .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
+            if where:
+                query = query.where(where, prefilter=True)
+            if any(i.columns == ["vector"] for i in table.list_indices()):
+                if where and table.count_rows(where) < 100_000:
+                    query = query.bypass_vector_index()  # exact; ANN under a narrow filter loses recall
+                else:
+                    query = query.ef(4 * k)
+            return query.to_list()
+
+        return self._read(read, [])
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
         """The ``k`` best chunks by BM25 on the stored text; raises ValueError without an FTS index."""
-        table = self.table
-        if table is None:
-            return []
-        query = (table.search(text, query_type="fts", fts_columns="text")
-                 .limit(k).select(["path", "chunk_index", "text", "_score"]))
-        if where:
-            query = query.where(where, prefilter=True)
-        return query.to_list()
+
+        def read(table) -> list[dict]:
+            query = (table.search(text, query_type="fts", fts_columns="text")
+                     .limit(k).select(["path", "chunk_index", "text", "_score"]))
+            if where:
+                query = query.where(where, prefilter=True)
+            return query.to_list()
+
+        return self._read(read, [])
 
     def chunks_of(self, path: str) -> list[dict]:
-        table = self.table
-        if table is None:
-            return []
-        rows = table.search().where(f"path = {sql_literal(path)}").select(["chunk_index", "text"]).limit(100_000).to_list()
+        rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
+                          .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
         return sorted(rows, key=lambda r: r["chunk_index"])

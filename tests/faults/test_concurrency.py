@@ -1,0 +1,236 @@
+"""Concurrency: readers keep answering while a writer works, and two writers never share a data dir.
+
+A large re-index runs in one thread while eight others search, ask for meaning trees and chat;
+another process changes the model and rebuilds everything under a reader's feet; two
+``sensetree index`` processes start at once; ``index --watch`` runs while other processes search
+and ask for the status; a writer is killed while it holds the lock. Latencies are recorded and
+only held to a generous bound: the machine running the tests may be busy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from sensetree.chat import Agent
+from sensetree.engine import Engine
+from sensetree.models.llm import ChatClient
+from tests.endpoint_server import EndpointServer
+from tests.faults.realtree import TOPICS, WORDS, paragraph, snapshot
+
+FILES = 250
+READERS = 8
+MIN_REQUESTS = 200
+LATENCY_BOUND_S = 15.0  # generous: two shared cores; a healthy run answers in well under a second
+
+
+def write_tree(root: Path, files: int, seed: int) -> None:
+    """Plain-text and Markdown notes, one or two chunks each."""
+    rng = random.Random(seed)
+    for i in range(files):
+        path = root / f"area{i % 5}" / f"note{i:04d}.{'md' if i % 2 else 'txt'}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n\n".join(paragraph(rng, rng.randint(3, 6)) for _ in range(rng.randint(1, 3))), encoding="utf-8")
+
+
+def queries(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(TOPICS)} {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(50)]
+
+
+def cli(data: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=300, **kw)
+
+
+def start_cli(data: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def all_indexed(data: Path, files: int = FILES) -> dict:
+    with Engine(data) as engine:
+        statuses = snapshot(engine)
+    assert len(statuses) == files and {status for status, _ in statuses.values()} == {"indexed"}
+    return statuses
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def indexed_count(data: Path) -> int:
+    with Engine(data) as probe:
+        return probe.catalog.counts()["indexed"]
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """A tree of 250 notes, indexed once with MiniLM; each test requeues what it needs."""
+    base = tmp_path_factory.mktemp("concurrency")
+    tree, data = base / "tree", base / "data"
+    write_tree(tree, FILES, seed=1)
+    with Engine(data) as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.set_setting("retrieval.rerank", False)
+        engine.add_root(str(tree))
+        assert engine.index().failed == 0
+    return tree, data
+
+
+# (a) readers during a large re-index --------------------------------------------------------
+def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed):
+    tree, data = indexed
+    write_tree(tree, FILES, seed=2)  # every file changes: all of them are embedded and written again
+    chat = EndpointServer()
+    records: list[tuple[str, float, bool]] = []  # (kind, seconds, while the writer was running)
+    with Engine(data) as engine, Engine(data) as reader:  # the writer's own engine (as in serve) and another
+        agent = Agent(reader, ChatClient(chat.url, "test-model", timeout=60))
+        with ThreadPoolExecutor(READERS + 1) as pool:
+            writer = pool.submit(engine.index)
+
+            def read(worker: int) -> None:
+                asked = queries(worker)
+                n = 0
+                while not writer.done() or len(records) < MIN_REQUESTS:
+                    query, target = asked[n % len(asked)], (engine, reader)[n % 2]
+                    started = time.perf_counter()
+                    if n % 25 == 24:
+                        kind, answer = "chat", agent.answer(query)
+                        assert answer.text and answer.sources
+                    elif n % 5 == 4:
+                        kind, (node, notices) = "tree", target.tree(query)
+                        assert node is not None, notices
+                    else:
+                        kind, response = "search", target.search(query)
+                        assert response.results and not response.notices, response.notices
+                    records.append((kind, time.perf_counter() - started, not writer.done()))
+                    n += 1
+                    time.sleep(0.05)  # a user's pace, roughly: leaves the writer some of the two cores
+
+            for future in [pool.submit(read, worker) for worker in range(READERS)]:
+                future.result()  # re-raises what a reader met
+            progress = writer.result()
+    chat.stop()
+    assert progress.failed == 0 and progress.done == FILES
+    all_indexed(data)
+    kinds = {kind: [s for k, s, _ in records if k == kind] for kind in ("search", "tree", "chat")}
+    during = sum(overlapped for _, _, overlapped in records)
+    assert len(records) >= MIN_REQUESTS and all(kinds.values())
+    assert during >= MIN_REQUESTS // 2, "most requests should overlap the re-index"
+    assert max(s for _, s, _ in records) < LATENCY_BOUND_S
+    print(f"\n{len(records)} requests ({during} during the re-index): "
+          + ", ".join(f"{kind} n={len(v)} p50={statistics.median(v):.3f}s max={max(v):.3f}s" for kind, v in kinds.items()))
+
+
+def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path):
+    """The other process wipes the vectors and rebuilds them with E5 while this one keeps searching."""
+    tree, data = tmp_path / "tree", tmp_path / "data"
+    write_tree(tree, 50, seed=3)
+    with Engine(data) as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.set_setting("retrieval.rerank", False)
+        engine.add_root(str(tree))
+        engine.index()
+    with Engine(data) as reader:
+        assert reader.search("harbour survey").results
+        rebuild = subprocess.Popen(
+            f"{sys.executable} -m sensetree.interfaces.cli config set embedding.model e5 --data-dir {data} && "
+            f"{sys.executable} -m sensetree.interfaces.cli index --quiet --data-dir {data}",
+            shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answered = 0
+        while rebuild.poll() is None:
+            for query in queries(7)[:5]:
+                response = reader.search(query)  # stale settings: keywords only, with a notice, once the model changed
+                assert response.results or response.notices or reader.store.count() == 0
+                reader.tree(query)
+                answered += 1
+            time.sleep(0.2)
+        _, err = rebuild.communicate()
+        assert rebuild.returncode == 0, err
+        assert answered > 0 and "Traceback" not in err
+    all_indexed(data, 50)
+    with Engine(data) as fresh:
+        response = fresh.search("harbour survey")
+        assert response.results and not response.notices and "dense" in response.results[0].legs
+
+
+# (b) two writers -------------------------------------------------------------------------
+def test_two_index_processes_at_once_one_writer_wins(indexed):
+    tree, data = indexed
+    with Engine(data) as engine:
+        assert engine.reindex(str(tree)) == FILES
+    first, second = start_cli(data, "index", "--json"), start_cli(data, "index", "--json")
+    outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
+    codes = sorted(code for code, _, _ in outcomes)
+    assert codes[0] == 0 and codes[1] != 0, outcomes
+    (_, won, _), (_, _, refused) = sorted(outcomes, key=lambda o: o[0])
+    assert json.loads(won)["files"] == FILES and json.loads(won)["failed"] == 0
+    assert "another sensetree process is indexing" in " ".join(refused.split()) and "Traceback" not in refused
+    all_indexed(data)
+
+
+# (c) a watcher and other processes reading ------------------------------------------------
+def test_search_and_status_from_other_processes_while_index_watch_runs(indexed):
+    tree, data = indexed
+    watcher = start_cli(data, "index", "--watch", "--quiet")
+    try:
+        assert wait_for(lambda: (data / "writer.lock").exists() and indexed_count(data) == FILES, 60)
+        rng = random.Random(4)
+        for round_ in range(4):
+            for i in range(round_ * 15, round_ * 15 + 15):  # the watcher has work while the others read
+                path = tree / f"area{i % 5}" / f"note{i:04d}.{'md' if i % 2 else 'txt'}"
+                path.write_text(paragraph(rng, 5) + f" Edited in round {round_}.", encoding="utf-8")
+            found = cli(data, "search", "harbour survey", "--json")
+            assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
+            assert json.loads(found.stdout)["results"]
+            status = cli(data, "status", "--json")
+            assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+            assert json.loads(status.stdout)["counts"]["failed"] == 0
+        busy = cli(data, "index", "--quiet")
+        assert busy.returncode != 0 and "another sensetree process is indexing" in " ".join(busy.stderr.split())
+        assert "Traceback" not in busy.stderr
+        assert wait_for(lambda: "Edited in round 3" in _first_chunk(data, tree / "area4" / "note0059.md"), 90)
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        _, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0 and "Traceback" not in err, err
+    all_indexed(data)
+
+
+def _first_chunk(data: Path, path: Path) -> str:
+    with Engine(data) as engine:
+        chunks = engine.store.chunks_of(os.path.normpath(str(path)))
+    return chunks[0]["text"] if chunks else ""
+
+
+# (d) a writer killed with the lock -------------------------------------------------------
+def test_a_writer_killed_holding_the_lock_frees_it(indexed):
+    tree, data = indexed
+    with Engine(data) as engine:
+        engine.reindex(str(tree))
+    writer = start_cli(data, "index", "--quiet")
+    assert wait_for(lambda: indexed_count(data) >= 20 or writer.poll() is not None, 120)
+    assert writer.poll() is None, "the writer finished before it could be killed"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    with Engine(data) as engine:
+        progress = engine.index()  # no wait for the lock: the kernel dropped it with the process
+    assert progress.failed == 0 and 0 < progress.done < FILES
+    all_indexed(data)
