@@ -151,6 +151,8 @@ class Engine:
     def _check_scope(self, scope: str | None) -> str | None:
         if scope and not any(paths.is_under(scope, root) for root in self.roots()):
             return f"{scope} is outside every indexed root ({', '.join(self.roots()) or 'none yet'})"
+        if scope and not os.path.isdir(scope):
+            return f"{scope} is a file; a scope is a folder" if os.path.exists(scope) else f"{scope} does not exist"
         return None
 
     def search(self, query: str, scope: str | None = None, limit: int = 20, *,

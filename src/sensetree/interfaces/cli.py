@@ -281,6 +281,33 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
                           f"bm25 rank {r.bm25_rank or '—'} · rrf {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
 
 
+def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:
+    """The lines of a ``--queries`` file as (query, scope, limit); a bad line stops with its number."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"cannot read {path}: {exc}")
+    batch = []
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            item = None
+        if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+            item = {"query": str(item)}
+        if not isinstance(item, dict):
+            item = {}
+        text, item_scope, item_limit = item.get("query"), item.get("scope", scope), item.get("limit", limit)
+        if (not isinstance(text, str) or not isinstance(item_scope, (str, type(None)))
+                or not isinstance(item_limit, int) or isinstance(item_limit, bool)):
+            _fail(f'{path}:{line_no}: expected a JSON object with a "query" string, '
+                  'and optionally a "scope" string and a "limit" number')
+        batch.append((text, item_scope, item_limit))
+    return batch
+
+
 @app.command()
 def search(query: Optional[str] = typer.Argument(None, help="What the file is about."),
            scope: Optional[str] = typer.Option(None, "--scope", help="Only files under this folder."),
@@ -296,16 +323,8 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
     with _engine(data_dir) as engine:
         if queries is not None:
             answers = []
-            for line_no, line in enumerate(queries.read_text(encoding="utf-8").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                    text = item["query"] if isinstance(item, dict) else str(item)
-                except (ValueError, KeyError, TypeError):
-                    _fail(f"{queries}:{line_no}: expected a JSON object with a \"query\" field")
-                r = engine.search(text, item.get("scope", scope) if isinstance(item, dict) else scope,
-                                  item.get("limit", limit) if isinstance(item, dict) else limit, hybrid=hybrid, rerank=rerank)
+            for text, item_scope, item_limit in _batch(queries, scope, limit):
+                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank)
                 answers.append({"query": text, "results": [x.as_dict() for x in r.results], "notices": r.notices})
             if json_out:
                 _print_json(answers)

@@ -24,6 +24,9 @@ from .types import Candidate, SearchResponse, SearchResult, TreeNode
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+# Control characters (NUL, escapes) and lone surrogates (undecodable bytes of a command line)
+# carry no meaning, and no tokenizer takes the latter: they become spaces.
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 SNIPPET_CHARS = 240
 _LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-leg")
 
@@ -129,7 +132,7 @@ class Retriever:
 
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:
-        query = unicodedata.normalize("NFC", query or "").strip()
+        query = unicodedata.normalize("NFC", _NOT_TEXT.sub(" ", query or "")).strip()
         response = SearchResponse(query=query)
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS]

@@ -1,0 +1,226 @@
+"""Hostile queries and scopes: each gets a sensible answer or a clear error, never a traceback.
+
+Through ``Engine.search``, ``Engine.tree`` and the ``sensetree`` command (a real process,
+``--json``), over the test corpus indexed once with the fast English model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sensetree.engine import Engine
+from sensetree.search.types import SearchResponse
+from tests.corpus import build_corpus
+
+QUERIES = {
+    "empty": "",
+    "whitespace": " \t\n \u3000 ",
+    "10k characters": ("tender submission deadline " * 400)[:10_000],
+    "one 10k word": "a" * 10_000,
+    "only stop words": "the of and a to in is it",
+    "only punctuation": "!!! ??? ... ,,, ;;; --- ***",
+    "sql injection": "' OR 1=1 --",
+    "sql comment": "x'; DROP TABLE chunks; --",
+    "like wildcards": "%_%",
+    "backslash": "\\",
+    "double quote": '"',
+    "unclosed phrase": '"unclosed phrase',
+    "quoted path predicate": "a' AND path LIKE '%",
+    "fts operators": "tender AND (roof OR NOT heating)",
+    "fts syntax alone": "AND OR NOT ( ) * ~ ^ :",
+    "fts field": "text:tender title:foo",
+    "fts fuzzy and boost": "tender~2 roof^3 tend*",
+    "fts must and must not": "+tender -roof",
+    "json": '{"$where": "1"} [] null',
+    "emoji": "😀🔥 🏳️‍🌈 👩‍💻",
+    "rtl arabic": "مرحبا بالعالم الفاتورة",
+    "rtl hebrew": "שלום עולם חשבונית",
+    "mixed direction": "invoice \u202efdp.exe\u202c IBAN",
+    "nul characters": "invoice\x00IBAN\x00",
+    "only nul": "\x00\x00",
+    "lone surrogates": "caf\udce9 \ud800 invoice",
+    "zero width": "\u200b\u200c\u200d\ufeff",
+    "combining marks only": "\u0301\u0308\u0323",
+    "control characters": "\x1b[31mred\x1b[0m \x07\x08",
+    "cjk": "入札の締め切り",
+    "decomposed accents": "cafe\u0301 menu",
+}
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    base = tmp_path_factory.mktemp("queries")
+    files = build_corpus(base / "tree")
+    data = base / "data"
+    with Engine(data) as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.add_root(str(base / "tree"))
+        engine.index()
+    engine = Engine(data)
+    yield engine, base / "tree", files
+    engine.close()
+
+
+def _check_response(response: SearchResponse, root, limit: int = 20) -> None:
+    assert isinstance(response, SearchResponse)
+    assert len(response.results) <= limit
+    for result in response.results:
+        assert result.path.startswith(str(root)) and os.path.exists(result.path)
+        assert 0.0 <= result.score <= 1.0
+    assert all(isinstance(n, str) and n for n in response.notices)
+
+
+@pytest.mark.parametrize("query", list(QUERIES.values()), ids=list(QUERIES))
+def test_engine_search_and_tree_answer_any_query(indexed, query):
+    engine, root, _ = indexed
+    response = engine.search(query)
+    _check_response(response, root)
+    if not re.sub(r"[\x00-\x1f]", "", query).strip():
+        assert response.results == []
+    node, notices = engine.tree(query)
+    assert all(isinstance(n, str) for n in notices)
+    if node is not None:
+        assert node.score >= 0 and all(c.name for c in node.children)
+
+
+def test_long_query_is_cut_with_a_notice(indexed):
+    engine, root, files = indexed
+    response = engine.search(QUERIES["10k characters"])
+    assert any("cut to its first" in n for n in response.notices)
+    assert response.results and response.results[0].path == str(files["docx"])
+
+
+def test_metacharacters_are_text_not_syntax(indexed):
+    """The SQL-looking and FTS-looking queries neither widen nor break the search: a term in quotes
+    and operators still finds the document that holds it."""
+    engine, _, files = indexed
+    for query in ("' OR 1=1 -- invoice IBAN", "invoice AND (IBAN OR", '"invoice IBAN', "invoice% IBAN_"):
+        results = engine.search(query, limit=3).results
+        assert results and results[0].path == str(files["email"]), query
+
+
+@pytest.mark.parametrize("limit", [0, -5, 1, 10**9])
+def test_limits_are_clamped(indexed, limit):
+    engine, root, _ = indexed
+    response = engine.search("invoice", limit=limit)
+    _check_response(response, root, limit=100)
+    assert 1 <= len(response.results) <= 100
+    node, _ = engine.tree("invoice", limit=limit)
+    assert node is not None
+
+
+SCOPES = {
+    "missing folder inside a root": (lambda root: root / "no_such_folder", "does not exist"),
+    "a file, not a folder": (lambda root: root / "reports" / "q3_revenue.pdf", "is a file"),
+    "outside every root": (lambda root: "/nowhere/at/all", "outside every indexed root"),
+    "filesystem root": (lambda root: "/", "outside every indexed root"),
+    "parent of the root": (lambda root: root / "..", "outside every indexed root"),
+    "sibling sharing the prefix": (lambda root: str(root) + "Evil", "outside every indexed root"),
+    "windows path": (lambda root: "C:\\Users\\me\\Docs", "outside every indexed root"),
+    "nul in the path": (lambda root: str(root / "re\x00ports"), "does not exist"),
+    "traversal back in": (lambda root: root / "reports" / ".." / ".." / root.name / "reports", None),
+    "percent and underscore": (lambda root: root / "100%_backup", None),
+    "quote": (lambda root: root / "O'Brien", None),
+    "trailing separator": (lambda root: str(root / "reports") + "/", None),
+}
+
+
+@pytest.mark.parametrize("case", list(SCOPES))
+def test_scopes_give_results_under_them_or_say_why_not(indexed, case):
+    engine, root, _ = indexed
+    make_scope, notice = SCOPES[case]
+    scope = str(make_scope(root))
+    response = engine.search("notes letter revenue", scope=scope)
+    node, tree_notices = engine.tree("notes letter revenue", scope=scope)
+    if notice:
+        assert response.results == [] and any(notice in n for n in response.notices), response.notices
+        assert node is None and any(notice in n for n in tree_notices)
+    else:
+        folder = os.path.normpath(scope)
+        assert response.results and all(r.path.startswith(folder + os.sep) for r in response.results)
+        assert node is not None
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def sensetree(data, *args: str | bytes) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SENSETREE_HOME": str(data), "COLUMNS": "200"}
+    command = [sys.executable, "-m", "sensetree.interfaces.cli", *args]
+    result = subprocess.run(command, capture_output=True, env=env, timeout=300)
+    assert b"Traceback" not in result.stderr, result.stderr.decode(errors="replace")
+    return result
+
+
+def test_cli_batch_answers_every_query(indexed, tmp_path):
+    engine, _, _ = indexed
+    batch = tmp_path / "hostile.jsonl"
+    lines = [json.dumps({"query": q}) for q in QUERIES.values() if "\ud800" not in q and "\udce9" not in q]
+    lines += [json.dumps({"query": "invoice", "scope": "/nowhere"}), json.dumps({"query": "invoice", "limit": 0}),
+              json.dumps("a bare string is a query"), "   "]
+    batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = sensetree(engine.data_dir, "search", "--queries", str(batch), "--json")
+    assert result.returncode == 0, result.stderr
+    answers = json.loads(result.stdout)
+    assert len(answers) == len(lines) - 1
+    assert all(isinstance(a["results"], list) and isinstance(a["notices"], list) for a in answers)
+    assert any("outside every indexed root" in n for n in answers[-3]["notices"])
+
+
+@pytest.mark.parametrize("line", [
+    '{"query": 5}', '{"query": null}', '{"limit": 3}', '{"query": "x", "limit": "many"}',
+    '{"query": "x", "scope": 7}', '[1, 2]', "not json at all", '{"query": "x", "limit": true}',
+])
+def test_cli_batch_refuses_a_bad_line_with_its_number(indexed, tmp_path, line):
+    engine, _, _ = indexed
+    batch = tmp_path / "bad.jsonl"
+    batch.write_text('{"query": "fine"}\n' + line + "\n", encoding="utf-8")
+    result = sensetree(engine.data_dir, "search", "--queries", str(batch), "--json")
+    assert result.returncode == 1
+    assert b"bad.jsonl:2" in result.stderr and b"error:" in result.stderr
+
+
+def test_cli_batch_file_missing_or_not_text(indexed, tmp_path):
+    engine, _, _ = indexed
+    missing = sensetree(engine.data_dir, "search", "--queries", str(tmp_path / "missing.jsonl"), "--json")
+    assert missing.returncode == 1 and b"cannot read" in missing.stderr
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert sensetree(engine.data_dir, "search", "--queries", str(binary)).returncode == 1
+
+
+@pytest.mark.parametrize("query", [
+    "", "' OR 1=1 --", "%_\\\"", "foo AND (bar OR", "😀 مرحبا", ("tender " * 2000).encode(), b"caf\xe9 \xff invoice",
+], ids=["empty", "sql", "like and quotes", "fts", "emoji rtl", "long", "invalid utf-8"])
+def test_cli_search_and_tree_take_any_argument(indexed, query):
+    engine, _, _ = indexed
+    for command in ("search", "tree"):
+        result = sensetree(engine.data_dir, command, query, "--json")
+        assert result.returncode == 0, result.stderr
+        answer = json.loads(result.stdout.decode("utf-8", errors="surrogateescape"))
+        assert isinstance(answer["notices"], list)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["search", "--"], b"QUERY"),
+    (["search", "-x"], b"No such option"),
+    (["search", "invoice", "--limit", "many"], b"--limit"),
+    (["search", "invoice", "--scope", "/nowhere/at/all", "--json"], None),
+    (["tree", "invoice", "--scope", "/nowhere/at/all", "--json"], None),
+    (["search", "invoice", "--scope", "does/not/exist", "--json"], None),
+])
+def test_cli_odd_arguments_get_a_clear_answer(indexed, args, message):
+    engine, _, _ = indexed
+    result = sensetree(engine.data_dir, *args)
+    if message is None:
+        assert result.returncode == 0
+        notices = json.loads(result.stdout)["notices"]
+        assert any("outside every indexed root" in n or "does not exist" in n for n in notices)
+    else:
+        assert result.returncode != 0 and message in result.stderr
