@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from typer.testing import CliRunner
@@ -264,6 +265,20 @@ def test_a_slow_endpoint_indexes_everything(tmp_path, server):
         assert not indexing.is_alive()
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
         assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
+
+
+def test_a_hung_endpoint_does_not_hang_search(tmp_path, server):
+    """It accepts the connection and never answers: a search waits 15 s at most, then answers by keywords."""
+    with endpoint_engine(tmp_path, server) as warm:
+        warm.index()
+        server.delay = 60
+        with Engine(tmp_path / "data") as cold, ThreadPoolExecutor(2) as pool:  # cold: the dimension probe hangs
+            started = time.monotonic()
+            responses = list(pool.map(lambda engine: engine.search("regatta"), (warm, cold)))
+            assert time.monotonic() - started < 60  # not the 120 s an indexing call may take
+        for response in responses:
+            assert any("did not answer within 15 s" in n for n in response.notices), response.notices
+            assert response.results[0].name == "regatta.txt" and response.results[0].legs == ["bm25"]
 
 
 # the sense endpoint -------------------------------------------------------------------

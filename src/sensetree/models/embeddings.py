@@ -33,6 +33,9 @@ BUNDLED = {
 }
 
 
+QUERY_TIMEOUT = 15.0  # seconds a search waits for an endpoint's query vector before answering by keywords only
+
+
 class EmbeddingError(RuntimeError):
     """The provider answered, but not with usable vectors (wrong dimension, bad input)."""
 
@@ -152,16 +155,20 @@ class OpenAIEmbeddings:
         self._model = model
         self._batch_size = max(1, batch_size)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = timeout
         self._client = httpx.Client(timeout=timeout, headers=headers)
         self._prefix = is_e5(model)
-        self.dimension = dimensions or len(self._post(["dimension probe"])[0])
+        self.dimension = dimensions or len(self._post(["dimension probe"], min(timeout, QUERY_TIMEOUT))[0])
         self.identity = f"{model}@{base_url.rstrip('/')}"
 
-    def _post(self, texts: list[str]) -> list[list[float]]:
+    def _post(self, texts: list[str], timeout: float | None = None) -> list[list[float]]:
         import httpx
 
+        wait = timeout or self._timeout
         try:
-            response = self._client.post(self._url, json={"model": self._model, "input": texts})
+            response = self._client.post(self._url, json={"model": self._model, "input": texts}, timeout=wait)
+        except httpx.TimeoutException as exc:
+            raise EndpointUnavailable(f"embedding endpoint {self._url} did not answer within {wait:g} s") from exc
         except httpx.HTTPError as exc:
             raise EndpointUnavailable(f"embedding endpoint {self._url} unreachable: {exc}") from exc
         if response.status_code == 429 or response.status_code >= 500 or response.status_code == 408:
@@ -181,11 +188,11 @@ class OpenAIEmbeddings:
             raise EndpointUnavailable(f"embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts")
         return vectors
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], timeout: float | None = None) -> np.ndarray:
         """All or nothing: any bad answer among the calls raises, so no caller sees part of the vectors."""
         rows = []
         for start in range(0, len(texts), self._batch_size):
-            vectors = self._post(texts[start : start + self._batch_size])
+            vectors = self._post(texts[start : start + self._batch_size], timeout)
             if not all(isinstance(v, list) for v in vectors):
                 raise EndpointUnavailable("embedding endpoint sent a malformed answer: a vector is not a list")
             wrong = {len(v) for v in vectors} - {self.dimension}
@@ -210,7 +217,8 @@ class OpenAIEmbeddings:
         return self._embed([("passage: " + t) if self._prefix else t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([("query: " + text) if self._prefix else text])[0]
+        # A search must not hang on an endpoint that stopped answering: it falls back to keywords.
+        return self._embed([("query: " + text) if self._prefix else text], min(self._timeout, QUERY_TIMEOUT))[0]
 
 
 def canonical_model(name: str) -> str:
