@@ -308,6 +308,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         statuses = assert_whole(engine)
         assert all(status == "indexed" for status, _ in statuses.values())
         assert {engine.catalog.sense(path)[1] for path in statuses} == {"excerpt"}
+        assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
         assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
 
 

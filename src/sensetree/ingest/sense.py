@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
 
 from ..models.llm import ChatClient, LLMError
@@ -20,6 +21,7 @@ SENSE_MAX_CHARS = 1200
 SENSE_MIN_TEXT = 120
 FALLBACK_CHARS = 300
 PREFIX_SENSE_CHARS = 180
+PAUSE_AFTER_FAILURE = 60.0  # seconds the excerpt is used without asking a sense endpoint that just failed
 
 SENSE_PROMPT = (
     "You describe documents for a personal search index. In 2 to 4 factual sentences, say first "
@@ -41,17 +43,23 @@ class Sense:
 
 
 class SenseWriter:
-    """Writes senses with a chat model when one is configured; otherwise, or on failure, the excerpt."""
+    """Writes senses with a chat model when one is configured; otherwise, or on failure, the excerpt.
+
+    After a failure the endpoint is left alone for a minute: a server that hangs would otherwise
+    cost its full timeout on every file and stall the queue.
+    """
 
     def __init__(self, client: ChatClient | None = None):
         self._client = client
+        self._paused_until = 0.0
 
     @property
     def uses_model(self) -> bool:
         return self._client is not None
 
     def write(self, text: str, *, name: str, folder: str, doc_type: str, qualify: bool = True) -> Sense:
-        if self._client is None or not qualify or len(text.strip()) < SENSE_MIN_TEXT:
+        if (self._client is None or not qualify or len(text.strip()) < SENSE_MIN_TEXT
+                or time.monotonic() < self._paused_until):
             return Sense(excerpt_sense(text), "excerpt")
         user = (f"File name: {name}\nFolder: {folder}\nType: {doc_type}\n\n"
                 f"Beginning of the content:\n{text[:SENSE_INPUT_CHARS]}")
@@ -61,7 +69,9 @@ class SenseWriter:
                 max_tokens=320, no_reasoning=True,
             )
         except LLMError as exc:
-            log.info("sense for %s falls back to the excerpt: %s", name, exc)
+            log.info("sense for %s falls back to the excerpt, and the endpoint is left alone for %.0f s: %s",
+                     name, PAUSE_AFTER_FAILURE, exc)
+            self._paused_until = time.monotonic() + PAUSE_AFTER_FAILURE
             return Sense(excerpt_sense(text), "excerpt")
         answer = re.sub(r"<think>.*?</think>", "", answer, flags=re.S).strip()
         if not answer:
