@@ -122,7 +122,7 @@ def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed):
                         assert response.results and not response.notices, response.notices
                     records.append((kind, time.perf_counter() - started, not writer.done()))
                     n += 1
-                    time.sleep(0.05)  # a user's pace, roughly: leaves the writer some of the two cores
+                    time.sleep(0.1)  # a user's pace, roughly: leaves the writer some of the two cores
 
             for future in [pool.submit(read, worker) for worker in range(READERS)]:
                 future.result()  # re-raises what a reader met
