@@ -284,7 +284,11 @@ def _decode(data: bytes) -> str | None:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        # Valid UTF-8 that is full of control characters may be UTF-16 without a BOM.
+        # Valid UTF-8 that is full of control characters may be UTF-16 without a BOM; if its
+        # NULs are not laid out like UTF-16's, they are stray (padding, C strings): spaces.
+        sample = data[:_DETECT_SAMPLE]
+        if text is not None and not _looks_printable(text[:_PRINTABLE_SAMPLE]) and not _looks_like_utf16(sample):
+            text = text.replace("\x00", " ")
         if text is None or not _looks_printable(text[:_PRINTABLE_SAMPLE]):
             encoding = _guess_encoding(data[:_DETECT_SAMPLE])
             if encoding is None:
@@ -314,6 +318,12 @@ def _guess_encoding(sample: bytes) -> str | None:
         if same_score and "cp1252" in match.could_be_from_charset:
             return "cp1252"
     return best.encoding
+
+
+def _looks_like_utf16(sample: bytes) -> bool:
+    """BOM-less UTF-16 of mostly Latin text: a zero in most bytes on one side (odd or even) only."""
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    return max(even, odd) >= 0.3 * (len(sample) // 2) and min(even, odd) <= 0.1 * max(even, odd)
 
 
 def _looks_printable(sample: str) -> bool:

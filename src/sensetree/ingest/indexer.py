@@ -10,6 +10,7 @@ half-written file (its old rows are replaced on the next pass).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -19,6 +20,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Callable, TypeVar
 
 import numpy as np
@@ -89,10 +91,20 @@ class Prepared:
 
 
 def file_hash(path: str) -> str:
+    """SHA-256 of the content; FileNotFoundError when the path is no longer a regular file.
+
+    Opened without blocking: a FIFO put in a file's place after the scan would otherwise wait
+    for a writer forever and stall the whole queue.
+    """
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            raise FileNotFoundError(errno.ENOENT, "no longer a regular file", path)
+        for block in iter(lambda: os.read(fd, 1 << 20), b""):
             digest.update(block)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -173,10 +185,11 @@ class Indexer:
         path = item.row.path
         stat = os.stat(path)
         item.mtime, item.size = stat.st_mtime, stat.st_size
-        if stat.st_size > self.options.max_file_bytes:
-            item.content_hash = "ctx:" + hashlib.sha256(f"{path}:{stat.st_mtime}:{stat.st_size}".encode()).hexdigest()
-        else:
-            item.content_hash = file_hash(path)
+        by_stat = "ctx:" + hashlib.sha256(f"{path}:{stat.st_mtime}:{stat.st_size}".encode()).hexdigest()
+        try:
+            item.content_hash = by_stat if stat.st_size > self.options.max_file_bytes else file_hash(path)
+        except PermissionError:  # extract() says so in one line, and the file keeps its context entry
+            item.content_hash = by_stat
         item.unchanged = item.content_hash == item.row.content_hash
         if item.unchanged:
             return

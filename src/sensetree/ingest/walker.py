@@ -11,6 +11,7 @@ one entry describing it; its contents are not searchable one by one. A manual ch
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Iterator
 
 import pathspec
 
+log = logging.getLogger(__name__)
 IGNORE_FILES = (".gitignore", ".sensetreeignore")
 OS_LITTER = {".ds_store", "thumbs.db", "desktop.ini", "icon\r"}
 
@@ -103,18 +105,39 @@ def _load_ignore(folder: Path, names: set[str]) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+@dataclass(frozen=True)
+class _Descend:
+    folder: Path
+    specs: list[tuple[Path, pathspec.PathSpec]]
+
+
 def walk(root: str, manual: dict[str, str] | None = None) -> Iterator[Entry]:
-    """Every indexable file and block folder under ``root``, depth first."""
+    """Every indexable file and block folder under ``root``, depth first.
+
+    An explicit stack, not recursion: a tree thousands of folders deep is legal and must not
+    exhaust Python's recursion limit.
+    """
     manual = manual or {}
-    yield from _walk_folder(Path(root), [], manual, is_root=True, real_root=os.path.realpath(root))
+    real_root = os.path.realpath(root)
+    stack = [_walk_folder(Path(root), [], manual, is_root=True, real_root=real_root)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, _Descend):
+            stack.append(_walk_folder(item.folder, item.specs, manual, real_root=real_root))
+        else:
+            yield item
 
 
 def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manual: dict[str, str],
-                 is_root: bool = False, real_root: str = "") -> Iterator[Entry]:
+                 is_root: bool = False, real_root: str = "") -> Iterator[Entry | _Descend]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
-    except OSError:
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            log.warning("skipped folder %s: %s", folder, exc.strerror or exc)
         return
     names = [e.name for e in entries]
     if not is_root:
@@ -132,13 +155,16 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
     for entry in entries:
         if is_hidden(entry.name) or manual.get(entry.path) == "ignore":
             continue
+        if not _is_utf8(entry.name):  # no catalog, table or JSON answer can hold its path
+            log.warning("skipped %r: its name is not valid UTF-8; rename it to index it", entry.path)
+            continue
         path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
             if _ignored(path, is_dir, specs):
                 continue
             if is_dir:
-                yield from _walk_folder(path, specs, manual, real_root=real_root)
+                yield _Descend(path, specs)
             elif entry.is_file():  # follows a link to a file; a link to a folder is skipped above
                 if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
                     continue  # its content lives outside the root: indexing it would leak it into snippets
@@ -146,6 +172,14 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
                 yield Entry(entry.path, "file", stat.st_size, stat.st_mtime)
         except OSError:
             continue
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes come back from the OS as lone surrogates
+        return False
+    return True
 
 
 def _inside(path: str, folder: str) -> bool:
