@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -31,10 +32,12 @@ from .models.probe import ProbeReport, probe_endpoint
 from .models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import SearchResponse, TreeNode
+from .store import integrity
 from .store.catalog import Catalog
-from .store.chunks import ChunkStore
+from .store.chunks import ChunkStore, StoreDamaged
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class SenseTreeError(Exception):
@@ -58,17 +61,20 @@ class Engine:
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.settings = Settings.load(self.data_dir)
-        self.catalog = Catalog(self.data_dir / "catalog.sqlite")
+        self._writer_lock = FileLock(str(self.data_dir / "writer.lock"))
+        self.notices: list[str] = []  # things to tell the user once (model change, disabled stage...)
+        self._catalog_behind = False  # the catalog lost commits: reconcile it with the vectors
+        self.catalog = self._open_catalog()
         self.store = ChunkStore(self.data_dir / "lancedb")
         self._embedder: Embedder | None = None
         self._reranker: CrossEncoder | None = None
         self._reranker_problem: str | None = None
         self._reranker_told = False
         self._models_lock = threading.Lock()
-        self._writer_lock = FileLock(str(self.data_dir / "writer.lock"))
-        self.notices: list[str] = []  # things to tell the user once (model change, disabled stage...)
         if self.settings.problem:
             self.notices.append(self.settings.problem)
+        if self._catalog_behind and self._writer_free():
+            self._reconcile()
 
     def close(self) -> None:
         self.catalog.close()
@@ -160,20 +166,25 @@ class Engine:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
         hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
         rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
-        problem = self._check_scope(scope)
+        repairs = len(self.notices)
+        problem = self._recovering(lambda: self._check_scope(scope))
         if problem:
-            return SearchResponse(query=query, notices=[problem])
-        response = self.retriever().search(query, scope, limit, hybrid=hybrid, rerank_on=rerank)
+            return SearchResponse(query=query, notices=[*self.notices[repairs:], problem])
+        response = self._recovering(lambda: self.retriever().search(query, scope, limit, hybrid=hybrid,
+                                                                    rerank_on=rerank))
+        response.notices[:0] = self.notices[repairs:]  # a repair made on the way
         if rerank and self._reranker_problem and not self._reranker_told:
             response.notices.append(f"reranking skipped: {self._reranker_problem}")
             self._reranker_told = True
         return response
 
     def tree(self, query: str, scope: str | None = None, limit: int = 400) -> tuple[TreeNode | None, list[str]]:
-        problem = self._check_scope(scope)
+        repairs = len(self.notices)
+        problem = self._recovering(lambda: self._check_scope(scope))
         if problem:
-            return None, [problem]
-        return self.retriever().tree(query, scope, self.roots(), limit)
+            return None, [*self.notices[repairs:], problem]
+        node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit))
+        return node, [*self.notices[repairs:], *notices]
 
     def expected_identity(self) -> str:
         return expected_identity(self.settings["embedding.model"], self.settings["embedding.base_url"])
@@ -313,8 +324,17 @@ class Engine:
 
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0) -> Progress:
-        """Scan every root and index what is pending, under the writer lock; compacts at the end."""
+        """Scan every root and index what is pending, under the writer lock; compacts at the end.
+
+        A damaged catalog or vector table met on the way is repaired, and the run made once more.
+        """
+        return self._recovering(lambda: self._index_once(on_update, stop, max_endpoint_wait, wait_for_lock))
+
+    def _index_once(self, on_update: Callable[[Progress], None] | None, stop: threading.Event | None,
+                    max_endpoint_wait: float | None, wait_for_lock: float) -> Progress:
         with self.writer(wait_for_lock):
+            if self._catalog_behind:
+                self._reconcile()
             self.store.reopen()  # the last writer may have been another process that dropped the table
             self._check_model()
             self.scan()
@@ -355,8 +375,86 @@ class Engine:
         with self.writer():
             watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True)
 
+    # damage (power cuts, torn writes; see store/integrity.py) -------------------------
+    def _writer_free(self) -> bool:
+        """No other process writes to the data dir now, so what is on disk is settled."""
+        try:
+            with self.writer():
+                return True
+        except WriterBusy:
+            return False
+
+    def _open_catalog(self) -> Catalog:
+        """The catalog, salvaged when SQLite cannot open it; a log that lost commits is noted for repair."""
+        path = self.data_dir / "catalog.sqlite"
+        wal = integrity.read_wal(path) if self._writer_free() else None
+        try:
+            catalog = Catalog(path)
+        except sqlite3.DatabaseError as exc:
+            return self._salvage_catalog(str(exc))
+        problem = integrity.wal_problem(wal, catalog.wal_frames()) if wal else None
+        if problem:
+            self.notices.append(f"The catalog's write-ahead log was damaged: {problem}. Its last changes were "
+                                "lost; the catalog was checked against the vectors and what it lost will be "
+                                "indexed again.")
+            self._catalog_behind = True
+        return catalog
+
+    def _salvage_catalog(self, reason: str) -> Catalog:
+        with self.writer():
+            salvage = integrity.salvage_catalog(self.data_dir / "catalog.sqlite")
+        self.notices.append(salvage.describe(reason))
+        self._catalog_behind = True
+        return salvage.catalog
+
+    def _reconcile(self) -> None:
+        with self.writer():
+            requeued, dropped = self._recovering(lambda: integrity.reconcile(self.catalog, self.store))
+        self._catalog_behind = False
+        if requeued or dropped:
+            self.notices.append(f"Checked against the vectors: {requeued} file(s) will be indexed again, and the "
+                                f"vectors of {dropped} file(s) the catalog no longer lists were dropped.")
+
+    def _recovering(self, operation: Callable[[], T]) -> T:
+        """Run ``operation``; when it fails on a damaged catalog or vector table, repair it and run once more."""
+        try:
+            return operation()
+        except (SenseTreeError, IndexingPaused, EmbeddingError, QueryEmbeddingFailed):
+            raise
+        except (sqlite3.DatabaseError, RuntimeError, ValueError, OSError) as exc:
+            if not self._repair(exc):
+                raise
+        return operation()
+
+    def _repair(self, error: Exception) -> bool:
+        """Repair the store ``error`` came from if one of its files is damaged; False when none is."""
+        if isinstance(error, sqlite3.DatabaseError):
+            reason = self.catalog.damage()
+            if reason is None:
+                return False  # a busy or locked database, not a damaged one
+            with self.writer():
+                self.catalog.close()
+                self.catalog = self._salvage_catalog(reason)
+        else:
+            reason = str(error) if isinstance(error, StoreDamaged) else self.store.verify()
+            if reason is None:
+                return False
+            with self.writer():
+                version = self.store.roll_back()
+            if version is None:
+                self.notices.append(f"The vector index was damaged ({reason}) and no earlier version of it reads "
+                                    "back whole: it was rebuilt empty, and every file will be indexed again.")
+            else:
+                self.notices.append(f"The vector index was damaged ({reason}); it was rolled back to its last "
+                                    f"sound version ({version}), and the files written since will be indexed again.")
+        self._reconcile()
+        return True
+
     # reports ----------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
+        return self._recovering(self._status)
+
+    def _status(self) -> dict[str, Any]:
         counts = self.catalog.counts()
         index_files = [*(self.data_dir / "lancedb").rglob("*"), *self.data_dir.glob("catalog.sqlite*")]
         size = sum(f.stat().st_size for f in index_files if f.is_file())

@@ -155,6 +155,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                     engine.watch(update, stop, on_round=report)
                 else:
                     report(engine.index(update, stop))
+            for notice in engine.notices:  # repairs made on the way
+                errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
             stop.set()
             errors.print("stopped; what was not finished stays pending and resumes next time")

@@ -75,6 +75,26 @@ class Catalog:
         with self._lock:
             self._db.close()
 
+    def damage(self) -> str | None:
+        """None when SQLite finds the file sound (``PRAGMA quick_check``), else its first complaint."""
+        try:
+            result = self._run("PRAGMA quick_check(1)")[0][0]
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return None if result == "ok" else result
+
+    def columns(self, table: str) -> list[str]:
+        return [r[1] for r in self._run(f"PRAGMA table_info({table})")]
+
+    def insert_rows(self, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
+        """Rows salvaged from a damaged catalog (store/integrity.py); existing rows win."""
+        self._many(f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                   rows)
+
+    def wal_frames(self) -> int:
+        """Frames of the write-ahead log SQLite accepted when it opened it (checksums valid)."""
+        return self._run("PRAGMA wal_checkpoint(PASSIVE)")[0][1]
+
     def _run(self, sql: str, params: Iterable = ()) -> list[tuple]:
         with self._lock:
             return self._db.execute(sql, tuple(params)).fetchall()

@@ -13,6 +13,8 @@ Design notes (measured in shared/research/lancedb.md):
 from __future__ import annotations
 
 import logging
+import re
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -56,6 +58,10 @@ def schema(dimension: int) -> pa.Schema:
     ])
 
 
+class StoreDamaged(RuntimeError):
+    """A file of the table is torn or corrupt (a power cut, a bad sector): ``roll_back()`` repairs it."""
+
+
 class DimensionMismatch(ValueError):
     """A vector of the wrong size; refused at write time, never mixed in (SPEC §2)."""
 
@@ -69,6 +75,7 @@ class ChunkStore:
         import lancedb
 
         directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
         self._db = lancedb.connect(str(directory), read_consistency_interval=timedelta(0))
         self._table = None
         self._write_lock = threading.Lock()
@@ -184,6 +191,9 @@ class ChunkStore:
                     return
                 except RuntimeError as exc:
                     if "conflict" not in str(exc).lower() or attempt == 4:
+                        damage = self.verify()
+                        if damage:
+                            raise StoreDamaged(damage) from exc
                         log.warning("optimize failed: %s", exc)
                         return
                     time.sleep(0.2 * (attempt + 1))
@@ -235,3 +245,87 @@ class ChunkStore:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
                           .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
         return sorted(rows, key=lambda r: r["chunk_index"])
+
+    # damage (power cuts, torn writes) ------------------------------------------------
+    def verify(self) -> str | None:
+        """None when every row of the latest version reads back whole; else what is broken.
+
+        Reads every column of every row, so it costs a full scan: it runs when something has
+        already failed, never on the way of a search.
+        """
+        try:
+            table = self._db.open_table(TABLE)
+        except (ValueError, FileNotFoundError):
+            return None  # no table yet
+        except Exception as exc:  # lance raises RuntimeError, ValueError, OSError... on torn files
+            return _one_line(exc)
+        return _read_back(table)
+
+    def roll_back(self) -> int | None:
+        """Return to the newest version that reads back whole, and that version; None when no version
+        does, and the table is then dropped (every file must be indexed again).
+
+        A manifest that does not even open (torn, zero bytes, garbage) is moved to ``damaged/``;
+        older versions keep their own manifests, so LanceDB then opens the one before it.
+        """
+        with self._write_lock:
+            self._table = None
+            versions = self.directory / f"{TABLE}.lance" / "_versions"
+            quarantine = self.directory / "damaged"
+            while True:
+                try:
+                    table = self._db.open_table(TABLE)
+                    break
+                except (ValueError, FileNotFoundError):
+                    if not versions.is_dir():
+                        return None
+                    table = None
+                except Exception:
+                    table = None
+                manifests = sorted(versions.glob("*.manifest"), key=_manifest_version)
+                if not manifests:
+                    break
+                quarantine.mkdir(exist_ok=True)
+                shutil.move(str(manifests[-1]), str(quarantine / f"{time.time_ns()}-{manifests[-1].name}"))
+            if table is not None:
+                try:
+                    kept = sorted((v["version"] for v in table.list_versions()), reverse=True)
+                except Exception:
+                    kept = []
+                for version in kept[:20]:
+                    try:
+                        table.checkout(version)
+                    except Exception:
+                        continue
+                    if _read_back(table) is None:
+                        if version != kept[0]:
+                            table.restore(version)
+                        return version
+            try:
+                self._db.drop_table(TABLE)
+            except Exception:
+                shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
+            return None
+
+
+def _read_back(table) -> str | None:
+    """Decode every column of every row of ``table``'s checked-out version."""
+    try:
+        for _ in table.search().limit(None).to_batches(8192):
+            pass
+        table.count_rows()
+    except Exception as exc:
+        return _one_line(exc)
+    return None
+
+
+def _manifest_version(manifest: Path) -> int:
+    """Manifests are named by version, or by u64::MAX - version (LanceDB's v2 naming, newest first)."""
+    number = int(manifest.stem)
+    return (2**64 - 1) - number if number >= 2**63 else number
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error in one line, without the Rust source locations lance appends."""
+    message = " ".join(re.sub(r",? /\S+\.rs:\d+:\d+", "", str(exc)).split()) or type(exc).__name__
+    return message if len(message) <= 300 else message[:299] + "…"
