@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..engine import Engine, SenseTreeError, WriterBusy
-from ..ingest.indexer import Progress
+from ..ingest.indexer import IndexingPaused, Progress
 from ..ingest.watcher import watch
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,8 @@ class BackgroundIndexer:
             threading.Timer(BUSY_RETRY_SECONDS, self.kick).start()
         except SenseTreeError as exc:
             self.problem = str(exc)
+        except IndexingPaused as exc:  # stopped while waiting for a down endpoint: files stay pending
+            self.problem = str(exc)
         except Exception as exc:  # never let the web app lose its indexer silently
             log.exception("indexing round failed")
             self.problem = f"indexing stopped on an unexpected error: {type(exc).__name__}: {exc}"
@@ -95,7 +97,8 @@ class BackgroundIndexer:
             self.progress.current = ""
 
     def _update(self, progress: Progress) -> None:
-        if progress.total:  # a round with nothing to do keeps the last real round's figures on show
+        # A round with nothing to do keeps the last real round's figures on show, unless it is waiting.
+        if progress.total or progress.paused:
             self.progress = progress
 
     def _follow_roots(self) -> None:
