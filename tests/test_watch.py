@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 from sensetree.engine import Engine
-
-
-def wait_for(condition, timeout=30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
+from .waiting import wait_for
 
 
 def test_watch_keeps_the_index_true_to_the_disk(tmp_path):

@@ -16,7 +16,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,6 +27,7 @@ from sensetree.engine import Engine
 from sensetree.models.llm import ChatClient
 from tests.endpoint_server import EndpointServer
 from tests.faults.realtree import TOPICS, WORDS, paragraph, snapshot
+from tests.waiting import wait_for
 
 FILES = 250
 READERS = 8
@@ -64,15 +64,6 @@ def all_indexed(data: Path, files: int = FILES) -> dict:
         statuses = snapshot(engine)
     assert len(statuses) == files and {status for status, _ in statuses.values()} == {"indexed"}
     return statuses
-
-
-def wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def indexed_count(data: Path) -> int:

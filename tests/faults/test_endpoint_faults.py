@@ -19,11 +19,12 @@ from typer.testing import CliRunner
 
 from sensetree.chat import Agent, ChatError
 from sensetree.engine import Engine
-from sensetree.ingest.indexer import IndexingPaused, Progress
+from sensetree.ingest.indexer import IndexingPaused
 from sensetree.interfaces.cli import app as cli
 from sensetree.models.llm import ChatClient
 from tests.endpoint_server import EndpointServer
 from tests.faults.realtree import snapshot
+from tests.waiting import wait_for
 
 runner = CliRunner()
 
@@ -43,15 +44,6 @@ def server():
     endpoint = EndpointServer()
     yield endpoint
     endpoint.stop()
-
-
-def wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.3)
-    return condition()
 
 
 def write_tree(tree, prefix: str = "", repeat: int = 8) -> None:
