@@ -392,6 +392,27 @@ def test_over_compressed_zip_is_refused(tmp_path: Path) -> None:
         extract(path)
 
 
+def test_zip_member_declaring_less_than_it_holds_is_refused_before_inflating(tmp_path: Path) -> None:
+    """`zipfile.read` inflates a member's whole stream before cutting it to the declared size,
+    so a member that declares 2 KB over a larger stream could still inflate a bomb."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", random.Random(3).randbytes(200_000))
+    data = bytearray(buffer.getvalue())
+    name = b"word/document.xml"
+    for signature, name_offset, size_offset in ((b"PK\x03\x04", 30, 22), (b"PK\x01\x02", 46, 24)):
+        start = data.find(signature)
+        while start != -1:
+            if data[start + name_offset:start + name_offset + len(name)] == name:
+                data[start + size_offset:start + size_offset + 4] = (2048).to_bytes(4, "little")
+            start = data.find(signature, start + 4)
+    path = tmp_path / "lying.docx"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ExtractionError, match=r"^corrupt DOCX: word/document.xml declares 2.0 KB but holds"):
+        extract(path)
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

@@ -5,9 +5,9 @@ context only; none may stop the queue or hang it (the indexer runs as a separate
 under a timeout, so a hang fails the test instead of blocking it).
 
 Memory bound: the indexing process, models included, stays under MEMORY_BOUND = 2 GiB of
-peak resident memory. Measured here: about 0.4 GB with the model loaded, 0.65 GB more while
-full 256-token batches go through it, 0.15 GB for the 50 MB line in memory; about 1.35 GB
-in all. Reading the 2 GB file or inflating the 1 GB zip bomb would break the bound.
+peak resident memory. Measured here: about 0.55 GB in all (it was 1.4 GB, and 3.1 GB once in
+CI, before the embedder cut its calls to 512 tokens and the lying zip bomb was refused before
+inflating). Reading the 2 GB file or inflating the 1 GB zip bomb would break the bound.
 
 The hostile run uses chunks of 20,000 characters: the 50 MB line is cut to the 5,000,000
 characters the extractor keeps, and embedding those as 5,000 chunks of 1,000 would take

@@ -491,15 +491,22 @@ def _read_pdf(data: bytes) -> Iterator[str]:
 def _check_zip(data: bytes, label: str) -> None:
     """Refuse archives that would expand to far more than they weigh.
 
-    Checking the sizes declared in the zip directory is enough: `zipfile` stops
-    inflating a member at its declared size and then fails its CRC check, so a
-    member cannot secretly expand further.
+    The check trusts the sizes declared in the zip directory, so it also refuses a
+    member that declares fewer bytes than its compressed stream must inflate to:
+    `zipfile.read` inflates the whole stream before cutting it to the declared size.
     """
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            expanded = sum(member.file_size for member in archive.infolist())
+            members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise ExtractionError(f"corrupt {label}: not a valid zip archive ({_reason(exc)})") from None
+    for member in members:
+        if member.compress_size > _most_compressed_bytes(member.file_size):
+            raise ExtractionError(
+                f"corrupt {label}: {member.filename} declares {_human_size(member.file_size)} "
+                f"but holds {_human_size(member.compress_size)} compressed"
+            )
+    expanded = sum(member.file_size for member in members)
     too_big = expanded > MAX_ZIP_UNCOMPRESSED
     too_dense = expanded > ZIP_RATIO_FLOOR and expanded > len(data) * MAX_ZIP_RATIO
     if too_big or too_dense:
@@ -507,6 +514,12 @@ def _check_zip(data: bytes, label: str) -> None:
             f"refusing {label}: {_human_size(len(data))} would expand to "
             f"{_human_size(expanded)} (possible zip bomb)"
         )
+
+
+def _most_compressed_bytes(size: int) -> int:
+    """The most bytes any zip method stores ``size`` bytes in: deflate's stored blocks add
+    5 bytes per 16 KB, and encryption headers or descriptors a few dozen more."""
+    return size + 5 * (size // 16_384 + 1) + 1024
 
 
 def _read_docx(data: bytes) -> Iterator[str]:
