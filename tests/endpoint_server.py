@@ -99,6 +99,10 @@ def _handler(server: EndpointServer):
                 return
             if mode == "500":
                 return self._send(500, b'{"error": "internal"}')
+            if mode == "401":
+                return self._send(401, b'{"error": {"message": "Incorrect API key provided"}}')
+            if mode == "404":
+                return self._send(404, b'{"error": {"message": "model not found, try pulling it first"}}')
             if mode == "429":
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": server.retry_after})
             if mode == "malformed":

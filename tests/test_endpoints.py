@@ -116,6 +116,20 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server):
         assert "plum dumplings" in engine.store.chunks_of(str(target))[0]["text"]
 
 
+@pytest.mark.parametrize(("mode", "message"), [("401", "API key"), ("404", "no model")])
+def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path, server, mode, message):
+    """A key that expired or a model removed mid-run is the endpoint's problem: every file
+    would fail the same way, so the queue pauses with what to fix, and resumes once fixed."""
+    with _engine(tmp_path, server) as engine:
+        server.fail(mode)
+        with pytest.raises(IndexingPaused, match=message):
+            engine.index(max_endpoint_wait=3)
+        assert engine.catalog.counts()["failed"] == 0 and engine.store.count() == 0
+        server.fail("ok")
+        progress = engine.index(max_endpoint_wait=3)
+        assert progress.failed == 0 and engine.catalog.counts()["indexed"] == len(TOPICS)
+
+
 def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server):
     with _engine(tmp_path, server) as engine:
         engine.index()

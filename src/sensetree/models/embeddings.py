@@ -200,6 +200,12 @@ class OpenAIEmbeddings:
                 f"embedding endpoint answered {response.status_code}",
                 float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None,
             )
+        if response.status_code in (401, 403):  # the endpoint's fault, not the file's: pause, keep the queue
+            raise EndpointUnavailable(f"embedding endpoint refused the API key ({response.status_code}); "
+                                      "check embedding.api_key")
+        if response.status_code == 404:
+            raise EndpointUnavailable(f"embedding endpoint has no model {self._model!r} or no /embeddings route "
+                                      "(404); check embedding.model and embedding.base_url")
         if response.status_code >= 400:
             raise EmbeddingError(f"embedding endpoint refused the request ({response.status_code}): {response.text[:200]}")
         try:
