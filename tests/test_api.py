@@ -18,6 +18,7 @@ from sensetree.interfaces.api import ServerOptions, create_app, load_token
 from .corpus import build_corpus
 from .endpoint_server import EndpointServer
 from .serve_process import Served
+from .waiting import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -174,23 +175,20 @@ def test_queue_retry_and_ignore(served):
     assert queue["indexing"]["stages"]["embedding"]["chunks"] > 0
 
     assert server.client.post("/api/retry", json={"path": broken}).json() == {"requeued": 1}
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the retry runs at once, and the file fails again, clearly
+
+    def failed_again() -> bool:  # the retry runs at once, and the file fails again, clearly
         row = server.get("/api/file", path=broken)
-        if row["status"] == "failed" and row["attempts"] >= 1:
-            break
-        time.sleep(0.3)
-    assert row["status"] == "failed" and row["error"]
+        return row["status"] == "failed" and row["attempts"] >= 1 and bool(row["error"])
+
+    assert wait_for(failed_again, timeout=60)
 
     assert server.client.post("/api/ignore", json={"path": broken}).json() == {"ignored": 1}
     queue = server.get("/api/queue")
     assert broken not in {f["path"] for f in queue["failed"]} and broken in queue["ignored"]
     assert server.get("/api/file", path=broken)["status"] is None
     assert server.client.post("/api/unignore", json={"path": broken}).status_code == 200
-    deadline = time.monotonic() + 60
-    while broken not in {f["path"] for f in server.get("/api/queue")["failed"]}:
-        assert time.monotonic() < deadline, "the unignored file never came back"
-        time.sleep(0.3)
+    assert wait_for(lambda: broken in {f["path"] for f in server.get("/api/queue")["failed"]}, timeout=60), \
+        "the unignored file never came back"
 
 
 def test_sense_correction_is_pinned_and_reindexed(served):
@@ -198,13 +196,13 @@ def test_sense_correction_is_pinned_and_reindexed(served):
     path = str(files["markdown"])
     response = server.client.put("/api/sense", json={"path": path, "sense": "Minutes of the infra team sync."})
     assert response.json()["pinned"] is True
-    deadline = time.monotonic() + 60
-    while True:
+
+    def reindexed_with_it() -> bool:
         detail = server.get("/api/file", path=path)
-        if detail["status"] == "indexed" and detail["chunks"][0]["text"].startswith("[markdown] Minutes of the infra"):
-            break
-        assert time.monotonic() < deadline, detail
-        time.sleep(0.3)
+        return detail["status"] == "indexed" and detail["chunks"][0]["text"].startswith("[markdown] Minutes of the infra")
+
+    assert wait_for(reindexed_with_it, timeout=60), server.get("/api/file", path=path)
+    detail = server.get("/api/file", path=path)
     assert detail["sense"] == {"text": "Minutes of the infra team sync.", "source": "pinned", "pinned": True}
     assert server.client.put("/api/sense", json={"path": "/etc/hosts", "sense": "x"}).status_code == 403
 
@@ -213,10 +211,7 @@ def test_folder_mode_and_reindex(served):
     server, root, *_ = served
     folder = str(root / "slides")
     assert server.client.post("/api/folder-mode", json={"path": folder, "mode": "block"}).status_code == 200
-    deadline = time.monotonic() + 60
-    while server.get("/api/file", path=folder)["kind"] != "block":
-        assert time.monotonic() < deadline
-        time.sleep(0.3)
+    assert wait_for(lambda: server.get("/api/file", path=folder)["kind"] == "block", timeout=60)
     server.client.post("/api/folder-mode", json={"path": folder, "mode": None})
     bad = server.client.post("/api/folder-mode", json={"path": folder, "mode": "sideways"})
     assert bad.status_code == 422
@@ -227,11 +222,12 @@ def test_folder_mode_and_reindex(served):
 def test_the_disk_is_watched(served):
     server, root, *_ = served
     (root / "notes" / "zebra.txt").write_text("Field notes on the zebra migration across the Serengeti plains.")
-    deadline = time.monotonic() + 60
-    while not server.get("/api/search", q="zebra migration Serengeti")["results"][:1] or \
-            server.get("/api/search", q="zebra migration Serengeti")["results"][0]["name"] != "zebra.txt":
-        assert time.monotonic() < deadline, "a new file never became searchable"
-        time.sleep(0.5)
+
+    def found() -> bool:
+        results = server.get("/api/search", q="zebra migration Serengeti")["results"]
+        return bool(results) and results[0]["name"] == "zebra.txt"
+
+    assert wait_for(found, timeout=60), "a new file never became searchable"
 
 
 def test_settings_are_typed_and_persisted(served):
