@@ -5,7 +5,8 @@ stopped and restarted on the same port and told to misbehave (500, 429 with Retr
 malformed JSON, wrong dimension, a dropped connection, a delay before every answer) to
 exercise the failure handling. Its chat route answers with a short description built from
 the request, streamed when asked, so the sense writer's and the assistant's protocols can be
-checked; the real language model is tested elsewhere.
+checked; the real language model is tested elsewhere. ``EndlessChatEndpoint`` streams one
+answer for a minute, to test stopping an answer.
 """
 
 from __future__ import annotations
@@ -129,3 +130,46 @@ def _handler(server: EndpointServer):
             return self._send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode())
 
     return Handler
+
+
+class EndlessChatEndpoint:
+    """An OpenAI-compatible chat endpoint whose first answer streams a word every 0.1 s for a
+    minute; it records when the caller hangs up. Later answers are one word."""
+
+    def __init__(self):
+        self.hung_up = threading.Event()
+        self.requests = 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                endpoint.requests += 1
+                words = 600 if endpoint.requests == 1 else 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for _ in range(words):
+                        self.wfile.write(b'data: {"choices": [{"delta": {"content": "word "}}]}\n\n')
+                        self.wfile.flush()
+                        time.sleep(0.1 if words > 1 else 0)
+                    self.wfile.write(b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
+                                     b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    endpoint.hung_up.set()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -16,7 +16,7 @@ from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app, load_token
 
 from .corpus import build_corpus
-from .endpoint_server import EndpointServer
+from .endpoint_server import EndlessChatEndpoint, EndpointServer
 from .serve_process import Served
 from .waiting import wait_for
 
@@ -311,6 +311,29 @@ def test_chat_streams_steps_tokens_and_sources_from_a_real_model(served):
     follow = server.client.post("/api/chat", json={"question": "And who attended?", "scope": str(root / "notes"),
                                                    "conversation": events[0][1]["conversation"]})
     assert _events(follow)[0][1]["conversation"] == events[0][1]["conversation"]
+
+
+def test_stopping_an_answer_cuts_off_the_model_and_frees_the_next_turn(served):
+    """The page's Stop closes the stream: the model's stream is closed too (a local model stops
+    generating), and the next question does not wait a minute for the abandoned one."""
+    server, *_ = served
+    endpoint = EndlessChatEndpoint()
+    server.client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
+    server.client.put("/api/settings", json={"key": "chat.model", "value": "endless"})
+    try:
+        with server.client.stream("POST", "/api/chat", json={"question": "tell me everything"}) as response:
+            for line in response.iter_lines():
+                if line == "event: token":
+                    break  # the answer is streaming: stop it
+        assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model's stream was left running"
+        started = time.monotonic()
+        events = _events(server.client.post("/api/chat", json={"question": "and now?"}))
+        assert events[-1][0] == "done" and events[-1][1]["answer"].strip() == "word"
+        assert time.monotonic() - started < 30
+    finally:
+        server.client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+        server.client.put("/api/settings", json={"key": "chat.model", "value": ""})
+        endpoint.close()
 
 
 def test_a_client_that_is_not_on_loopback_is_refused(tmp_path):

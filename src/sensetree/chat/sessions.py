@@ -11,7 +11,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from contextlib import ExitStack
-from typing import Callable
+from typing import Callable, TypeVar
 
 from .. import paths
 from ..engine import Engine
@@ -19,6 +19,11 @@ from .agent import Agent, Answer, Step
 from .backend import Backend, connect
 
 MAX_CONVERSATIONS = 50
+T = TypeVar("T")
+
+
+class AnswerStopped(Exception):
+    """The person stopped the answer (closed the stream); the model call is cut off."""
 
 
 class ChatSessions:
@@ -42,9 +47,25 @@ class ChatSessions:
 
     def ask(self, question: str, scope: str | None, conversation: str | None,
             on_start: Callable[[str, str], None], on_token: Callable[[str], None],
-            on_step: Callable[[Step], None]) -> Answer:
-        """Answer in the given conversation (a new one when unknown or when the scope changed)."""
+            on_step: Callable[[Step], None], stopped: threading.Event | None = None) -> Answer:
+        """Answer in the given conversation (a new one when unknown or when the scope changed).
+
+        Setting ``stopped`` ends the answer at its next token or step by raising AnswerStopped,
+        which closes the model's stream so that a local model stops generating and frees its turn;
+        the conversation keeps no trace of the stopped question.
+        """
+        stopped = stopped or threading.Event()
+
+        def unless_stopped(callback: Callable[[T], None]) -> Callable[[T], None]:
+            def relay(value: T) -> None:
+                if stopped.is_set():
+                    raise AnswerStopped
+                callback(value)
+            return relay
+
         with self._turn:
+            if stopped.is_set():  # stopped while waiting for its turn
+                raise AnswerStopped
             backend = self.backend()
             agent = self._conversations.get(conversation or "")
             if agent is None or agent.scope != (paths.normalize(scope) if scope else None):
@@ -55,7 +76,7 @@ class ChatSessions:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(conversation)
             on_start(conversation, backend.label)
-            return agent.answer(question, on_token=on_token, on_step=on_step)
+            return agent.answer(question, on_token=unless_stopped(on_token), on_step=unless_stopped(on_step))
 
     def reset(self) -> None:
         """Forget the backend and the conversations (the chat settings changed)."""

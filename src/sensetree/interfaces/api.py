@@ -20,16 +20,18 @@ import threading
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
+import anyio
 from fastapi import Body, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..browse import NoPreview
 from ..chat.agent import ChatError
-from ..chat.sessions import ChatSessions
+from ..chat.sessions import AnswerStopped, ChatSessions
 from ..config import SettingsError, parse_value
 from ..confine import OutsideRoots, RootGuard
 from ..engine import Engine, SenseTreeError, WriterBusy
@@ -100,6 +102,26 @@ class ChatBody(BaseModel):
     conversation: Optional[str] = None
 
 
+class Guard:
+    """Checks every /api/ request before the app sees it.
+
+    A plain ASGI middleware rather than ``@app.middleware("http")``: that one wraps the
+    response, and a streamed chat answer then never learns that the page closed it.
+    """
+
+    def __init__(self, app: ASGIApp, refusal: Callable[[Request], JSONResponse | None]):
+        self.app = app
+        self.refusal = refusal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+            refused = self.refusal(Request(scope))
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                indexer: BackgroundIndexer | None = None) -> FastAPI:
     """The app; ``indexer`` runs indexing in this process (None: another process does it)."""
@@ -111,10 +133,8 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     allowed_hosts = _allowed_hosts(options)
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next):
-        if not request.url.path.startswith("/api/"):
-            return await call_next(request)
+    def refusal(request: Request) -> JSONResponse | None:
+        """Why an /api/ request is refused, or None to let it through."""
         client = request.client.host if request.client else ""
         if not options.allow_remote and not is_loopback(client):
             return JSONResponse({"detail": "only this computer may use SenseTree"}, 403)
@@ -129,7 +149,9 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
         given = request.headers.get("authorization", "")
         if not secrets.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return JSONResponse({"detail": "missing or wrong token: open the link printed by `sensetree serve`"}, 401)
-        return await call_next(request)
+        return None
+
+    app.add_middleware(Guard, refusal=refusal)
 
     @app.exception_handler(OutsideRoots)
     async def outside(_: Request, exc: OutsideRoots):
@@ -306,17 +328,24 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     return app
 
 
-def _chat_events(chats: ChatSessions, body: ChatBody) -> Iterator[str]:
-    """Run the answer on a worker thread and relay what it says, as it says it."""
+async def _chat_events(chats: ChatSessions, body: ChatBody) -> AsyncIterator[str]:
+    """Run the answer on a worker thread and relay what it says, as it says it.
+
+    When the page stops the answer, the connection closes and Starlette cancels this generator;
+    ``finally`` then tells the worker, which cuts off the model's stream.
+    """
     events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+    stopped = threading.Event()
 
     def work() -> None:
         try:
             answer = chats.ask(body.question, body.scope or None, body.conversation,
                                on_start=lambda conv, model: events.put(("start", {"conversation": conv, "model": model})),
                                on_token=lambda text: events.put(("token", {"text": text})),
-                               on_step=lambda step: events.put(("step", step.as_dict())))
+                               on_step=lambda step: events.put(("step", step.as_dict())), stopped=stopped)
             events.put(("done", answer.as_dict()))
+        except AnswerStopped:
+            pass
         except (ChatError, SenseTreeError) as exc:
             events.put(("error", {"message": str(exc)}))
         except Exception as exc:  # the stream must end with a reason, not a dropped connection
@@ -324,10 +353,21 @@ def _chat_events(chats: ChatSessions, body: ChatBody) -> Iterator[str]:
         finally:
             events.put(None)
 
+    def next_event() -> tuple[str, Any] | None | bool:
+        try:
+            return events.get(timeout=0.25)
+        except queue.Empty:
+            return False  # nothing yet: give the event loop a chance to notice a closed connection
+
     threading.Thread(target=work, name="chat", daemon=True).start()
-    while (event := events.get()) is not None:
-        name, data = event
-        yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    try:
+        while (event := await anyio.to_thread.run_sync(next_event)) is not None:
+            if event is False:
+                continue
+            name, data = event
+            yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    finally:
+        stopped.set()
 
 
 def _allowed_hosts(options: ServerOptions) -> set[str]:
