@@ -21,7 +21,9 @@ from typer.testing import CliRunner
 from sensetree.interfaces.cli import app as cli
 
 from .corpus import build_corpus
+from .endpoint_server import EndlessChatEndpoint
 from .serve_process import Served
+from .waiting import wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -273,6 +275,24 @@ def test_the_queue_lists_the_failure_and_retry_requeues_it(page, site):
     expect(item).to_be_visible()
     expect(ignored).to_be_hidden()
 
+    # The same for every failure at once; "Ignore all" asks first.
+    with page.expect_response(lambda r: r.url.endswith("/api/retry") and r.request.method == "POST") as answer:
+        page.get_by_test_id("retry-all").click()
+    assert answer.value.request.post_data_json == {} and answer.value.json() == {"requeued": 1}
+
+    def failed_again() -> bool:
+        queue = site.server.get("/api/queue")
+        return [f["path"] for f in queue["failed"]] == [broken] and not queue["pending"]
+
+    assert wait_for(failed_again, timeout=60)
+    expect(item).to_be_visible()
+    page.get_by_test_id("ignore-all").click()
+    page.get_by_test_id("confirm-ok").click()
+    expect(ignored).to_be_visible()
+    expect(item).to_be_hidden()
+    ignored.get_by_role("button", name="Index again").click()
+    expect(item).to_be_visible()
+
 
 def test_explorer_shows_statuses_and_the_detail_panel(page, site):
     page.get_by_test_id("tab-explorer").click()
@@ -331,6 +351,17 @@ def test_a_sense_is_corrected_and_pinned_and_a_folder_mode_set(page, site):
     page.get_by_test_id("add-root").click()
     expect(node(str(extra))).to_be_visible()
     assert str(extra) in site.server.get("/api/roots")["roots"]
+    tide = str(extra / "tide.txt")
+    assert wait_for(lambda: site.server.get("/api/file", path=tide)["status"] == "indexed", timeout=60)
+
+    node(str(extra)).locator(":scope > .erow").click()
+    page.get_by_test_id("remove-root").click()
+    expect(page.get_by_test_id("confirm-dialog")).to_contain_text("files on disk are not touched")
+    page.get_by_test_id("confirm-ok").click()
+    expect(node(str(extra))).to_have_count(0)
+    assert str(extra) not in site.server.get("/api/roots")["roots"]
+    assert tide not in [r["path"] for r in site.server.get("/api/search", q="tide tables Gannet Point")["results"]]
+    assert (extra / "tide.txt").exists()
 
 
 def test_settings_are_saved_and_a_reindexing_change_asks_first(page, site):
@@ -391,6 +422,25 @@ def test_the_assistant_streams_steps_an_answer_and_sources(page, site):
     expect(page.get_by_test_id("chat-send")).to_have_text("Send", timeout=180_000)
     page.get_by_test_id("chat-new").click()
     expect(page.get_by_test_id("chat-message")).to_have_count(0)
+
+
+def test_stop_ends_a_streaming_answer(page, site):
+    client = site.server.client
+    endpoint = EndlessChatEndpoint()
+    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
+    try:
+        page.get_by_test_id("chat-toggle").click()
+        page.get_by_test_id("chat-input").fill("Tell me everything about the tender.")
+        page.get_by_test_id("chat-send").click()
+        expect(page.get_by_test_id("chat-answer")).to_contain_text("word word", timeout=60_000)
+        expect(page.get_by_test_id("chat-send")).to_have_text("Stop")
+        page.get_by_test_id("chat-send").click()
+        expect(page.get_by_test_id("chat-message")).to_contain_text("stopped")
+        expect(page.get_by_test_id("chat-send")).to_have_text("Send")
+        assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model kept streaming after Stop"
+    finally:
+        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+        endpoint.close()
 
 
 def test_the_assistant_says_clearly_when_no_model_is_reachable(page, site):

@@ -116,7 +116,7 @@ class Browser:
             except OSError:
                 reason = None
         return {
-            "path": path, "name": paths.name_of(path), "is_dir": is_dir,
+            "path": path, "name": paths.name_of(path), "is_dir": is_dir, "is_root": path in self.guard.roots,
             "kind": row.kind if row else ("folder" if is_dir else "file"),
             "status": row.status if row else None, "doc_type": row.doc_type if row else None,
             "size": stat.st_size, "mtime": stat.st_mtime, "chunks_count": row.chunks if row else 0,

@@ -451,7 +451,9 @@ function renderDetail(file) {
       } }, "Search in this folder") : null,
       !file.is_dir ? h("button.button", { onclick: () => openPreview(file.path, 0) }, "Preview") : null,
       !file.is_dir ? h("button.button", { onclick: () => openFile(file.path) }, "Open") : null,
-      h("button.button", { "data-testid": "reindex", onclick: () => reindex(file.path) }, "Re-index")),
+      h("button.button", { "data-testid": "reindex", onclick: () => reindex(file.path) }, "Re-index"),
+      file.is_root ? h("button.button.danger", { "data-testid": "remove-root", onclick: () => removeRoot(file.path) },
+        "Stop indexing this folder") : null),
     h("dl.facts", null, facts.map(([label, value]) => [h("dt", null, label), h("dd", null, String(value))])),
     file.error ? h("div.error-box", { "data-testid": "detail-error" }, h("strong", null, "Last error"), h("pre", null, file.error)) : null,
     file.is_dir ? folderModeBlock(file) : null,
@@ -521,6 +523,25 @@ async function addRoot(event) {
   if (!answer) return;
   input.value = "";
   toast(`Added ${answer.root}; indexing starts now`);
+  await loadExplorer();
+  refreshStatus();
+}
+
+async function removeRoot(path) {
+  if (!(await confirmDialog({
+    title: `Stop indexing ${baseName(path)}?`,
+    message: `Its entries leave the index; the files on disk are not touched. You can add ${path} again later.`,
+    confirm: "Stop indexing",
+  }))) return;
+  const answer = await attempt(
+    () => api("/api/roots", { method: "DELETE", query: { path } }), "Could not remove the folder");
+  if (!answer) return;
+  toast(`${baseName(path)} is no longer indexed (${answer.removed} entr${answer.removed === 1 ? "y" : "ies"} removed)`);
+  const under = (inner) => inner === path || inner.startsWith(path.replace(/[\\/]+$/, "") + (path.includes("\\") ? "\\" : "/"));
+  if (state.scope && under(state.scope)) setScope("");
+  state.detailPath = null;
+  fill($("detail"), h("div.empty", null, h("p.empty-title", null, "Nothing selected"),
+    h("p", null, "Pick a file or a folder to see how it is indexed.")));
   await loadExplorer();
   refreshStatus();
 }
