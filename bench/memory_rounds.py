@@ -7,6 +7,9 @@ searches (half scoped to a folder) and a meaning tree. Every 10 rounds it prints
 process's resident memory, what Lance's index and metadata caches hold (bounded in
 ``store/chunks.py``), and the mean search latency of the round. A leak shows as resident
 memory that keeps climbing after the caches have stopped growing.
+
+Like ``sensetree serve``, it caps glibc's malloc arenas first (``--default-arenas`` does not,
+to compare).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from pathlib import Path
 
 from sensetree.engine import Engine
+from sensetree.interfaces.cli import fewer_malloc_arenas
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30
@@ -35,7 +39,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--docs", type=int, default=600)
     parser.add_argument("--model", default="minilm")
+    parser.add_argument("--default-arenas", action="store_true", help="leave glibc's malloc arenas uncapped")
     args = parser.parse_args()
+    if not args.default_arenas:
+        fewer_malloc_arenas()
 
     work = Path(tempfile.mkdtemp(prefix="sensetree-memory-"))
     root = work / "tree"

@@ -97,3 +97,15 @@ def test_clear_errors_without_tracebacks(tmp_path):
     assert result.returncode == 1 and "no roots yet" in result.stderr
     result = sensetree(data, "search", "x" * 10_000, "--json")
     assert "cut to its first" in result.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas")
+def test_the_command_caps_malloc_arenas_unless_the_user_set_them():
+    """In a fresh interpreter, as the `sensetree` entry point runs it; MALLOC_ARENA_MAX wins."""
+    probe = "from sensetree.interfaces.cli import fewer_malloc_arenas; print(fewer_malloc_arenas())"
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    capped = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert capped.stdout.strip() == "True"
+    chosen = subprocess.run([sys.executable, "-c", probe], env={**env, "MALLOC_ARENA_MAX": "4"},
+                            capture_output=True, text=True, check=True)
+    assert chosen.stdout.strip() == "False"
