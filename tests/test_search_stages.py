@@ -748,3 +748,14 @@ def test_meaning_tree_empty_query_or_failed_embedding(corpus):
     tree, notices = corpus.retriever(embed_query=_embedding_down).tree("cake", corpus.path("cooking"), roots=[])
     assert tree is None
     assert notices == ["the embedding endpoint is unreachable; the meaning tree needs the embedding model"]
+
+
+def test_lance_caches_are_bounded_until_the_indexes_are_large(tmp_path):
+    from sensetree.store.chunks import INDEX_CACHE_BYTES, LANCE_DEFAULT_CACHES, METADATA_CACHE_BYTES, cache_bounds
+
+    assert cache_bounds(tmp_path) == (INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
+    index = tmp_path / "chunks.lance" / "_indices" / "a-vector-index"
+    index.mkdir(parents=True)
+    with open(index / "index.idx", "wb") as handle:
+        handle.truncate(65 * 1024 * 1024)
+    assert cache_bounds(tmp_path) == LANCE_DEFAULT_CACHES

@@ -72,23 +72,41 @@ def _in_list(paths: Sequence[str]) -> str:
 
 INDEX_CACHE_BYTES = 128 * 1024 * 1024
 METADATA_CACHE_BYTES = 32 * 1024 * 1024
+LANCE_DEFAULT_CACHES = (6 * 1024**3, 1024**3)
+LARGE_INDEXES_BYTES = 64 * 1024 * 1024
+
+
+def cache_bounds(directory: Path) -> tuple[int, int]:
+    """Index and metadata cache sizes for the store in ``directory``.
+
+    While the indexes on disk are small (no vector index: under VECTOR_INDEX_MIN_ROWS chunks)
+    the bounds hold the live ones. Past LARGE_INDEXES_BYTES, Lance's defaults: at 1M chunks the
+    bounded index cache could not hold the HNSW index and the dense leg took 861 ms p50
+    (bench/search_latency.py), so a large index keeps the old growth instead.
+    """
+    indices = directory / f"{TABLE}.lance" / "_indices"
+    size = sum(f.stat().st_size for f in indices.rglob("*") if f.is_file()) if indices.is_dir() else 0
+    return LANCE_DEFAULT_CACHES if size > LARGE_INDEXES_BYTES else (INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
 
 
 class ChunkStore:
     def __init__(self, directory: Path):
-        import lancedb
-
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
-        # Lance caches opened indexes and per-version metadata for the life of the process, by
-        # default up to 6 GB + 1 GB. Every commit makes new versions of both (about 2.4 MB per
-        # watch round on 600 files), so a server that re-indexes all day grew by hundreds of MB;
-        # the bounds keep the live indexes and drop the old versions first.
-        self._session = lancedb.Session(index_cache_size_bytes=INDEX_CACHE_BYTES,
-                                        metadata_cache_size_bytes=METADATA_CACHE_BYTES)
-        self._db = lancedb.connect(str(directory), read_consistency_interval=timedelta(0), session=self._session)
-        self._table = None
+        self._connect()
         self._write_lock = threading.Lock()
+
+    def _connect(self) -> None:
+        """Lance caches opened indexes and per-version metadata for the life of the process, by
+        default up to 6 GB + 1 GB. Every commit makes new versions of both (about 2.4 MB per
+        watch round on 600 files), so a server that re-indexes all day grew by hundreds of MB;
+        the bounds (``cache_bounds``) keep the live indexes and drop the old versions first."""
+        import lancedb
+
+        index_bytes, metadata_bytes = cache_bounds(self.directory)
+        self._session = lancedb.Session(index_cache_size_bytes=index_bytes, metadata_cache_size_bytes=metadata_bytes)
+        self._db = lancedb.connect(str(self.directory), read_consistency_interval=timedelta(0), session=self._session)
+        self._table = None
 
     def cache_bytes(self) -> int:
         """What Lance's index and metadata caches hold now."""
@@ -221,6 +239,7 @@ class ChunkStore:
         from lancedb.index import HnswSq
 
         table.create_index("vector", config=HnswSq(distance_type="cosine"))
+        self._connect()  # the indexes are large now: caches sized for them
 
     def has_vector_index(self) -> bool:
         return self._read(lambda table: any(i.columns == ["vector"] for i in table.list_indices()), False)
