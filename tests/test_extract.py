@@ -23,6 +23,7 @@ from tests.corpus import (
     PARSER_CODE,
     build_corpus,
 )
+from tests.zips import declare_member_size
 
 READABLE_LABELS = [
     "pdf",
@@ -399,16 +400,8 @@ def test_zip_member_declaring_less_than_it_holds_is_refused_before_inflating(tmp
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", "<Types/>")
         archive.writestr("word/document.xml", random.Random(3).randbytes(200_000))
-    data = bytearray(buffer.getvalue())
-    name = b"word/document.xml"
-    for signature, name_offset, size_offset in ((b"PK\x03\x04", 30, 22), (b"PK\x01\x02", 46, 24)):
-        start = data.find(signature)
-        while start != -1:
-            if data[start + name_offset:start + name_offset + len(name)] == name:
-                data[start + size_offset:start + size_offset + 4] = (2048).to_bytes(4, "little")
-            start = data.find(signature, start + 4)
     path = tmp_path / "lying.docx"
-    path.write_bytes(bytes(data))
+    path.write_bytes(declare_member_size(buffer.getvalue(), "word/document.xml", 2048))
     with pytest.raises(ExtractionError, match=r"^corrupt DOCX: word/document.xml declares 2.0 KB but holds"):
         extract(path)
 

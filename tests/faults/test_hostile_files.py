@@ -31,6 +31,7 @@ import pytest
 
 from sensetree.engine import Engine
 from tests.faults.realtree import snapshot
+from tests.zips import declare_member_size
 
 MEMORY_BOUND = 2 * 1024 ** 3  # bytes of peak RSS for the whole indexing process
 GIB = 1024 ** 3
@@ -79,20 +80,10 @@ def _zip_bomb_docx(path: Path, expanded: int) -> None:
 
 
 def _lying_zip_bomb_docx(path: Path) -> None:
-    """The same bomb, but the zip headers declare a 2 KB member: the size check passes, so
-    inflating must stop at the declared size instead of trusting the stream."""
+    """The same bomb, but the zip headers declare a 2 KB member: the ratio check passes, so the
+    member must be refused for holding more than 2 KB can compress to, before any inflating."""
     _zip_bomb_docx(path, 300 << 20)
-    data = bytearray(path.read_bytes())
-    name = b"word/document.xml"
-    # local header: sizes at +18 (compressed) and +22 (uncompressed), name at +30;
-    # central directory: sizes at +20 and +24, name at +46. Zip64 extra fields keep the real sizes.
-    for signature, name_offset, size_offset in ((b"PK\x03\x04", 30, 22), (b"PK\x01\x02", 46, 24)):
-        start = data.find(signature)
-        while start != -1:
-            if data[start + name_offset:start + name_offset + len(name)] == name:
-                data[start + size_offset:start + size_offset + 4] = (2048).to_bytes(4, "little")
-            start = data.find(signature, start + 4)
-    path.write_bytes(bytes(data))
+    path.write_bytes(declare_member_size(path.read_bytes(), "word/document.xml", 2048))
 
 
 def _real_docx(path: Path, text: str) -> None:
