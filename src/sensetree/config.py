@@ -44,6 +44,9 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.max_tokens": (512, "longest answer, in tokens"),
     "chat.timeout": (300.0, "seconds before a chat request gives up"),
     "chat.threads": (2, "CPU threads for the embedded chat model"),
+    "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
+    "chat.first_token_s": (6.0, "seconds a server that reports its speed may spend reading the prompt; "
+                                "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
 }
 
 

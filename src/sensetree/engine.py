@@ -548,7 +548,7 @@ class Engine:
 
     def models_view(self) -> dict[str, list[dict[str, Any]]]:
         """Per role: the models that are installed or can be pulled, and which one is in use."""
-        from .chat.local_model import DEFAULT_MODEL, EMBEDDED, model_file, runtime_installed
+        from .models.local_llm import DEFAULT_MODEL, EMBEDDED, model_file, pick_runtime
         from .models.embeddings import BUNDLED, canonical_model
         from .models.registry import list_rerankers
 
@@ -562,10 +562,11 @@ class Engine:
                       "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}"}
                      for r in list_rerankers(self.models_dir)]
         chat_name = s["chat.model"] or DEFAULT_MODEL
-        runtime = runtime_installed()
-        chat = [{"name": name, "installed": runtime and model_file(name, self.models_dir) is not None,
+        runtime = pick_runtime(s["chat.runtime"])
+        chat = [{"name": name, "installed": runtime is not None and model_file(name, self.models_dir) is not None,
                  "active": not s["chat.base_url"] and chat_name == name,
-                 "note": "embedded (llama-cpp-python)" if runtime else "needs the llm extra"} for name in EMBEDDED]
+                 "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)"}
+                for name in EMBEDDED]
         if s["chat.base_url"]:
             chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
                          "note": f"endpoint {s['chat.base_url']}"})

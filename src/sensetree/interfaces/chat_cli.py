@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..chat import Answer, ChatError, Step, connect
-from ..chat.agent import answer as answer_once
+from ..chat import answer as answer_once
 from ..engine import Engine
 
 console = Console(highlight=False)
