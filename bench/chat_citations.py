@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 
 from sensetree.chat import ChatError, connect
+from sensetree.chat.agent import UNSUPPORTED
 from sensetree.chat.citations import MARKER, abstains
+from sensetree.config import DEFAULTS
 from sensetree.engine import Engine
 
 HERE = Path(__file__).resolve().parent
@@ -63,23 +65,27 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096, help="chat.context_window")
     parser.add_argument("--model", default="", help="chat.model (default: the embedded Qwen2.5-Coder-0.5B)")
     parser.add_argument("--runtime", default="", help="chat.runtime: xllamacpp or llama-cpp-python")
-    parser.add_argument("--first-token-s", type=float, default=None, help="chat.first_token_s (default: the setting's)")
+    parser.add_argument("--first-token-s", type=float, default=DEFAULTS["chat.first_token_s"][0],
+                        help="chat.first_token_s (default: the setting's default)")
     parser.add_argument("--base-url", default="", help="chat.base_url (default: the embedded model)")
     parser.add_argument("--rows", type=Path, help="also write one JSON line per question here")
+    parser.add_argument("--work", type=Path, help="index into this folder and reuse it on the next run "
+                                                  "(default: a temporary folder)")
     args = parser.parse_args()
 
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "scifact"
-        write_docs(args.corpus, tree, {q["doc_id"] for q in questions if q["doc_id"]}, args.others)
-        engine = Engine(Path(tmp) / "data")
+        work = args.work or Path(tmp)
+        tree = work / "scifact"
+        if not tree.exists():
+            write_docs(args.corpus, tree, {q["doc_id"] for q in questions if q["doc_id"]}, args.others)
+        engine = Engine(work / "data")
         engine.set_setting("embedding.model", "minilm")
         engine.set_setting("retrieval.rerank", False)
         for key, value in (("chat.model", args.model), ("chat.base_url", args.base_url),
                            ("chat.runtime", args.runtime), ("chat.max_tokens", args.max_tokens),
                            ("chat.context_window", args.context), ("chat.first_token_s", args.first_token_s)):
-            if value is not None:
-                engine.set_setting(key, value)
+            engine.set_setting(key, value)
         engine.add_root(str(tree))
         started = time.perf_counter()
         engine.index()
@@ -106,7 +112,8 @@ def main() -> None:
                 rows.append({"doc_id": q["doc_id"], "in_sources": number is not None,
                              "cited": any(s.cited and s.path == target for s in result.sources),
                              "written": number in written, "right": contains(result.text, q["expected"]),
-                             "abstains": abstains(result.text), "prompt_tokens": result.prompt_tokens,
+                             "abstains": abstains(result.text.replace(UNSUPPORTED, "")),
+                             "flagged": not result.supported, "prompt_tokens": result.prompt_tokens,
                              "cached_tokens": result.cached_tokens, "ttft": result.ttft_s, "tps": result.tokens_per_s,
                              "seconds": time.perf_counter() - began, "tools": len(tools), "answer": result.text})
                 r = rows[-1]
@@ -115,7 +122,7 @@ def main() -> None:
                                f"{' (model)' if r['written'] else ' (attached)' if r['cited'] else ''} "
                                f"right {_yn(r['right'])}")
                 else:
-                    verdict = f"not in the files: says so {_yn(r['abstains'])}"
+                    verdict = f"not in the files: says so {_yn(r['abstains'])} flagged {_yn(r['flagged'])}"
                 print(f"  {q['doc_id'] or '-':>10} {verdict:44} prompt {r['prompt_tokens'] or 0:4} "
                       f"(+{r['cached_tokens'] or 0} cached) ttft {r['ttft'] or 0:5.1f} s {r['tps'] or 0:5.1f} tok/s "
                       f"tools {r['tools']} {r['seconds']:5.1f} s | {result.text[:80].replace(chr(10), ' ')}")
@@ -131,16 +138,23 @@ def summarize(rows: list[dict]) -> None:
     answerable = [r for r in rows if r["doc_id"]]
     unanswerable = [r for r in rows if not r["doc_id"]]
     n = len(answerable)
+    def count(key: str, among: list[dict]) -> int:
+        return sum(bool(r[key]) for r in among)
+
     if n:
-        print(f"\n{n} answerable questions: answering document in sources {sum(r['in_sources'] for r in answerable)}/{n}, "
-              f"cited with [n] {sum(r['cited'] for r in answerable)}/{n} (written by the model "
-              f"{sum(r['written'] for r in answerable)}, attached {sum(r['cited'] and not r['written'] for r in answerable)}), "
-              f"expected answer {sum(r['right'] for r in answerable)}/{n}, "
-              f"says it does not know {sum(r['abstains'] for r in answerable)}/{n}")
+        attached = sum(r["cited"] and not r["written"] for r in answerable)
+        print(f"\n{n} answerable questions: answering document in sources {count('in_sources', answerable)}/{n}, "
+              f"cited with [n] {count('cited', answerable)}/{n} (the model's marker {count('written', answerable)}, "
+              f"attached {attached}), expected answer {count('right', answerable)}/{n}, "
+              f"says it does not know {count('abstains', answerable)}/{n}, flagged as unsupported "
+              f"{count('flagged', answerable)}/{n}")
     if unanswerable:
         m = len(unanswerable)
-        print(f"{m} questions not answered by the files: says it does not know {sum(r['abstains'] for r in unanswerable)}/{m}, "
-              f"cites a source anyway {sum(bool(MARKER.search(r['answer'])) for r in unanswerable)}/{m}")
+        cites = sum(bool(MARKER.search(r["answer"])) for r in unanswerable)
+        print(f"{m} questions not answered by the files: the model says it does not know "
+              f"{count('abstains', unanswerable)}/{m}, the answer is flagged as unsupported "
+              f"{count('flagged', unanswerable)}/{m}, either {sum(r['abstains'] or r['flagged'] for r in unanswerable)}/{m}, "
+              f"cites a source anyway {cites}/{m}")
     for label, key in (("prompt tokens read", "prompt_tokens"), ("time to first token (s)", "ttft"),
                        ("tokens/s", "tps"), ("whole answer (s)", "seconds")):
         values = [r[key] for r in rows if r[key]]

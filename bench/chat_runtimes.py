@@ -105,7 +105,8 @@ def main() -> None:
             stop = stream(url, {"messages": [{"role": "user", "content": "Count from 1 to 20, separated by commas."}],
                                 "max_tokens": 80, "temperature": 0, "stop": ["7"]})
             props = httpx.get(url.removesuffix("/v1") + "/props", timeout=5)
-            n_ctx = (props.json().get("default_generation_settings") or {}).get("n_ctx") if props.status_code == 200 else None
+            settings = props.json().get("default_generation_settings") or {} if props.status_code == 200 else {}
+            n_ctx = settings.get("n_ctx")
             rss = psutil.Process(server._process.pid).memory_info().rss / 1e6
         prompt_tps = tokens_read / cold["ttft"] if tokens_read else None
         print(f"\n{name} (installed size {size_mb(PACKAGES[name]):.0f} MB)")
@@ -116,7 +117,8 @@ def main() -> None:
         print(f"  same documents, new question: first token {warm['ttft']:.1f} s"
               + (f" ({warm['timings'].get('cache_n')} tokens from the cache)" if warm["timings"] else ""))
         print(f"  generation {cold['gen_tps'] or 0:.1f} tokens/s over {cold['pieces']} streamed pieces")
-        print(f"  tool call: {'structured ' + json.dumps(tool['calls'][0]['function']) if tool['calls'] else 'as text: ' + repr(tool['text'][:80])}")
+        call = json.dumps(tool["calls"][0]["function"]) if tool["calls"] else None
+        print(f"  tool call: {'structured ' + call if call else 'as text: ' + repr(tool['text'][:80])}")
         print(f"  stop ['7']: {stop['text']!r}")
     print(f"load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 

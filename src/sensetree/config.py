@@ -45,7 +45,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.timeout": (300.0, "seconds before a chat request gives up"),
     "chat.threads": (2, "CPU threads for the embedded chat model"),
     "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
-    "chat.first_token_s": (6.0, "seconds a server that reports its speed may spend reading the prompt; "
+    "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
                                 "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
 }
 

@@ -22,16 +22,20 @@ from typing import Any, Callable
 
 from .. import paths
 from ..engine import Engine, SenseTreeError
+from ..ingest.sense import excerpt_sense
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
 from . import prompt
 from .citations import Citations, cite
-from .evidence import Evidence, Sentence, split_sentences
+from .evidence import Evidence, Sentence, coverage, split_sentences
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
 
 SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
 SEED_EXCERPT_CHARS = 1200
+MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
+UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
+ENOUGH_COVERAGE = 0.6  # share of the question's words the excerpts must show for an answer without tools
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
 # Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
@@ -48,7 +52,7 @@ class ChatError(SenseTreeError):
 
 @dataclass
 class Step:
-    kind: str  # seed, search_files, read_file, list_directory, context, trim, fallback, limit, citations, notice
+    kind: str  # seed, search_files, read_file, list_directory, context, trim, tools, fallback, limit, citations, notice
     text: str
 
     def as_dict(self) -> dict[str, str]:
@@ -61,6 +65,7 @@ class Answer:
     sources: list[Source]
     steps: list[Step]
     sentences: list[Sentence] = field(default_factory=list)  # the claims and how each got its [n]
+    supported: bool = True           # False: the answer makes claims that no excerpt supports
     ttft_s: float | None = None      # from the question to the first token of the answer shown
     tokens: int = 0                  # streamed pieces of the final answer (one per token on llama.cpp)
     tokens_per_s: float | None = None
@@ -70,7 +75,7 @@ class Answer:
     def as_dict(self) -> dict[str, Any]:
         return {"answer": self.text, "sources": [s.as_dict() for s in self.sources],
                 "steps": [s.as_dict() for s in self.steps],
-                "citations": [s.as_dict() for s in self.sentences],
+                "citations": [s.as_dict() for s in self.sentences], "supported": self.supported,
                 "stats": {"ttft_s": _round(self.ttft_s), "tokens": self.tokens,
                           "tokens_per_s": _round(self.tokens_per_s), "prompt_tokens": self.prompt_tokens,
                           "cached_tokens": self.cached_tokens}}
@@ -85,7 +90,8 @@ class Agent:
 
     def __init__(self, engine: Engine, client: ChatClient, *, scope: str | None = None, context_window: int = 4096,
                  window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2,
-                 meter: prompt.PromptMeter | None = None, first_token_s: float = 0.0):
+                 meter: prompt.PromptMeter | None = None, first_token_s: float = 0.0,
+                 tools_when_needed: bool = False):
         if scope:
             if not any(paths.is_under(scope, root) for root in engine.roots()):
                 raise ChatError(f"{scope} is outside every indexed root ({', '.join(engine.roots()) or 'none yet'})")
@@ -96,6 +102,9 @@ class Agent:
         self.meter = meter or prompt.PromptMeter()
         self.first_token_s = first_token_s
         self.tools_supported = True
+        # offer the tools only when the excerpts miss words of the question: a small model calls them
+        # on a whim, which costs a round (seconds) and often the answer
+        self.tools_when_needed = tools_when_needed
         self.exchanges: list[list[dict[str, Any]]] = []  # each turn's messages, exactly as sent and answered
         self.sources = Sources()
         self.shown: dict[int, list[str]] = {}  # source number -> the sentences the model was shown
@@ -126,6 +135,8 @@ class _Run:
         self.on_token, self.on_step = on_token, on_step
         self.seen: set[int] = set()  # the sources this answer was given
         self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
+        self.roots = agent.engine.roots()
+        self.tools = agent.tools_supported  # offered in this answer
         self.steps: list[Step] = []
         self.started = time.perf_counter()
         self.first_token: float | None = None
@@ -144,17 +155,21 @@ class _Run:
         response = a.engine.search(self.question, a.scope, SEED_LIMIT)
         for notice in response.notices:
             self.say("notice", notice)
-        seeded = [(self._source(r, "seed"), excerpt(a.engine, r, SEED_EXCERPT_CHARS)) for r in response.results]
+        results = response.results
         where = f" in {a.scope}" if a.scope else ""
-        self.say("seed", f"searching: {self.question}{where} ({len(seeded)} excerpts)")
+        self.say("seed", f"searching: {self.question}{where} ({len(results)} excerpts)")
         self._trim_history()
-        question = prompt.user_prompt(self.question, [], a.scope)
-        texts = self._fit_excerpts(seeded, question)
-        self.seeded = [(source, text) for (source, _), text in zip(seeded, texts)]
+        texts = self._fit_excerpts(results, [_seed_text(a.engine, r) for r in results],
+                                   prompt.user_prompt(self.question, [], a.scope, self.roots))
+        self.seeded = [(self._source(r, "seed"), text) for r, text in zip(results, texts)]
         for source, text in self.seeded:
             self._show(source, text)
-        messages = [{"role": "system", "content": prompt.system_prompt(a.tools_supported)}, *a.history(),
-                    {"role": "user", "content": prompt.user_prompt(self.question, self.seeded, a.scope)}]
+        seen = " ".join(f"{s.path} {text}" for s, text in self.seeded)
+        if self.tools and a.tools_when_needed and coverage(self.question, seen) >= ENOUGH_COVERAGE:
+            self.tools = False
+            self.say("tools", "the excerpts have the question's words: answering from them, without tools")
+        messages = [{"role": "system", "content": prompt.system_prompt(self.tools)}, *a.history(),
+                    {"role": "user", "content": prompt.user_prompt(self.question, self.seeded, a.scope, self.roots)}]
         return self._loop(messages)
 
     def _source(self, result: SearchResult, origin: str) -> Source:
@@ -167,33 +182,34 @@ class _Run:
         shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
 
     def _fixed_tokens(self, messages: list[dict[str, Any]]) -> int:
-        tools = json.dumps(SCHEMAS) if self.agent.tools_supported else ""
+        tools = json.dumps(SCHEMAS) if self.tools else ""
         return self.agent.meter.tokens(_text(messages) + tools) + self.agent.max_tokens + MARGIN_TOKENS
 
     def _trim_history(self) -> None:
         """Older turns go first when they would leave less than half the window for this one."""
         a, dropped = self.agent, 0
-        system = {"role": "system", "content": prompt.system_prompt(a.tools_supported)}
+        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
         while a.exchanges and self._fixed_tokens([system, *a.history()]) > a.context_window // 2:
             a.exchanges.pop(0)
             dropped += 1
         if dropped:
             self.say("trim", f"the {dropped} oldest exchange(s) were left out to fit the context window")
 
-    def _fit_excerpts(self, seeded: list[tuple[Source, str]], question: str) -> list[str]:
-        """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window."""
+    def _fit_excerpts(self, results: list[SearchResult], texts: list[str], question: str) -> list[str]:
+        """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window;
+        the weakest excerpts go when even their best sentences do not fit."""
         a = self.agent
-        system = {"role": "system", "content": prompt.system_prompt(a.tools_supported)}
-        headers = sum(len(prompt.header(s)) + 2 for s, _ in seeded)
+        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
+        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots)) + 2 for r in results)
         # a model that can call tools keeps a fifth of the window for what they return
-        for_tools = min(a.context_window // 5, 1000) if a.tools_supported else 0
+        for_tools = min(a.context_window // 5, 1000) if self.tools else 0
         meter = a.meter
         # a quarter of the window at most: the turn stays in the history for the next ones
         window = meter.chars(min(a.context_window // 4, a.context_window - for_tools - self._fixed_tokens(
             [system, *a.history(), {"role": "user", "content": question}]))) - headers
         quick = meter.tokens_within(a.first_token_s)
-        budget = window if quick is None else min(window, meter.chars(quick - meter.tokens(question)) - headers)
-        texts = [text for _, text in seeded]
+        budget = window if quick is None else min(window, max(MIN_EXCERPT_BUDGET, meter.chars(
+            quick - meter.tokens(question)) - headers))
         picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget)), max(0, window))
         before, after = sum(map(len, texts)), sum(map(len, picked))
         if after < before:
@@ -208,12 +224,12 @@ class _Run:
         rounds, done, stop = 0, set(), None
         while True:
             room = self._room(messages)
-            if self.agent.tools_supported and stop is None:
+            if self.tools and stop is None:
                 if rounds >= MAX_TOOL_ROUNDS:
                     stop = self._answer_now(messages, f"{MAX_TOOL_ROUNDS} tool rounds used")
                 elif room <= 400:
                     stop = self._answer_now(messages, "the context window is full")
-            turn, shown, calls = self._call(messages, use_tools=self.agent.tools_supported and stop is None)
+            turn, shown, calls = self._call(messages, use_tools=self.tools and stop is None)
             if not calls:
                 return self._finish(messages, shown, turn)
             if stop:  # asked to answer, it still wrote a call: ask once more without any tool in sight
@@ -245,15 +261,15 @@ class _Run:
         Once tools were offered, a model may write a call even when they are not: that is never shown.
         """
         a = self.agent
-        visible = _Visible(self._emit) if a.tools_supported else None
-        listed = listed and a.tools_supported
+        visible = _Visible(self._emit) if self.tools else None
+        listed = listed and self.tools
         self.round_first: float | None = None
         try:
             turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
                                    tool_choice="auto" if use_tools else "none", max_tokens=a.max_tokens,
                                    temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
-            a.tools_supported = False
+            a.tools_supported = self.tools = False
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
@@ -325,8 +341,11 @@ class _Run:
         self._tell(citations)
         cited = citations.numbers()
         body = citations.text or "The model gave no answer; try rephrasing the question."
+        if citations.unsupported:
+            self.say("citations", "no excerpt supports this answer")
+            body += f"\n\n{UNSUPPORTED}"
         sources = [replace(s, cited=s.n in cited) for s in a.sources if s.n in self.seen | cited]
-        answer = Answer(body, sources, self.steps, citations.sentences,
+        answer = Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
                         prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens)
         if self.first_token is not None:
             answer.ttft_s = self.first_token - self.started
@@ -344,6 +363,16 @@ class _Run:
             if s.how in ("attached", "corrected"):
                 was = f" (the model wrote {', '.join(f'[{n}]' for n in s.written)})" if s.written else ""
                 self.say("citations", f"{s.how} [{', '.join(map(str, s.cited))}] to “{prompt.cut(s.text, 60)}”{was}")
+
+
+def _seed_text(engine: Engine, result: SearchResult) -> str:
+    """The chunk as stored, lines kept, less a sense that only repeats the text's start (the fallback):
+    the same words twice would take the place of a sentence that answers."""
+    text = excerpt(engine, result, SEED_EXCERPT_CHARS, flat=False)
+    head, blank, body = text.partition("\n\n")
+    if blank and head.startswith("[") and head.partition("] ")[2] == excerpt_sense(body).rstrip():
+        return body
+    return text
 
 
 def _text(messages: list[dict[str, Any]]) -> str:

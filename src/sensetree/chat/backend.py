@@ -31,24 +31,26 @@ class Backend:
     label: str  # what the user is told is answering
     max_tokens: int
     first_token_s: float = 0.0
+    tools_when_needed: bool = False  # see Agent
     meter: prompt.PromptMeter = field(default_factory=prompt.PromptMeter)  # shared by its conversations
 
     def agent(self, engine: Engine, scope: str | None = None) -> Agent:
         return Agent(engine, self.client, scope=scope, context_window=self.context_window,
                      window_source=self.window_source, max_tokens=self.max_tokens, meter=self.meter,
-                     first_token_s=self.first_token_s)
+                     first_token_s=self.first_token_s, tools_when_needed=self.tools_when_needed)
 
     def warm_up(self) -> None:
-        """Read the system prompt and the tools once: the server caches them for every question,
-        and says how fast it reads, which sizes the first question's excerpts."""
-        sent = prompt.system_prompt(tools=True) + json.dumps(SCHEMAS)
-        started = time.perf_counter()
-        turn = self.client.stream([{"role": "system", "content": prompt.system_prompt(tools=True)},
-                                   {"role": "user", "content": "Hello"}], tools=SCHEMAS, max_tokens=1)
-        if turn.prompt_per_s is None:  # llama-cpp-python says nothing: time it, on the estimated length
-            turn.prompt_tokens = self.meter.tokens(sent)
-            turn.prompt_per_s = turn.prompt_tokens / max(time.perf_counter() - started, 1e-3)
-        self.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
+        """Read the system prompt, with the tools and without, once: the server caches both for every
+        question, and says how fast it reads, which sizes the first question's excerpts."""
+        for tools in (SCHEMAS, None):
+            sent = prompt.system_prompt(bool(tools)) + (json.dumps(tools) if tools else "")
+            started = time.perf_counter()
+            turn = self.client.stream([{"role": "system", "content": prompt.system_prompt(bool(tools))},
+                                       {"role": "user", "content": "Hello"}], tools=tools, max_tokens=1)
+            if turn.prompt_per_s is None:  # llama-cpp-python says nothing: time it, on the estimated length
+                turn.prompt_tokens = self.meter.tokens(sent)
+                turn.prompt_per_s = turn.prompt_tokens / max(time.perf_counter() - started, 1e-3)
+            self.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
 
 
 @contextmanager
@@ -80,7 +82,7 @@ def connect(engine: Engine) -> Iterator[Backend]:
             client = ChatClient(server.url, name, timeout=s["chat.timeout"])
             try:
                 backend = Backend(client, server.n_ctx, "the embedded model's n_ctx", server.label,
-                                  s["chat.max_tokens"], s["chat.first_token_s"])
+                                  s["chat.max_tokens"], s["chat.first_token_s"], tools_when_needed=True)
                 backend.warm_up()
                 yield backend
             finally:

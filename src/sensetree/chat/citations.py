@@ -29,7 +29,7 @@ _ABSTAIN = re.compile(
 
 SUPPORTED = 0.5   # support below this: the sentence is not from the excerpts (see bench/chat_citations.py)
 CLOSE = 0.1       # a written marker stands while its excerpt supports the sentence this close to the best
-MIN_TERMS = 3     # fewer content words: not a claim ("Here is what I found:")
+MIN_TERMS = 1     # "326" answers "how many?"; what a claim needs is a word the question does not have
 _NOT_CONTENT = frozenset({"question", "answer", "excerpt", "excerpts", "file", "files"})
 
 
@@ -39,8 +39,14 @@ class Citations:
     sentences: list[Sentence]  # every sentence that makes a claim, with how its markers came about
     dropped: list[int]         # numbers the model wrote that are no source
 
+    @property
+    def unsupported(self) -> bool:
+        """The answer makes claims and no excerpt supports any of them: it may well be invented."""
+        return bool(self.sentences) and all(s.how in ("none", "unsupported") for s in self.sentences)
+
     def numbers(self) -> set[int]:
-        return {n for s in self.sentences for n in s.cited}
+        """Every source the answer cites, in a claim or elsewhere."""
+        return set(written(self.text))
 
 
 def abstains(text: str) -> bool:
@@ -93,7 +99,7 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
     claims = [(k, c) for k, c in claims if is_claim(c, question)]
     numbers = [n for n in shown for _ in shown[n]]
     flat = [s for n in shown for s in shown[n]]
-    matrix = evidence.support([c for _, c in claims], flat)
+    matrix = evidence.support([c for _, c in claims], flat, question)
     sentences = []
     for row, (k, claim) in enumerate(claims):
         by_source = {n: 0.0 for n in shown}
@@ -102,13 +108,13 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
         have = list(dict.fromkeys(written(parts[k])))
         best = max(by_source, key=by_source.get) if by_source else None
         top = by_source.get(best, 0.0) if best is not None else 0.0
-        if have and (top < SUPPORTED or max(by_source[n] for n in have) >= top - CLOSE):
+        if top < SUPPORTED:  # no excerpt supports it: what the model wrote stays, flagged
+            cited, how = have, "unsupported" if have else "none"
+        elif have and max(by_source[n] for n in have) >= top - CLOSE:
             cited, how = have, "model"
-        elif top >= SUPPORTED:
+        else:
             cited, how = [best], "corrected" if have else "attached"
             parts[k] = _with_markers(parts[k], cited)
-        else:
-            cited, how = [], "none"
         sentences.append(Sentence(claim, have, cited, how))
     return Citations("".join(parts), sentences, dropped)
 

@@ -21,8 +21,12 @@ import numpy as np
 RRF_K = 60
 MAX_SENTENCE_CHARS = 320  # a longer "sentence" (a table row, a list) is cut into pieces of this size
 GAP = " … "
+MIN_EXCERPTS = 3  # excerpts that keep their best sentence however small the budget: recall matters more
+TOP_EXCERPT_SENTENCES = 2  # the search's best excerpt keeps two: often a title, then the sentence that answers
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\s*\n\s*")
+# a sentence ends at . ! ? before a capital or a digit, at a blank line, and at a line break before a
+# capital (a title, a heading); a line that wraps mid-sentence (lower case next) goes on
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\s*\n\s*\n\s*|[ \t]*\n\s*(?=[A-Z0-9\[(\-•*])")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # words that say nothing about the content; kept short on purpose (English and the commonest function words)
 _STOP = frozenset("""a an and are as at be been but by can did do does for from had has have he her his how i if in
@@ -33,10 +37,10 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences, and lines; over-long ones cut into pieces, so that any of them fits a small budget."""
+    """Sentences, titles and list items; over-long ones cut into pieces, so that any of them fits a small budget."""
     out = []
     for sentence in _SENTENCE_END.split(text):
-        sentence = sentence.strip()
+        sentence = " ".join(sentence.split())
         while len(sentence) > MAX_SENTENCE_CHARS:
             cut = sentence.rfind(" ", 0, MAX_SENTENCE_CHARS)
             cut = cut if cut > MAX_SENTENCE_CHARS // 2 else MAX_SENTENCE_CHARS
@@ -51,24 +55,29 @@ def terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
-def bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
-    """BM25 of one query against a handful of short documents (the statistics are theirs alone)."""
+def coverage(question: str, text: str) -> float:
+    """The share of the question's content words that the text contains (1 for a question without any)."""
+    asked = set(terms(question))
+    return len(asked & set(terms(text))) / len(asked) if asked else 1.0
+
+
+def bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2,
+         b: float = 0.75) -> tuple[list[str], np.ndarray]:
+    """BM25 of one query against a handful of short documents (the statistics are theirs alone),
+    term by term: the query's terms found, and a (terms x documents) matrix whose columns sum to
+    each document's score."""
     n = len(docs)
-    if not n:
-        return np.zeros(0)
     lengths = np.array([len(d) for d in docs], dtype=float)
-    average = max(lengths.mean(), 1.0)
+    average = max(lengths.mean(), 1.0) if n else 1.0
     frequency = Counter(t for d in docs for t in set(d))
-    scores = np.zeros(n)
     counts = [Counter(d) for d in docs]
-    for term in set(query):
-        df = frequency.get(term, 0)
-        if not df:
-            continue
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    found = [t for t in dict.fromkeys(query) if frequency.get(t)]
+    rows = []
+    for term in found:
+        idf = math.log(1 + (n - frequency[term] + 0.5) / (frequency[term] + 0.5))
         tf = np.array([c.get(term, 0) for c in counts], dtype=float)
-        scores += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths / average))
-    return scores
+        rows.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths / average)))
+    return found, np.array(rows).reshape(len(found), n)
 
 
 def rrf(*scores: np.ndarray) -> np.ndarray:
@@ -102,46 +111,74 @@ class Evidence:
         except Exception:  # noqa: BLE001 - an endpoint that fails leaves the lexical ranking, never an error
             return None
 
-    def rank(self, query: str, sentences: Sequence[str]) -> np.ndarray:
-        """A fused score per sentence, higher is better."""
-        lexical = bm25(terms(query), [terms(s) for s in sentences])
-        dense = self._dense(query, sentences)
-        return rrf(lexical) if dense is None else rrf(lexical, np.clip(dense, 1e-6, None))
-
     def pick(self, query: str, excerpts: Sequence[str], budget: int) -> list[str]:
-        """Each excerpt cut to its sentences that best answer ``query``, ``budget`` characters in all.
+        """The excerpts (best first) cut to their sentences that best answer ``query``, ``budget``
+        characters in all.
 
-        Every excerpt keeps at least its best sentence, so no numbered source disappears; the
-        sentences keep their order, and `` … `` marks what was left out between them.
+        Each excerpt kept keeps at least its best sentence (the first its two best); when even those
+        do not all fit, the lowest-ranked excerpts go (the first ``MIN_EXCERPTS`` always stay), so the
+        numbering has no hole. Then the budget goes to the best sentence left, one at a time, where the words of the
+        question that its excerpt already shows count no more (a title and the sentence that
+        answers, rather than a title and its paraphrase). The sentences keep their order, and
+        `` … `` marks what was left out between them.
         """
-        pieces = [split_sentences(e) for e in excerpts]
         if sum(map(len, excerpts)) <= budget:
             return list(excerpts)
+        pieces = [list(dict.fromkeys(split_sentences(e))) for e in excerpts]  # a sense may repeat the text's start
         flat = [(i, j) for i, p in enumerate(pieces) for j in range(len(p))]
-        scores = self.rank(query, [pieces[i][j] for i, j in flat]) if flat else np.zeros(0)
-        order = [flat[k] for k in np.argsort(-scores, kind="stable")]
-        chosen: set[tuple[int, int]] = set()
-        for i in range(len(pieces)):  # the best sentence of each excerpt first
-            best = next((ij for ij in order if ij[0] == i), None)
-            if best:
-                chosen.add(best)
-        used = sum(len(pieces[i][j]) + len(GAP) for i, j in chosen)
-        for i, j in order:
-            cost = len(pieces[i][j]) + len(GAP)
-            if (i, j) not in chosen and used + cost <= budget:
-                chosen.add((i, j))
-                used += cost
-        return [_joined(p, sorted(j for (k, j) in chosen if k == i)) for i, p in enumerate(pieces)]
+        sentences = [pieces[i][j] for i, j in flat]
+        words = [set(terms(s)) for s in sentences]
+        found, contributions = bm25(terms(query), [terms(s) for s in sentences])
+        dense = self._dense(query, sentences)
+        covered: list[set[str]] = [set() for _ in pieces]
 
-    def support(self, claims: Sequence[str], evidence: Sequence[str]) -> np.ndarray:
+        def scores() -> np.ndarray:
+            fresh = np.array([[t not in covered[i] for i, _ in flat] for t in found], dtype=float)
+            lexical = (contributions * fresh.reshape(contributions.shape)).sum(axis=0)
+            return rrf(lexical) if dense is None else rrf(lexical, np.clip(dense, 1e-6, None))
+
+        chosen: set[int] = set()
+        used, kept = 0, 0
+
+        def take(k: int) -> None:
+            nonlocal used
+            chosen.add(k)
+            used += len(sentences[k]) + len(GAP)
+            covered[flat[k][0]].update(words[k])
+
+        for i in range(len(pieces)):  # the best sentence(s) of each excerpt first, while they fit
+            for _ in range(TOP_EXCERPT_SENTENCES if i == 0 else 1):
+                current = scores()
+                candidates = [k for k, (owner, _) in enumerate(flat) if owner == i and k not in chosen]
+                best = max(candidates, key=lambda k: current[k], default=None)
+                if best is None or (i >= MIN_EXCERPTS and used + len(sentences[best]) + len(GAP) > budget):
+                    break
+                take(best)
+            if i >= MIN_EXCERPTS and not any(flat[k][0] == i for k in chosen):
+                break
+            kept = i + 1
+        while True:
+            current = scores()
+            fits = [k for k in range(len(flat)) if k not in chosen and flat[k][0] < kept
+                    and used + len(sentences[k]) + len(GAP) <= budget]
+            if not fits:
+                break
+            take(max(fits, key=lambda k: current[k]))
+        return [_joined(p, sorted(j for k, (owner, j) in enumerate(flat) if owner == i and k in chosen))
+                for i, p in enumerate(pieces[:kept])]
+
+    def support(self, claims: Sequence[str], evidence: Sequence[str], question: str = "") -> np.ndarray:
         """How well each evidence sentence supports each claim: a (claims x evidence) matrix in [0, 1].
 
-        The mean of two views: the share of the claim's content words (weighted by rarity in
-        the evidence) that the evidence sentence contains, and the embeddings' cosine.
+        The mean of two views: the share of the claim's content words (weighted by rarity in the
+        evidence) that the evidence sentence contains, and the embeddings' cosine. The words the
+        claim shares with the question do not count: "the tweezers used a 1064 nm laser" is
+        supported by the excerpt that has "1064 nm", not by the one that has "tweezers".
         """
         if not claims or not evidence:
             return np.zeros((len(claims), len(evidence)))
-        claim_terms = [set(terms(c)) for c in claims]
+        asked = set(terms(question))
+        claim_terms = [set(terms(c)) - asked or set(terms(c)) for c in claims]
         evidence_terms = [set(terms(e)) for e in evidence]
         frequency = Counter(t for e in evidence_terms for t in e)
         lexical = np.zeros((len(claims), len(evidence)))
@@ -180,7 +217,7 @@ class Sentence:
     text: str
     written: list[int]   # [n] the model wrote (valid sources only)
     cited: list[int]     # [n] the answer shows
-    how: str             # model, attached, corrected, none
+    how: str             # model, attached, corrected; none or unsupported (no excerpt supports it)
 
     def as_dict(self) -> dict:
         return {"text": self.text, "written": self.written, "cited": self.cited, "how": self.how}

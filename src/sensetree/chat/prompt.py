@@ -10,16 +10,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import paths
 from .tools import Source
 
 CHARS_PER_TOKEN = 3.0  # until a server says: below the average of English and code for most tokenizers
 MIN_EXCERPT_CHARS = 200  # below this an excerpt says nothing: drop it instead
 
 RULES = """You are SenseTree's assistant. You answer questions about the user's own files.
-- Base every statement on the numbered excerpts the user gives you{tools}.
-- End each sentence with the number of the excerpt that supports it, in square brackets, like [1].
-- If the excerpts do not answer the question, say that the files do not say; never invent a file or a fact.
-- Answer concisely, in the language of the question."""
+- Answer from the excerpts of the user's files that come with the question{tools}.
+- Answer in one or two sentences, in the language of the question.
+- If the excerpts do not contain the answer, say that the files do not say; never invent a file or a fact.
+- You may cite an excerpt by its number in square brackets."""
 
 TOOLS_CLAUSE = (" or on what your tools return. When the excerpts are not enough, call search_files with other "
                 "words, read_file to read a whole file, or list_directory")
@@ -32,14 +33,18 @@ def system_prompt(tools: bool) -> str:
     return RULES.format(tools=TOOLS_CLAUSE if tools else "")
 
 
-def header(source: Source) -> str:
-    return f"[{source.n}] {source.name} — {source.path}"
+def header(n: int, path: str, roots: list[str]) -> str:
+    """``[n]`` and the file's path inside its root: short (every token counts), and what read_file takes."""
+    root = next((r for r in roots if paths.is_under(path, r)), None)
+    where = path[len(root):].lstrip("/\\") if root else path
+    return f"[{n}] {where or paths.name_of(path)}"
 
 
-def user_prompt(question: str, excerpts: list[tuple[Source, str]], scope: str | None) -> str:
+def user_prompt(question: str, excerpts: list[tuple[Source, str]], scope: str | None, roots: list[str]) -> str:
     parts = [f"I am looking at the folder {scope}; stay inside it."] if scope else []
     if excerpts:
-        parts.append("Excerpts from my files:\n\n" + "\n\n".join(f"{header(s)}\n{text}" for s, text in excerpts))
+        parts.append("Excerpts from my files:\n\n" + "\n\n".join(
+            f"{header(s.n, s.path, roots)}\n{text}" for s, text in excerpts))
     else:
         parts.append("No file matched the question.")
     parts.append(f"Question: {question}")

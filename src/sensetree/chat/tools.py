@@ -166,11 +166,12 @@ class Toolbox:
         return ToolOutcome(f"{path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {path}")
 
 
-def excerpt(engine, result: SearchResult, max_chars: int) -> str:
-    """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``."""
+def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:
+    """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``;
+    with its line breaks when not ``flat``."""
     text = next((c["text"] for c in engine.store.chunks_of(result.path) if c["chunk_index"] == result.chunk_index),
                 result.snippet)
-    text = _flat(text)
+    text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
 
 
