@@ -35,7 +35,7 @@ MAX_TOOL_ROUNDS = 5
 SEED_EXCERPT_CHARS = 1200
 MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
-ENOUGH_COVERAGE = 0.6  # share of the question's words the excerpts must show for an answer without tools
+ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
 # Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.

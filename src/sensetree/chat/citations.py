@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .evidence import Evidence, Sentence, terms
+from .evidence import FRAMING, Evidence, Sentence, terms
 
 MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
 # where a sentence ends: after . ! ? (and the markers that follow it) before a space, or at a line break
@@ -30,7 +30,6 @@ _ABSTAIN = re.compile(
 SUPPORTED = 0.5   # support below this: the sentence is not from the excerpts (see bench/chat_citations.py)
 CLOSE = 0.1       # a written marker stands while its excerpt supports the sentence this close to the best
 MIN_TERMS = 1     # "326" answers "how many?"; what a claim needs is a word the question does not have
-_NOT_CONTENT = frozenset({"question", "answer", "excerpt", "excerpts", "file", "files"})
 
 
 @dataclass
@@ -87,7 +86,7 @@ def is_claim(sentence: str, question: str) -> bool:
     """A sentence that says something: a few content words, some of them not the question's own
     (a restated question is no claim), and not a statement that the files lack the answer."""
     words = terms(sentence)
-    return len(words) >= MIN_TERMS and bool(set(words) - set(terms(question)) - _NOT_CONTENT) and not abstains(sentence)
+    return len(words) >= MIN_TERMS and bool(set(words) - set(terms(question)) - FRAMING) and not abstains(sentence)
 
 
 def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: str = "") -> Citations:

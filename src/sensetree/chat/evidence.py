@@ -29,9 +29,14 @@ TOP_EXCERPT_SENTENCES = 2  # the search's best excerpt keeps two: often a title,
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\s*\n\s*\n\s*|[ \t]*\n\s*(?=[A-Z0-9\[(\-•*])")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # words that say nothing about the content; kept short on purpose (English and the commonest function words)
-_STOP = frozenset("""a an and are as at be been but by can did do does for from had has have he her his how i if in
-into is it its may more most no not of on or our she so such than that the their them then there these they this
-those to was we were what when where which while who whom why will with would you your""".split())
+_STOP = frozenset("""a about also an and any are as at be been but by can did do does each for from had has have he her
+his how i if in into is it its many may more most much no not of on or other our she so some such than that the their
+them then there these they this those to very was we were what when where which while who whom why will with would
+you your""".split())
+
+# how answers open ("Based on the excerpts provided, ...", "According to my files, ..."): no claim in them
+FRAMING = frozenset("""according based excerpt excerpts provided file files user my text states mentions
+mentioned says question answer""".split())
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -52,7 +57,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    """The content words, lower case: no function word, no single letter (the s of "Ana's")."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) > 1 or w.isdigit())]
 
 
 def coverage(question: str, text: str) -> float:
@@ -177,7 +183,7 @@ class Evidence:
         """
         if not claims or not evidence:
             return np.zeros((len(claims), len(evidence)))
-        asked = set(terms(question))
+        asked = set(terms(question)) | FRAMING
         claim_terms = [set(terms(c)) - asked or set(terms(c)) for c in claims]
         evidence_terms = [set(terms(e)) for e in evidence]
         frequency = Counter(t for e in evidence_terms for t in e)
