@@ -87,7 +87,7 @@ def _embedded_texts(engine: Engine, path: str) -> list[str]:
     from sensetree.ingest.sense import embedded_texts
 
     stored = [c["text"] for c in engine.store.chunks_of(path)]
-    sense = engine.catalog.sense(path)[0]
+    sense = engine.catalog.sense(path).text
     return embedded_texts(stored, sense, Path(path).name)
 
 

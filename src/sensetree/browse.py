@@ -121,7 +121,7 @@ class Browser:
             "status": row.status if row else None, "doc_type": row.doc_type if row else None,
             "size": stat.st_size, "mtime": stat.st_mtime, "chunks_count": row.chunks if row else 0,
             "attempts": row.attempts if row else 0, "error": row.error if row else None,
-            "sense": {"text": sense[0], "source": sense[1], "pinned": sense[2]} if sense else None,
+            "sense": {"text": sense.text, "source": sense.source, "pinned": sense.pinned} if sense else None,
             "chunks": chunks, "folder_mode": self._modes.get(path), "block_reason": reason,
         }
 

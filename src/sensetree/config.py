@@ -27,6 +27,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.batch_size": (32, "texts per embedding call"),
     "indexing.qualify_documents": (True, "write a sense for documents with a language model"),
     "indexing.qualify_context": (True, "write a sense for context-only files"),
+    "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),

@@ -7,6 +7,7 @@ Only one process writes to a data dir at a time (a lock file); any number may se
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -22,10 +23,12 @@ from filelock import FileLock, Timeout
 from . import paths
 from .browse import Browser
 from .config import DEFAULTS, Settings, default_data_dir
-from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress, wait_for_endpoint
+from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress
+from .ingest.scan import ScanReport, scan
+from .ingest.semantic import RATE_META
 from .ingest.sense import SenseWriter
-from .ingest.walker import walk
 from .ingest.watcher import watch
+from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable, expected_identity, load_embedder
 from .models.llm import ChatClient
 from .models.probe import ProbeReport, probe_endpoint
@@ -33,11 +36,12 @@ from .models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import SearchResponse, TreeNode
 from .store import integrity
-from .store.catalog import Catalog
+from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore, StoreDamaged
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+RATE_FRESH_SECONDS = 120.0  # an embedding rate older than this belongs to an indexer that is not running
 
 
 class SenseTreeError(Exception):
@@ -46,14 +50,6 @@ class SenseTreeError(Exception):
 
 class WriterBusy(SenseTreeError):
     """Another process holds the data dir's writer lock."""
-
-
-@dataclass(frozen=True)
-class ScanReport:
-    new: int
-    changed: int
-    deleted: int
-    seconds: float
 
 
 class Engine:
@@ -71,12 +67,14 @@ class Engine:
         self._reranker_problem: str | None = None
         self._reranker_told = False
         self._models_lock = threading.Lock()
+        self.pool = WorkerPool()  # the keyword phase's worker processes, started on first use
         if self.settings.problem:
             self.notices.append(self.settings.problem)
         if self._catalog_behind and self._writer_free():
             self._reconcile()
 
     def close(self) -> None:
+        self.pool.stop()
         self.catalog.close()
         if self._writer_lock.is_locked:
             self._writer_lock.release(force=True)
@@ -149,6 +147,7 @@ class Engine:
         except EmbeddingError as exc:
             raise SenseTreeError(f"the embedding model is not available ({exc}); files stay pending") from exc
         self._check_dimension(embedder)
+        self.catalog.set_meta("embedding_identity", embedder.identity)
         return embedder
 
     def retriever(self) -> Retriever:
@@ -173,6 +172,7 @@ class Engine:
         response = self._recovering(lambda: self.retriever().search(query, scope, limit, hybrid=hybrid,
                                                                     rerank_on=rerank))
         response.notices[:0] = self.notices[repairs:]  # a repair made on the way
+        response.coverage = self._coverage(scope)
         if rerank and self._reranker_problem and not self._reranker_told:
             response.notices.append(f"reranking skipped: {self._reranker_problem}")
             self._reranker_told = True
@@ -184,7 +184,32 @@ class Engine:
         if problem:
             return None, [*self.notices[repairs:], problem]
         node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit))
+        coverage = self._coverage(scope)
+        if coverage:
+            files, embedded = coverage
+            notices.append(f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
+                           "others are not embedded yet (search finds them by keyword meanwhile)")
         return node, [*self.notices[repairs:], *notices]
+
+    def _coverage(self, scope: str | None) -> tuple[int, int] | None:
+        """(files, of them embedded) in the scope while some still wait for vectors, else None; a scope
+        the user looks into moves to the front of the queue."""
+        folder = paths.normalize(scope) if scope else None
+        try:
+            if not self.catalog.waiting_under(folder):
+                return None
+            if folder:
+                self.catalog.prioritize(folder)
+            return self.catalog.coverage(folder)
+        except sqlite3.OperationalError:  # a busy or read-only catalog: the figures are a courtesy
+            return None
+
+    def prioritize(self, path: str) -> None:
+        """The user opened this file: index it next."""
+        try:
+            self.catalog.prioritize(paths.normalize(path))
+        except sqlite3.OperationalError:
+            pass
 
     def expected_identity(self) -> str:
         return expected_identity(self.settings["embedding.model"], self.settings["embedding.base_url"])
@@ -284,35 +309,7 @@ class Engine:
             self._writer_lock.release()
 
     def scan(self) -> ScanReport:
-        """Compare the disk with the catalog (stat only, no hashing): queue new and changed, purge deleted."""
-        started = time.perf_counter()
-        manual = self.catalog.folder_modes()
-        exclude = paths.path_key(str(self.data_dir))
-        new = changed = 0
-        deleted: list[str] = []
-        for root in self.roots():
-            known = self.catalog.files_under(root)
-            seen: set[str] = set()
-            queued = []
-            if os.path.isdir(root):
-                for entry in walk(root, manual):
-                    if paths.is_under(entry.path, exclude):
-                        continue
-                    seen.add(entry.path)
-                    old = known.get(entry.path)
-                    if old is None:
-                        new += 1
-                    elif old[0] != entry.kind or old[1] != entry.size or old[2] != entry.mtime:
-                        changed += 1
-                    else:
-                        continue
-                    queued.append((entry.path, root, entry.kind, entry.size, entry.mtime, entry.members))
-            self.catalog.upsert_pending(queued)
-            deleted += [p for p in known if p not in seen]
-        if deleted:
-            self.store.delete_paths(deleted)
-            self.catalog.delete(deleted)
-        return ScanReport(new, changed, len(deleted), time.perf_counter() - started)
+        return scan(self.catalog, self.store, str(self.data_dir))
 
     def index_options(self) -> IndexOptions:
         s = self.settings
@@ -320,18 +317,21 @@ class Engine:
                             max_file_bytes=int(s["indexing.max_file_mb"] * 1024 * 1024),
                             qualify_documents=s["indexing.qualify_documents"],
                             qualify_context=s["indexing.qualify_context"],
-                            max_endpoint_wait=s["indexing.endpoint_wait"])
+                            max_endpoint_wait=s["indexing.endpoint_wait"], file_timeout=s["indexing.file_timeout"])
 
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-              max_endpoint_wait: float | None = None, wait_for_lock: float = 0) -> Progress:
-        """Scan every root and index what is pending, under the writer lock; compacts at the end.
+              max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
+              interrupt: threading.Event | None = None) -> Progress:
+        """Scan every root and index what is queued, under the writer lock; compacts at the end.
 
         A damaged catalog or vector table met on the way is repaired, and the run made once more.
         """
-        return self._recovering(lambda: self._index_once(on_update, stop, max_endpoint_wait, wait_for_lock))
+        return self._recovering(lambda: self._index_once(on_update, stop, max_endpoint_wait, wait_for_lock, interrupt))
 
     def _index_once(self, on_update: Callable[[Progress], None] | None, stop: threading.Event | None,
-                    max_endpoint_wait: float | None, wait_for_lock: float) -> Progress:
+                    max_endpoint_wait: float | None, wait_for_lock: float,
+                    interrupt: threading.Event | None) -> Progress:
+        stop = stop or threading.Event()
         with self.writer(wait_for_lock):
             if self._catalog_behind:
                 self._reconcile()
@@ -341,30 +341,28 @@ class Engine:
             options = self.index_options()
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            # An endpoint that is down before its first answer is waited for like one that goes down mid-run.
-            progress = Progress()
-            embedder = wait_for_endpoint(self._indexing_embedder, progress, options.max_endpoint_wait,
-                                         stop or threading.Event(), on_update or (lambda p: None))
-            progress.started = time.monotonic()
-            indexer = Indexer(self.catalog, self.store, embedder, self.sense_writer(), options)
-            self.catalog.set_meta("embedding_identity", embedder.identity)
-            try:
-                return indexer.run(progress, on_update=on_update, stop=stop)
-            finally:
+            indexer = Indexer(self.catalog, self.store, self._indexing_embedder, self.sense_writer(), options, self.pool)
+            progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
+            if not stop.is_set():
                 self.store.optimize()
+            return progress
 
     def watch(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               on_round: Callable[[Progress], None] | None = None) -> None:
         """Index, then keep indexing whatever changes under the roots until ``stop`` is set.
 
-        The watcher starts before the first round, so a change made during it is not missed, and
-        each round waits as long as it takes for a down embedding endpoint to come back.
+        The watcher starts before the first round, so a change made during it is not missed. A
+        change ends the semantic work of a round early: the next round scans, stores the new text
+        (keyword first), then goes on embedding. Each round waits as long as it takes for a down
+        embedding endpoint to come back.
         """
         stop = stop or threading.Event()
+        changed = threading.Event()
 
         def index_round() -> None:
+            changed.clear()
             try:
-                progress = self.index(on_update, stop, max_endpoint_wait=float("inf"))
+                progress = self.index(on_update, stop, max_endpoint_wait=float("inf"), interrupt=changed)
             except IndexingPaused:
                 if stop.is_set():
                     return
@@ -373,7 +371,7 @@ class Engine:
                 on_round(progress)
 
         with self.writer():
-            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True)
+            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed)
 
     # damage (power cuts, torn writes; see store/integrity.py) -------------------------
     def _writer_free(self) -> bool:
@@ -462,6 +460,7 @@ class Engine:
             "data_dir": str(self.data_dir),
             "roots": self.roots(),
             "counts": counts,
+            "phases": self._phases(),
             "chunks": self.store.count(),
             "embedding_model": self.catalog.meta("embedding_identity") or self.expected_identity(),
             "sense_model": self.settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",
@@ -469,6 +468,20 @@ class Engine:
             "index_bytes": size,
             "notices": list(self.notices),
         }
+
+    def _phases(self) -> dict[str, Any]:
+        """keyword-ready N / M and semantic N / M, with an ETA while an indexer is embedding (in any process)."""
+        files, keyword, semantic = self.catalog.phase_counts()
+        left = self.catalog.chunks_to_embed()
+        rate = 0.0
+        try:
+            measured = json.loads(self.catalog.meta(RATE_META) or "{}")
+            if time.time() - measured.get("at", 0) < RATE_FRESH_SECONDS:
+                rate = float(measured.get("chunks_per_s", 0.0))
+        except (ValueError, TypeError):
+            pass
+        return {"files": files, "keyword_ready": keyword, "semantic": semantic, "chunks_left": left,
+                "embed_rate": round(rate, 3), "semantic_eta_s": round(left / rate, 1) if rate > 0 and left else None}
 
     def _reranker_status(self) -> str:
         if not self.settings["retrieval.rerank"]:
@@ -496,6 +509,10 @@ class Engine:
             raise SenseTreeError(f"{path} is not in the index")
         self.catalog.pin_sense(norm, sense.strip())
         self.catalog.requeue(norm)
+
+    def sense_of(self, path: str) -> SenseRow | None:
+        """The sense stored for a file, under the same key ``pin_sense`` writes."""
+        return self.catalog.sense(paths.normalize(path))
 
     def retry(self, path: str | None = None) -> int:
         return self.catalog.retry(paths.normalize(path) if path else None)

@@ -105,8 +105,10 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
             evaluator.add_root(str(root))
         started = time.perf_counter()
         progress = evaluator.index(on_update=_every(30.0, lambda p: log(
-            f"indexing {p.done}/{p.total} files, {p.chunks} chunks, {p.rate:.1f} files/s")))
-        log(f"index ready: {progress.done} files (re)indexed in {time.perf_counter() - started:.0f} s")
+            f"indexing: keyword-ready {p.keyword}/{p.files}, semantic {p.semantic}/{p.files}, "
+            f"{p.embed_rate:.1f} chunks/s")))
+        log(f"index ready: {progress.files_done} files (re)indexed, {progress.embedding.count} chunks embedded in "
+            f"{time.perf_counter() - started:.0f} s")
 
         report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
                                   "documents": len(mapping), "chunks": evaluator.store.count(), "queries": len(queries)}

@@ -85,3 +85,19 @@ def chunk_text(text: str, size: int = 1000, overlap: int = 200) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+MIN_OVERLAP = 16  # a shorter match between a chunk's end and the next one's start is a coincidence
+
+
+def rejoin(chunks: list[str], limit: int) -> str:
+    """The start of the text the chunks were cut from, up to ``limit`` characters: each chunk
+    without the overlap it repeats from the one before. For the sense, which reads a file's start."""
+    text = chunks[0] if chunks else ""
+    for chunk in chunks[1:]:
+        if len(text) >= limit:
+            break
+        repeated = next((n for n in range(min(len(text), len(chunk) // 2 + 1), MIN_OVERLAP - 1, -1)
+                         if text.endswith(chunk[:n])), 0)
+        text += (" " if repeated else "\n\n") + chunk[repeated:].lstrip()
+    return text[:limit]

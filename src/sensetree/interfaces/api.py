@@ -180,8 +180,8 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     def progress() -> dict[str, Any]:
         if indexer:
             return indexer.snapshot()
-        return {"running": False, "total": 0, "done": 0, "chunks": 0, "failed": 0, "current": "", "rate": 0.0,
-                "eta_s": None, "paused": "indexing runs in another process", "stages": {}}
+        return {**engine.status()["phases"], "running": False, "failed": 0, "current": "",
+                "paused": "indexing runs in another process", "stages": {}}
 
     # pages ---------------------------------------------------------------------------------
     @app.get("/", include_in_schema=False)
@@ -236,9 +236,11 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     @app.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk")
     def preview(path: str, chunk: int = Query(0, ge=0)) -> dict[str, Any]:
         try:
-            return engine.browser().preview(path, chunk)
+            shown = engine.browser().preview(path, chunk)
         except NoPreview as exc:
             raise HTTPException(422, str(exc)) from None
+        engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
+        return shown
 
     @app.post("/api/open", summary="Open a file in the system's default application")
     def open_file(body: PathBody) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn,
 from rich.table import Table
 from rich.text import Text
 
+from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
 from ..ingest.indexer import IndexingPaused
@@ -113,18 +114,37 @@ def unblock(folder: Path, data_dir: Optional[Path] = DataDir):
 
 
 # indexing ---------------------------------------------------------------------------
-class _Counters(ProgressColumn):
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA measuring…"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"ETA {hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"ETA {rest // 60}:{rest % 60:02d}"
+
+
+def phase_lines(files: int, keyword: int, semantic: int, eta: float | None, rate: float) -> tuple[str, str]:
+    """The two progress figures, as `sensetree status` and `sensetree index` print them."""
+    keyword_line = f"keyword-ready {keyword:,} / {files:,}"
+    semantic_line = f"semantic {semantic:,} / {files:,}"
+    if semantic < files:
+        semantic_line += f" · {rate:.1f} chunks/s · {_duration(eta)}" if rate else ""
+    return keyword_line, semantic_line
+
+
+class _PhaseFigures(ProgressColumn):
     def render(self, task: Task) -> Text:
-        f = task.fields
-        return Text(f"{task.completed:.0f}/{task.total or 0:.0f} files · {f.get('chunks', 0)} chunks · "
-                    f"{f.get('rate', 0.0):.1f} files/s", style="cyan")
+        return Text(task.fields.get("figures", ""), style="cyan")
 
 
 @app.command()
 def index(watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
           quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Index every root: new and changed files, purge deleted ones. Exits when done unless --watch."""
+    """Index every root: keyword first (every file findable by its words), then meaning (vectors).
+
+    Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
+    everything finished so far.
+    """
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     with _engine(data_dir) as engine:
         if not engine.roots():
@@ -132,23 +152,32 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         show = not quiet and not json_out and console.is_terminal
-        bar = Progress(TextColumn("[bold]indexing"), BarColumn(), _Counters(), TimeRemainingColumn(),
+        bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
                        TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
                        transient=False)
-        task = bar.add_task("index", total=None, current="", chunks=0, rate=0.0)
+        keyword_task = bar.add_task("keyword-ready", total=None, figures="", current="")
+        semantic_task = bar.add_task("semantic", total=None, figures="", current="")
 
         def update(p: IndexProgress) -> None:
+            keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, p.semantic_eta, p.embed_rate)
             current = Path(p.current).name if p.current else ""
-            bar.update(task, total=p.total, completed=p.done, chunks=p.chunks, rate=p.rate,
-                       current=(f"paused: {p.paused}" if p.paused else current)[:60])
+            bar.update(keyword_task, total=p.files, completed=p.keyword, figures=keyword_line.split(" ", 1)[1],
+                       current=current[:50] if p.phase == "keyword" else "")
+            bar.update(semantic_task, total=p.files, completed=p.semantic, figures=semantic_line.split(" ", 1)[1],
+                       current=(f"paused: {p.paused}" if p.paused else current if p.phase == "semantic" else "")[:60])
 
         def report(p: IndexProgress) -> None:
-            summary = {"files": p.done, "chunks": p.chunks, "failed": p.failed, "seconds": round(time.monotonic() - p.started, 2)}
+            summary = {"files": p.files, "keyword_ready": p.keyword, "semantic": p.semantic,
+                       "chunks_embedded": p.embedding.count, "chunks_left": p.chunks_left, "failed": p.failed,
+                       "stopped": stop.is_set(), "seconds": round(p.elapsed, 2)}
             if json_out:
                 _print_json(summary)
             elif not quiet:
-                errors.print(f"indexed {p.done} files ({p.chunks} chunks, {p.failed} failed)"
-                             + (" — see `sensetree queue`" if p.failed else ""))
+                keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, None, 0.0)
+                errors.print(f"{keyword_line} · {semantic_line} ({p.embedding.count} chunks embedded, "
+                             f"{p.failed} failed)" + (" — see `sensetree queue`" if p.failed else ""))
+                if stop.is_set() and p.semantic < p.files:
+                    errors.print("stopped; what was not finished stays queued and resumes next time")
 
         try:
             with bar:
@@ -161,7 +190,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                 errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
             stop.set()
-            errors.print("stopped; what was not finished stays pending and resumes next time")
+            errors.print("stopped; what was not finished stays queued and resumes next time")
         except IndexingPaused as exc:
             _fail(str(exc), 3)
         except SenseTreeError as exc:
@@ -179,6 +208,10 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
     table.add_row("roots", escape("\n".join(info["roots"]) or "none (sensetree add FOLDER)"))
+    phases = info["phases"]
+    keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
+                                              phases["semantic_eta_s"], phases["embed_rate"])
+    table.add_row("progress", f"{keyword_line} · {semantic_line}")
     table.add_row("files", " · ".join(f"{k}: {v}" for k, v in info["counts"].items()))
     table.add_row("chunks", str(info["chunks"]))
     table.add_row("embedding", escape(info["embedding_model"]))
@@ -221,11 +254,11 @@ def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="
             if set_to is not None:
                 engine.pin_sense(str(path), set_to)
                 errors.print("pinned; run `sensetree index` to re-index the file with it")
-            stored = engine.catalog.sense(str(path.resolve()))
+            stored = engine.sense_of(str(path))
         except SenseTreeError as exc:
             _fail(str(exc))
-    info = {"path": str(path.resolve()), "sense": stored[0] if stored else None,
-            "source": stored[1] if stored else None, "pinned": bool(stored and stored[2])}
+    info = {"path": paths.normalize(str(path)), "sense": stored.text if stored else None,
+            "source": stored.source if stored else None, "pinned": bool(stored and stored.pinned)}
     if json_out:
         _print_json(info)
     else:
@@ -274,6 +307,10 @@ def _highlight(snippet: str, query: str) -> Text:
 def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
+    if explain and response.coverage:
+        files, embedded = response.coverage
+        errors.print(f"[dim]still indexing: {embedded:,} of {files:,} files have vectors; the other "
+                     f"{files - embedded:,} take part through the keyword (BM25) leg only[/]")
     if not response.results:
         console.print("no results")
     for rank, r in enumerate(response.results, start=1):

@@ -71,6 +71,7 @@ class SearchResponse:
     results: list[SearchResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # degraded legs, skipped stages: said, never hidden
     timings_ms: dict[str, float] = field(default_factory=dict)
+    coverage: tuple[int, int] | None = None  # (files, of them embedded) in scope, while indexing is not done
 
 
 @dataclass

@@ -5,7 +5,10 @@ Design notes (measured in shared/research/lancedb.md):
 - The native full-text index searches rows added after it was built (the unindexed tail is
   scanned), so keyword results are current right after a write; ``optimize()`` after each
   burst folds the tail in and compacts the fragments that small commits leave behind.
-- Writes batch many files per commit: one delete of their old rows, one append.
+- Writes batch many files per commit: one delete of their old rows, one append. The keyword
+  phase stores rows without a vector (null), so they are found by BM25 at once; the semantic
+  phase fills the vectors in with one ``merge_insert`` per batch (one atomic commit). Null
+  vectors take no part in vector search, with or without a vector index.
 - The connection re-checks the latest version on every read, so a search process sees
   what the indexer process just wrote without reopening.
 """
@@ -41,7 +44,7 @@ class ChunkRow:
     path: str
     chunk_index: int
     text: str
-    vector: np.ndarray
+    vector: np.ndarray | None  # None until the semantic phase embeds the chunk
     content_hash: str
     mtime: float
 
@@ -151,9 +154,7 @@ class ChunkStore:
     # writes (the single writer only) ------------------------------------------------
     def replace_files(self, paths: Sequence[str], rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
         """Swap the rows of ``paths`` for ``rows`` in two commits (delete, then append)."""
-        bad = [r for r in rows if r.vector.shape != (dimension,)]
-        if bad:
-            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+        data = self._arrow(rows, model, dimension)
         with self._write_lock:
             table = self.table
             if table is not None and table.schema.field("vector").type.list_size != dimension:
@@ -163,21 +164,46 @@ class ChunkStore:
                     table.delete(_in_list(paths[start:start + 400]))
             if not rows:
                 return
-            data = pa.table({
-                "path": pa.array([r.path for r in rows], pa.string()),
-                "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
-                "text": pa.array([r.text for r in rows], pa.string()),
-                "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(np.concatenate([r.vector for r in rows]).astype(np.float32)), dimension),
-                "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
-                "mtime": pa.array([r.mtime for r in rows], pa.float64()),
-                "embed_model": pa.array([model] * len(rows), pa.string()),
-            }, schema=schema(dimension))
+            # "null": rows of the keyword phase have no vector yet, on purpose.
             if table is None:
-                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension))
+                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension), on_bad_vectors="null")
                 self._create_scalar_indexes()
             else:
-                table.add(data)
+                table.add(data, on_bad_vectors="null")
+
+    def set_vectors(self, rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
+        """Give stored chunks their vectors (and chunk 0 its final text) in one atomic commit.
+
+        Rows are matched on (path, chunk_index); a row that is no longer stored is not added back.
+        """
+        if not rows:
+            return
+        data = self._arrow(rows, model, dimension)
+        with self._write_lock:
+            table = self.table
+            if table is None:
+                return
+            table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(data)
+
+    @staticmethod
+    def _arrow(rows: Sequence[ChunkRow], model: str, dimension: int) -> pa.Table:
+        """Rows as an Arrow table of the schema; a row without a vector gets a null one (and no model)."""
+        bad = [r for r in rows if r.vector is not None and r.vector.shape != (dimension,)]
+        if bad:
+            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+        missing = [r.vector is None for r in rows]
+        blank = np.zeros(dimension, np.float32)
+        values = np.concatenate([blank if r.vector is None else r.vector for r in rows]) if rows else np.zeros(0)
+        return pa.table({
+            "path": pa.array([r.path for r in rows], pa.string()),
+            "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
+            "text": pa.array([r.text for r in rows], pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(values.astype(np.float32)), dimension,
+                                                        mask=pa.array(missing, pa.bool_())),
+            "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
+            "mtime": pa.array([r.mtime for r in rows], pa.float64()),
+            "embed_model": pa.array([None if gap else model for gap in missing], pa.string()),
+        }, schema=schema(dimension))
 
     def delete_paths(self, paths: Sequence[str]) -> None:
         table = self.table
@@ -231,8 +257,8 @@ class ChunkStore:
                     time.sleep(0.2 * (attempt + 1))
 
     def _ensure_vector_index(self, table) -> None:
-        """An HNSW index once the table is large enough that exact search gets slow."""
-        if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+        """An HNSW index once the table holds enough vectors that exact search gets slow."""
+        if table.count_rows("vector IS NOT NULL") < VECTOR_INDEX_MIN_ROWS:
             return
         if self.has_vector_index():
             return
@@ -273,6 +299,31 @@ class ChunkStore:
             return query.to_list()
 
         return self._read(read, [])
+
+    def unembedded(self, paths: Sequence[str]) -> list[dict]:
+        """The stored chunks of ``paths`` that have no vector yet, in file and chunk order."""
+        rows: list[dict] = []
+        for start in range(0, len(paths), 400):
+            where = f"{_in_list(paths[start:start + 400])} AND vector IS NULL"
+            rows += self._read(lambda table: table.search().where(where)
+                               .select(["path", "chunk_index", "text", "content_hash", "mtime"])
+                               .limit(None).to_list(), [])
+        return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
+
+    def stored_chunks(self, paths: Sequence[str]) -> dict[str, tuple[set[int], set[str | None]]]:
+        """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""
+        found: dict[str, tuple[set[int], set[str | None]]] = {p: (set(), set()) for p in paths}
+        for start in range(0, len(paths), 400):
+            where = _in_list(paths[start:start + 400])
+            rows = self._read(lambda table: table.search().where(where).select(["path", "chunk_index", "content_hash"])
+                              .limit(None).to_list(), [])
+            for row in rows:
+                found[row["path"]][0].add(row["chunk_index"])
+                found[row["path"]][1].add(row["content_hash"])
+        return found
+
+    def count_embedded(self) -> int:
+        return self.count("vector IS NOT NULL")
 
     def chunks_of(self, path: str) -> list[dict]:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")

@@ -603,26 +603,34 @@ function renderQueue(queue) {
 }
 
 function renderProgress(progress) {
-  const total = progress.total ?? 0;
-  const done = progress.done ?? 0;
-  const fraction = total ? Math.min(1, done / total) : progress.running ? 0 : 1;
-  const stateText = progress.paused ? `Paused: ${progress.paused}` : progress.running ? "Indexing" : "Up to date";
+  const files = progress.files ?? 0;
+  const keyword = progress.keyword_ready ?? 0;
+  const semantic = progress.semantic ?? 0;
+  const upToDate = !progress.running && semantic >= files;
+  const stateText = progress.paused ? `Paused: ${progress.paused}` : progress.running ? "Indexing" : upToDate ? "Up to date" : "Waiting";
   const stages = progress.stages ?? {};
   const stage = (label, data, unit) => h("div.stage", { "data-testid": `stage-${label.toLowerCase()}` },
     h("div.stage-label", null, label),
     h("div.stage-rate", null, rate(data?.per_s, unit)),
     h("div.muted.small", null, `${data?.[unit === "chunks" ? "chunks" : "files"] ?? 0} ${unit} in ${duration(data?.seconds ?? 0)}`));
+  // Keyword first, meaning after: every file is findable by its words long before it has vectors.
+  const phase = (label, testid, done, note) => h("div.phase", { "data-testid": testid },
+    h("div.phase-head", null, h("span", null, label),
+      h("span.muted", { "data-testid": `${testid}-counter` }, `${done.toLocaleString()} / ${files.toLocaleString()} files`),
+      note ? h("span.muted.small", null, note) : null),
+    h("div.progress", { role: "progressbar", "aria-label": label, "aria-valuemin": 0, "aria-valuemax": files, "aria-valuenow": done },
+      h("span.progress-fill", { style: { width: `${files ? Math.round(Math.min(1, done / files) * 100) : 100}%` } })));
+  const eta = semantic >= files ? "–" : progress.semantic_eta_s == null ? (progress.running ? "measuring" : "–") : duration(progress.semantic_eta_s);
   fill($("progress-card"),
-    h("div.card-head", null,
-      h("h2", null, stateText),
-      h("span.muted", { "data-testid": "progress-counter" }, `${done} / ${total} files`)),
-    h("div.progress", { role: "progressbar", "aria-valuemin": 0, "aria-valuemax": total, "aria-valuenow": done },
-      h("span.progress-fill", { style: { width: `${Math.round(fraction * 100)}%` } })),
+    h("div.card-head", null, h("h2", null, stateText)),
+    phase("Keyword-ready", "phase-keyword", keyword, "findable by exact words and names"),
+    phase("Semantic", "phase-semantic", semantic, semantic < files ? `ETA ${eta}` : "findable by meaning"),
     h("div.current", { "data-testid": "current-file" },
-      progress.current ? [h("span.muted", null, "Now: "), progress.current] : h("span.muted", null, "No file in progress")),
+      progress.current ? [h("span.muted", null, progress.phase === "semantic" ? "Embedding: " : "Reading: "), progress.current]
+        : h("span.muted", null, "No file in progress")),
     h("div.counters", null,
-      counter("Done", done), counter("Failed", progress.failed ?? 0), counter("Chunks", progress.chunks ?? 0),
-      counter("Rate", rate(progress.rate, "files")), counter("ETA", progress.running ? duration(progress.eta_s) : "–")),
+      counter("Failed", progress.failed ?? 0), counter("Chunks left", (progress.chunks_left ?? 0).toLocaleString()),
+      counter("Rate", rate(progress.embed_rate, "chunks")), counter("ETA", eta)),
     h("div.stages", null,
       stage("Extraction", stages.extraction, "files"),
       stage("Sense", stages.sense, "files"),
@@ -918,9 +926,10 @@ function renderStatus(status) {
   const failed = counts.failed ?? 0;
   $("status-dot").className = `dot ${progress.paused ? "paused" : progress.running ? "busy" : failed ? "failed" : "idle"}`;
   $("status-state").textContent = progress.paused ? `Paused: ${progress.paused}`
-    : progress.running ? `Indexing ${progress.done ?? 0}/${progress.total ?? 0}${progress.current ? ` · ${baseName(progress.current)}` : ""}`
+    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · semantic ${progress.semantic ?? 0}/${progress.files ?? 0}${progress.semantic_eta_s ? ` · ETA ${duration(progress.semantic_eta_s)}` : ""}`
       : status.roots?.length ? "Up to date" : "No folder yet: add one in the Explorer";
   const parts = [`${counts.indexed ?? 0} indexed`];
+  if (counts.keyword) parts.push(`${counts.keyword} keyword-ready`);
   if (counts.pending) parts.push(`${counts.pending} pending`);
   if (failed) parts.push(`${failed} failed`);
   if (counts["block member"]) parts.push(`${counts["block member"]} in blocks`);

@@ -1,0 +1,146 @@
+"""The keyword phase: every pending file's text is extracted, chunked and stored, without vectors yet.
+
+It runs before and ahead of the semantic phase because it is fast (extraction, not models):
+right after the scan, every readable file becomes findable by an exact word or name, and
+the slow embedding fills in meaning afterwards. Files are prepared in worker processes
+(``workers.WorkerPool``) and stored in batches: one LanceDB delete + append, then one SQLite
+transaction marks them ``keyword``. A batch is committed at least every second, so what is
+done is findable at once and a stop loses at most that second.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Callable
+
+from pebble import ProcessExpired
+
+from ..store.catalog import Catalog, FileRow, StoredText
+from ..store.chunks import ChunkRow, ChunkStore
+from .options import IndexOptions
+from .prepare import Job, Prepared, context_entry, prepare
+from .progress import Progress
+from .sense import SENSE_MIN_TEXT, SenseWriter, stored_texts
+from .workers import POLL_SECONDS, Stopped, WorkerPool
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3      # an unexpected error (a bug, a worker that died) is retried this many times
+BATCH_FILES = 256     # files per commit
+BATCH_CHUNKS = 4096   # chunks per commit
+FLUSH_SECONDS = 1.0   # the longest a prepared file waits to be stored
+
+
+class KeywordPhase:
+    def __init__(self, catalog: Catalog, store: ChunkStore, pool: WorkerPool, senses: SenseWriter,
+                 options: IndexOptions, dimension: Callable[[], int], refresh: Callable[[Progress], None]):
+        self.catalog, self.store, self.pool, self.senses, self.options = catalog, store, pool, senses, options
+        self._dimension = dimension  # the vector size, needed to create the table on the first write
+        self._refresh = refresh      # re-reads the two progress figures from the catalog
+
+    def run(self, progress: Progress, stop, notify: Callable[[Progress], None]) -> bool:
+        """Store the text of every pending row; False when there was none. Raises Stopped."""
+        queue = deque(self.catalog.pending())
+        if not queue:
+            return False
+        progress.phase = "keyword"
+        inflight: dict[Future, FileRow] = {}
+        batch: list[tuple[FileRow, Prepared]] = []
+        batch_started = time.monotonic()
+        lookahead = 4 * self.pool.workers
+        try:
+            while queue or inflight:
+                while queue and len(inflight) < lookahead:
+                    row = queue.popleft()
+                    inflight[self.pool.submit(prepare, self._job(row), timeout=self.options.file_timeout)] = row
+                if stop.is_set():
+                    raise Stopped()
+                finished, _ = wait(inflight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    row = inflight.pop(future)
+                    item = self._outcome(future, row, progress, queue)
+                    if item is None:
+                        continue
+                    if not batch:
+                        batch_started = time.monotonic()
+                    batch.append((row, item))
+                    progress.current = row.path
+                chunks = sum(len(item.chunks) for _, item in batch)
+                if batch and (len(batch) >= BATCH_FILES or chunks >= BATCH_CHUNKS
+                              or time.monotonic() - batch_started >= FLUSH_SECONDS or not (queue or inflight)):
+                    self._store(batch, progress)
+                    batch = []
+                notify(progress)
+        except BaseException:
+            self.pool.stop()  # what the workers were doing is abandoned; their files stay pending
+            raise
+        progress.current = ""
+        return True
+
+    def _job(self, row: FileRow) -> Job:
+        o = self.options
+        return Job(row.path, row.kind, row.content_hash, o.chunk_size, o.overlap, o.max_file_bytes)
+
+    def _outcome(self, future: Future, row: FileRow, progress: Progress, queue: deque[FileRow]) -> Prepared | None:
+        """The prepared file, or a context entry for one that cannot be read; None when there is nothing
+        to store (an attempt failed: the row goes back to the end of the queue, or fails for good)."""
+        try:
+            item = future.result()
+        except TimeoutError:
+            return context_entry(row.path, f"reading it took longer than {self.options.file_timeout:.0f} s")
+        except MemoryError:
+            return context_entry(row.path, "reading it needed more memory than a file may take")
+        except (ProcessExpired, Exception) as exc:  # a bug, an OS error, a reader that crashed its worker
+            log.warning("preparing %s failed: %s", row.path, exc)
+            error = f"{type(exc).__name__}: {exc}"
+            if self.catalog.mark_failed(row.path, error, max_attempts=MAX_ATTEMPTS) < MAX_ATTEMPTS:
+                queue.append(row)
+            else:
+                progress.failed += 1
+                progress.files_done += 1
+            return None
+        if item.extract_seconds is not None:
+            progress.extraction.add(1, item.extract_seconds)
+        return item
+
+    def _store(self, batch: list[tuple[FileRow, Prepared]], progress: Progress) -> None:
+        gone = [item.path for _, item in batch if item.vanished]
+        if gone:
+            self.store.delete_paths(gone)
+            self.catalog.delete(gone)
+        # Unchanged content keeps its rows; the semantic phase checks that its vectors are all there.
+        self.catalog.mark_keyword(StoredText(row.path, item.content_hash, item.mtime, item.size, row.doc_type or "",
+                                             row.chunks) for row, item in batch if item.unchanged and not item.vanished)
+        fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
+        if fresh:
+            self._store_text(fresh)
+        progress.failed += sum(1 for item in fresh if item.failure)
+        progress.files_done += len(batch)
+        self._refresh(progress)
+
+    def _store_text(self, items: list[Prepared]) -> None:
+        pinned = {path: row.text for path, row in self.catalog.senses(i.path for i in items).items() if row.pinned}
+        rows, senses = [], []
+        for item in items:
+            sense = pinned.get(item.path, item.excerpt)
+            if item.path not in pinned:
+                senses.append((item.path, item.excerpt, "pending" if self._qualifies(item) else "excerpt"))
+            rows += [ChunkRow(item.path, index, text, None, item.content_hash, item.mtime)
+                     for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type))]
+        paths = [item.path for item in items]
+        self.catalog.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
+        self.store.replace_files(paths, rows, "", self._dimension())
+        self.catalog.save_senses(senses)
+        for item in items:
+            if item.members:
+                self.catalog.set_members(item.path, item.members)
+        self.catalog.mark_keyword(StoredText(i.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.chunks),
+                                             i.failure) for i in items)
+
+    def _qualifies(self, item: Prepared) -> bool:
+        """Whether a model will write this file's sense in the semantic phase (else the excerpt stays)."""
+        wanted = self.options.qualify_context if item.context_only else self.options.qualify_documents
+        return self.senses.uses_model and wanted and not item.is_block and item.text_chars >= SENSE_MIN_TEXT
