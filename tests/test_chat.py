@@ -20,7 +20,7 @@ from sensetree.chat.agent import _text_tool_calls, _Visible, check_citations
 from sensetree.chat.local_model import QWEN, SMOLLM2, LocalServer, free_port, model_file
 from sensetree.chat.prompt import MIN_EXCERPT_CHARS, fit
 from sensetree.chat.tools import Sources, Toolbox
-from sensetree.confine import OutsideRoots, RootGuard
+from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.engine import Engine
 from sensetree.interfaces.chat_cli import register
 from sensetree.models.llm import ChatClient

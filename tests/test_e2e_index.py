@@ -49,7 +49,7 @@ def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
     row = _row(engine, files["corrupt_pdf"])
     assert row.status == "failed"
     assert "pdf" in row.error.lower()
-    assert [r["path"] for r in engine.queue()["failed"]] == [row.path]
+    assert [r.path for r in engine.catalog.failed()] == [row.path]
     stored = engine.store.chunks_of(row.path)
     assert stored and "broken.pdf" in stored[0]["text"]
 

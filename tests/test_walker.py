@@ -100,7 +100,7 @@ def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_pa
         row = engine.catalog.file(str(tree / "flaky.txt"))
         assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
         assert progress.failed == 1 and engine.catalog.counts()["indexed"] == 2
-        assert [r["path"] for r in engine.queue()["failed"]] == [row.path]
+        assert [r.path for r in engine.catalog.failed()] == [row.path]
 
 
 def test_links_to_files_outside_the_root_are_not_indexed(tmp_path):

@@ -66,8 +66,9 @@ class SemanticPhase:
             return False
         progress.phase = "semantic"
         embedder = self._embedder()
-        files, complete = self._gather(rows)
-        take, budget = [], self._budget(progress)
+        budget = self._budget(progress)
+        files, complete = self._gather(_enough(rows, budget))
+        take = []
         for file in files:
             room = budget - sum(len(f.chunks) for f in take)
             if room <= 0:
@@ -112,7 +113,8 @@ class SemanticPhase:
                 files.append(_File(row, senses.get(row.path), chunks, [c["text"] for c in chunks[:OPENING_CHUNKS]]))
         return files, complete
 
-    def _budget(self, progress: Progress) -> int:
+    @staticmethod
+    def _budget(progress: Progress) -> int:
         if progress.embed_rate <= 0:
             return FIRST_BATCH
         return max(1, min(MAX_BATCH, int(progress.embed_rate * BATCH_SECONDS)))
@@ -185,3 +187,13 @@ class SemanticPhase:
         """The model refuses this file: it fails, and stays findable by keyword."""
         self.catalog.mark_failed(file.row.path, f"embedding failed: {error}", max_attempts=1)
         progress.failed += 1
+
+
+def _enough(rows: list[FileRow], budget: int) -> list[FileRow]:
+    """The first rows of the queue whose chunks fill the batch (at least one row): no need to read more."""
+    total = 0
+    for count, row in enumerate(rows, start=1):
+        total += row.chunks
+        if total >= budget:
+            return rows[:count]
+    return rows

@@ -27,6 +27,7 @@ class BackgroundIndexer:
         self.engine = engine
         self.watch_disk = watch_disk
         self.progress = Progress()
+        self._worked = Progress()  # the latest round that did some work: its throughput stays on show
         self.running = False
         self.problem = ""  # why indexing is not happening (another writer, no model...), shown in the queue
         self._wake = threading.Event()
@@ -98,6 +99,8 @@ class BackgroundIndexer:
 
     def _update(self, progress: Progress) -> None:
         self.progress = progress
+        if progress.files_done or progress.embedding.count:
+            self._worked = progress
 
     def _follow_roots(self) -> None:
         """(Re)start the disk watcher when the roots changed."""
@@ -121,5 +124,7 @@ class BackgroundIndexer:
     def snapshot(self) -> dict[str, Any]:
         """The live figures of the queue view and the status bar: keyword-ready N / M, semantic N / M, ETA."""
         figures = self.progress.as_dict()
-        figures.update(running=self.running, paused=self.progress.paused or self.problem)
+        worked = self._worked.as_dict()
+        figures.update(running=self.running, paused=self.progress.paused or self.problem, stages=worked["stages"],
+                       files_done=worked["files_done"], failed=worked["failed"])
         return figures

@@ -10,7 +10,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -24,6 +23,8 @@ from rich.text import Text
 from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
+from .open import open_engine
+from .views import queue_view, status_view
 from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
@@ -46,11 +47,8 @@ JsonOut = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
 
 def _engine(data_dir: Optional[Path]) -> Engine:
-    engine = Engine(data_dir)
-    for notice in engine.notices:
-        errors.print(f"[yellow]{escape(notice)}[/]")
-    engine.notices.clear()
-    return engine
+    """The engine of a command, after telling what it found on opening (a repair, a bad settings file)."""
+    return open_engine(data_dir, lambda notice: errors.print(f"[yellow]{escape(notice)}[/]"))
 
 
 def _print_json(value: Any) -> None:
@@ -186,7 +184,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                     engine.watch(update, stop, on_round=report)
                 else:
                     report(engine.index(update, stop))
-            for notice in engine.notices:  # repairs made on the way
+            for notice in engine.notices.take():  # repairs made on the way
                 errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
             stop.set()
@@ -201,7 +199,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
 def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Roots, counts per status, models in use, index size."""
     with _engine(data_dir) as engine:
-        info = engine.status()
+        info = status_view(engine)
     if json_out:
         _print_json(info)
         return
@@ -225,7 +223,7 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Files waiting to be indexed and files that failed, with their last error."""
     with _engine(data_dir) as engine:
-        info = engine.queue()
+        info = queue_view(engine)
     if json_out:
         _print_json(info)
         return
@@ -233,7 +231,9 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
     for row in info["pending"]:
         console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
-    console.print(f"{len(info['failed'])} failed, {len(info['pending'])} pending")
+    if info["keyword_count"]:
+        console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
+    console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")
 
 
 @app.command()
@@ -366,7 +366,7 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
             answers = []
             for text, item_scope, item_limit in _batch(queries, scope, limit):
                 r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank)
-                answers.append({"query": text, "results": [x.as_dict() for x in r.results], "notices": r.notices})
+                answers.append({**r.as_dict(), "query": text})
             if json_out:
                 _print_json(answers)
             else:
@@ -377,8 +377,7 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
             return
         response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank)
     if json_out:
-        _print_json({"query": response.query, "results": [r.as_dict() for r in response.results],
-                     "notices": response.notices})
+        _print_json(response.as_dict())
     else:
         _print_results(response, explain)
 
@@ -418,7 +417,7 @@ def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     from ..models.registry import list_rerankers
 
     with _engine(data_dir) as engine:
-        rerankers = list_rerankers(engine.models_dir)
+        rerankers = list_rerankers(engine.models.models_dir)
         current = engine.settings["embedding.model"]
     info = {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
             "rerankers": rerankers}
@@ -449,7 +448,7 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = pull_reranker(name, engine.models_dir, progress)
+                folder = pull_reranker(name, engine.models.models_dir, progress)
         except (ModelDownloadError, KeyError, ValueError) as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")

@@ -73,6 +73,12 @@ class SearchResponse:
     timings_ms: dict[str, float] = field(default_factory=dict)
     coverage: tuple[int, int] | None = None  # (files, of them embedded) in scope, while indexing is not done
 
+    def as_dict(self) -> dict:
+        """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
+        coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1]}
+        return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
+                "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage}
+
 
 @dataclass
 class TreeNode:

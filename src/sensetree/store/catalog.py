@@ -269,8 +269,8 @@ class Catalog:
         now = time.time()
         self._many(
             "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
-            "attempts = 0, error = ?, updated_at = ? WHERE path = ?",
-            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, now, i.path) for i in items),
+            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, updated_at = ? WHERE path = ?",
+            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, now, i.path) for i in items),
         )
 
     def mark_embedded(self, paths: Iterable[str]) -> None:

@@ -325,6 +325,11 @@ class ChunkStore:
     def count_embedded(self) -> int:
         return self.count("vector IS NOT NULL")
 
+    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+        where = f"path = {sql_literal(path)} AND chunk_index = {int(chunk_index)}"
+        rows = self._read(lambda table: table.search().where(where).select(["text"]).limit(1).to_list(), [])
+        return rows[0]["text"] if rows else None
+
     def chunks_of(self, path: str) -> list[dict]:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
                           .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
