@@ -113,8 +113,8 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
         report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
                                   "documents": len(mapping), "chunks": evaluator.store.count(), "queries": len(queries)}
         for mode in modes:
-            if mode == "hybrid+rerank" and evaluator.reranker() is None:
-                report[mode] = {"skipped": f"no reranker: {evaluator.reranker_problem}"}
+            if mode == "hybrid+rerank" and evaluator.models.reranker() is None:
+                report[mode] = {"skipped": f"no reranker: {evaluator.models.reranker_problem}"}
                 continue
             report[mode] = _run_mode(evaluator, mode, queries, qrels, mapping, ignore_identical_ids)
             log(f"{mode}: nDCG@10 {report[mode]['ndcg@10']:.4f}")

@@ -46,10 +46,19 @@ async function attempt(action, failureLabel) {
   }
 }
 
+// What each phase means to the user: "keyword" files are findable by their words, not yet by meaning.
+const STATUS_LABELS = { keyword: "keyword-ready" };
+const STATUS_TITLES = {
+  pending: "waiting to be read",
+  keyword: "findable by exact words and names; its meaning (vectors) comes next",
+  indexed: "findable by words and by meaning",
+};
+
 function statusBadge(status) {
   if (!status) return null;
   const slug = status.replace(/\s+/g, "-");
-  return h(`span.badge.status-${slug}`, { "data-testid": "status-badge", "data-status": status }, status);
+  return h(`span.badge.status-${slug}`, { "data-testid": "status-badge", "data-status": status, title: STATUS_TITLES[status] ?? "" },
+    STATUS_LABELS[status] ?? status);
 }
 
 function confirmDialog({ title, message, confirm }) {
