@@ -1,0 +1,99 @@
+"""The small protocol every extractor implements, and what extraction returns.
+
+An extractor is a `Reader` (bytes in, blocks of text out) plus the names and
+extensions it answers to. Readers yield blocks in reading order; a block may say
+where in the file it comes from (a `Part` with a location such as
+``{"page": 3}``), and the assembly in `core` turns those into offsets into the
+final text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, Union
+
+Location = dict[str, Union[int, str]]
+"""Where a part of the text comes from: {"page": 12}, {"slide": 3}, {"sheet": "Q3"}, {"chapter": "…"}."""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The text of one file.
+
+    `doc_type` says what the file is; `context_only` says whether its content
+    could be read. A scanned PDF with OCR off is `doc_type='pdf'` with
+    `context_only=True`; an unrecognisable binary is `doc_type='context'`.
+    """
+
+    text: str
+    doc_type: str
+    context_only: bool
+
+
+class ExtractionError(Exception):
+    """Corrupt or unreadable file; `str(err)` is a one-line message for the user."""
+
+
+class NotText(Exception):
+    """Raised by text readers when the bytes turn out to be binary."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A block of text that knows where in its file it comes from."""
+
+    text: str
+    location: Location | None = None
+
+
+Block = Union[str, Part]
+
+
+@dataclass
+class Job:
+    """One file being extracted: what its readers may need to know."""
+
+    name: str
+
+
+class Reader(Protocol):
+    """Turns the bytes of one file into blocks of text, in reading order."""
+
+    def __call__(self, data: bytes, job: Job) -> Iterator[Block]: ...
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """One format: what it is called, which names it answers to, and how it is read.
+
+    `library` says what does the reading, for the README's list of formats.
+    """
+
+    doc_type: str
+    label: str
+    extensions: tuple[str, ...]
+    read: Reader
+    library: str
+    filenames: tuple[str, ...] = ()
+
+
+def reason(exc: BaseException) -> str:
+    """An exception as one short line."""
+    if isinstance(exc, KeyError) and exc.args:  # str(KeyError) is a quoted repr
+        message = f"missing part ({exc.args[0]})"
+    else:
+        message = str(exc) or type(exc).__name__
+    message = " ".join(message.split())
+    return message if len(message) <= 200 else message[:199] + "…"
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    value = size / 1024
+    for unit in ("KB", "MB", "GB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"
