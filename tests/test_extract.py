@@ -363,11 +363,13 @@ def test_binary_with_text_extension_is_context_only(tmp_path: Path) -> None:
     assert "video.ts" in extraction.text
 
 
-def test_plain_zip_archive_is_context_only(tmp_path: Path) -> None:
+def test_plain_zip_archive_lists_its_members(tmp_path: Path) -> None:
     path = tmp_path / "photos.zip"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("holiday.jpg", random.Random(2).randbytes(500))
-    assert extract(path).context_only
+    extraction = extract(path)
+    assert (extraction.doc_type, extraction.context_only) == ("archive", False)
+    assert extraction.text == "Archive photos.zip: 1 file\nholiday.jpg (500 bytes)"
 
 
 # --------------------------------------------------------------------------
@@ -470,7 +472,7 @@ def test_pdf_without_text_layer(tmp_path: Path) -> None:
     pdf.rect(20, 20, 120, 80, style="F")  # like a scanned page: marks, no text
     path = tmp_path / "scan_0001.pdf"
     pdf.output(str(path))
-    extraction = extract(path)
+    extraction = extract(path, ocr=None)  # with OCR, see tests/test_ocr.py
     assert extraction.context_only and extraction.doc_type == "pdf"
     assert "scan_0001.pdf" in extraction.text and "no text layer" in extraction.text
 

@@ -11,9 +11,26 @@ One module per family of formats implements the small protocol in `base`
 to); `registry` holds the one table of them; `core` assembles and normalises.
 """
 
-from .base import Extraction, ExtractionError
+from .archives import Member, archive_members, is_archive
+from .base import Extraction, ExtractionError, Location, Span
 from .context import context_descriptor
-from .core import extract
+from .core import extract, extract_bytes
 from .normalise import normalise
+from .ocr import Ocr, OcrSettings, tesseract_languages
 
-__all__ = ["Extraction", "ExtractionError", "context_descriptor", "extract", "normalise"]
+__all__ = [
+    "Extraction",
+    "ExtractionError",
+    "Location",
+    "Member",
+    "Ocr",
+    "OcrSettings",
+    "Span",
+    "archive_members",
+    "context_descriptor",
+    "extract",
+    "extract_bytes",
+    "is_archive",
+    "normalise",
+    "tesseract_languages",
+]

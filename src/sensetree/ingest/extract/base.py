@@ -9,12 +9,25 @@ final text.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Protocol, Union
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, Union
+
+if TYPE_CHECKING:
+    from .ocr import Ocr
 
 Location = dict[str, Union[int, str]]
 """Where a part of the text comes from: {"page": 12}, {"slide": 3}, {"sheet": "Q3"}, {"chapter": "…"}."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters ``start`` to ``end`` (exclusive) of the text come from ``location``."""
+
+    start: int
+    end: int
+    location: Location
 
 
 @dataclass(frozen=True)
@@ -24,11 +37,32 @@ class Extraction:
     `doc_type` says what the file is; `context_only` says whether its content
     could be read. A scanned PDF with OCR off is `doc_type='pdf'` with
     `context_only=True`; an unrecognisable binary is `doc_type='context'`.
+
+    `spans` say where in the file each stretch of `text` comes from (pages,
+    slides, sheets, chapters), as offsets into `text`. `ocr_pages` and
+    `ocr_seconds` count the pages (or images) read by OCR and the time spent;
+    `notes` are one-line remarks for the user: why the file is context only,
+    which pages OCR could not read.
     """
 
     text: str
     doc_type: str
     context_only: bool
+    spans: tuple[Span, ...] = ()
+    ocr_pages: int = 0
+    ocr_seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def location_at(self, offset: int) -> Location | None:
+        """Where the character at ``offset`` comes from; None between parts or in unlocated text."""
+        index = bisect.bisect_right([span.start for span in self.spans], offset) - 1
+        if index >= 0 and offset < self.spans[index].end:
+            return self.spans[index].location
+        return None
+
+    def locations_between(self, start: int, end: int) -> list[Location]:
+        """The locations that characters ``start`` to ``end`` (say, a chunk) overlap, in order."""
+        return [span.location for span in self.spans if span.start < end and start < span.end]
 
 
 class ExtractionError(Exception):
@@ -37,6 +71,10 @@ class ExtractionError(Exception):
 
 class NotText(Exception):
     """Raised by text readers when the bytes turn out to be binary."""
+
+
+class ContextOnly(Exception):
+    """Raised by a reader that knows the format but cannot read its content; `str(err)` says why, in one line."""
 
 
 @dataclass(frozen=True)
@@ -52,9 +90,13 @@ Block = Union[str, Part]
 
 @dataclass
 class Job:
-    """One file being extracted: what its readers may need to know."""
+    """One file being extracted: what its readers need to know, and what they report back."""
 
     name: str
+    ocr: Ocr | None = None  # None: OCR is off
+    ocr_pages: int = 0
+    ocr_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # one line each, for the user
 
 
 class Reader(Protocol):

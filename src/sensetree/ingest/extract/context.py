@@ -12,12 +12,13 @@ from .base import human_size
 from .normalise import normalise
 
 
-def context_descriptor(path: Path, kind: str) -> str:
+def context_descriptor(path: Path, kind: str, *, size: int | None = None) -> str:
     """Describe a file whose content we cannot read.
 
     The name (also split into words), folder, type, size and a few neighbours
     keep the file findable ("where is my model.blend?") and give the embedding
-    some topic to go on.
+    some topic to go on. ``size`` stands in for the file's own when it is not on
+    disk (an archive member).
     """
     path = Path(path)
     lines = [f"File: {path.name}"]
@@ -27,8 +28,11 @@ def context_descriptor(path: Path, kind: str) -> str:
     lines.append(f"Folder: {path.parent}")
     suffix = path.suffix.lower()
     lines.append(f"Type: {kind}, {suffix} extension" if suffix else f"Type: {kind}, no extension")
-    with contextlib.suppress(OSError):
-        lines.append(f"Size: {human_size(path.stat().st_size)}")
+    if size is None:
+        with contextlib.suppress(OSError):
+            size = path.stat().st_size
+    if size is not None:
+        lines.append(f"Size: {human_size(size)}")
     siblings = _sibling_names(path)
     if siblings:
         lines.append("Other files in this folder: " + ", ".join(siblings))

@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import stat
+import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Literal, Union
 
 from . import limits
-from .base import Block, Extraction, ExtractionError, Job, NotText, Part, reason, human_size
+from .base import Block, ContextOnly, Extraction, ExtractionError, Job, NotText, Part, Span, human_size, reason
 from .context import context_descriptor
 from .normalise import normalise
+from .ocr import Ocr
 from .registry import BY_TYPE
 from .sniff import sniff, type_from_name
 
+OcrChoice = Union[Ocr, None, Literal["default"]]
+"""An `Ocr` to use, None for no OCR, or "default": one shared `Ocr` with default settings."""
 
-def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024) -> Extraction:
+_shared_ocr: Ocr | None = None
+_shared_lock = threading.Lock()
+
+
+def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024, ocr: OcrChoice = "default") -> Extraction:
     """Read `path` and return its text, or a context descriptor if nothing is readable.
 
-    Raises `ExtractionError` for corrupt files of a known type and for files
-    that cannot be read at all (permissions, vanished, not a regular file).
+    `path` may also be a member of an archive, named `<archive path>/<member path>`
+    (see `archives`). Raises `ExtractionError` for corrupt files of a known type and
+    for files that cannot be read at all (permissions, vanished, not a regular file).
     """
     path = Path(path)
     doc_type = type_from_name(path.name)
@@ -32,58 +44,97 @@ def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024) -> Extraction:
         with path.open("rb") as file:
             # Read one byte past the limit: the file may have grown since stat().
             data = file.read(max_bytes + 1)
+    except NotADirectoryError:  # a folder on the way is a file: perhaps an archive holding this member
+        from .archives import read_virtual
+
+        data = read_virtual(path, max_bytes)
     except OSError as exc:
         raise ExtractionError(f"cannot read: {path}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
         return _context_only(path, doc_type, "file too large to index")
-    return _extract_data(data, path, doc_type)
+    return extract_bytes(data, path, ocr=ocr)
 
 
-def _extract_data(data: bytes, path: Path, doc_type: str | None) -> Extraction:
+def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", size: int | None = None) -> Extraction:
+    """Extract a file already in memory (an archive member, say) with the same readers.
+
+    ``path`` names the file (its extension picks the reader; it is also what a context
+    descriptor shows); ``size``, when the file is not on disk, is the size to show.
+    """
+    path = Path(path)
     if not data or data.isspace():
-        return _context_only(path, doc_type, "empty file")
-    doc_type = doc_type or sniff(data)
+        return _context_only(path, type_from_name(path.name), "empty file", size)
+    doc_type = type_from_name(path.name) or sniff(data)
     if doc_type is None:
-        return _context_only(path, None, "binary file")
+        return _context_only(path, None, "binary file", size)
     extractor = BY_TYPE[doc_type]
+    job = Job(path.name, ocr=_shared() if ocr == "default" else ocr)
     try:
-        text, truncated = _collect(extractor.read(data, Job(path.name)))
+        text, spans, truncated = _collect(extractor.read(data, job))
     except ExtractionError:
         raise
     except NotText:
-        return _context_only(path, None, "binary file")
+        return _context_only(path, None, "binary file", size)
+    except ContextOnly as exc:
+        return _context_only(path, doc_type, str(exc), size)
     except Exception as exc:  # libraries raise anything on bad input; the user needs one line
         raise ExtractionError(f"corrupt {extractor.label}: {reason(exc)}") from exc
+    counters = {"ocr_pages": job.ocr_pages, "ocr_seconds": job.ocr_seconds}
 
     if not text.strip():
         if doc_type == "pdf":
-            return _context_only(path, doc_type, "PDF with no text layer (probably scanned)")
-        return _context_only(path, doc_type, f"{extractor.label} with no readable text")
+            kind = "PDF with no text layer (probably scanned)" if job.ocr is None else "PDF with no text layer, and OCR found no text"
+        else:
+            kind = f"{extractor.label} with no readable text"
+        context = _context_only(path, doc_type, kind, size)
+        return replace(context, notes=(*context.notes, *job.notes), **counters)
     if truncated or len(text) > limits.MAX_TEXT_CHARS:
         note = f"[… text truncated: only the first {limits.MAX_TEXT_CHARS:,} characters were indexed]"
         text = f"{text[: limits.MAX_TEXT_CHARS]}\n\n{note}"
-    return Extraction(text=text, doc_type=doc_type, context_only=False)
+        spans = [replace(span, end=min(span.end, limits.MAX_TEXT_CHARS)) for span in spans
+                 if span.start < limits.MAX_TEXT_CHARS]
+    return Extraction(text=text, doc_type=doc_type, context_only=False, spans=tuple(spans), notes=tuple(job.notes),
+                      **counters)
 
 
-def _collect(blocks: Iterator[Block]) -> tuple[str, bool]:
+def _collect(blocks: Iterator[Block]) -> tuple[str, list[Span], bool]:
     """Normalise each block and join them with blank lines, stopping once the text budget is spent.
 
-    Normalising block by block gives the same text as normalising the joined whole, and
-    keeps each block's offset in the final text known.
+    Normalising block by block leaves a text that needs no second pass, and keeps each
+    block's offset in the final text known: consecutive blocks from one location make one span.
     """
     parts: list[str] = []
+    spans: list[Span] = []
     size = 0
     with contextlib.closing(blocks):
         for block in blocks:
+            location = block.location if isinstance(block, Part) else None
             text = normalise(block.text if isinstance(block, Part) else block)
             if not text:
                 continue
+            start = size
             parts.append(text)
             size += len(text) + 2
+            if location is not None:
+                if spans and spans[-1].location == location and spans[-1].end == start - 2:
+                    spans[-1] = replace(spans[-1], end=start + len(text))
+                else:
+                    spans.append(Span(start, start + len(text), location))
             if size > limits.MAX_TEXT_CHARS:
-                return "\n\n".join(parts), True
-    return "\n\n".join(parts), False
+                return "\n\n".join(parts), spans, True
+    return "\n\n".join(parts), spans, False
 
 
-def _context_only(path: Path, doc_type: str | None, kind: str) -> Extraction:
-    return Extraction(text=context_descriptor(path, kind), doc_type=doc_type or "context", context_only=True)
+def _context_only(path: Path, doc_type: str | None, kind: str, size: int | None = None) -> Extraction:
+    return Extraction(text=context_descriptor(path, kind, size=size), doc_type=doc_type or "context",
+                      context_only=True, notes=(kind,))
+
+
+def _shared() -> Ocr:
+    """The process's default `Ocr`, started on first use."""
+    global _shared_ocr
+    with _shared_lock:
+        if _shared_ocr is None:
+            _shared_ocr = Ocr()
+            atexit.register(_shared_ocr.close)
+        return _shared_ocr

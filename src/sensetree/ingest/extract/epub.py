@@ -19,6 +19,7 @@ def read_epub(data: bytes, job: Job) -> Iterator[Block]:
     titles = book.get_metadata("DC", "title")
     if titles and titles[0][0]:
         yield titles[0][0]
+    titles_by_file = dict(_toc_titles(book.toc))
     for idref, _linear in book.spine:
         item = book.get_item_with_id(idref)
         if item is None or isinstance(item, epub.EpubNav):  # the table of contents repeats the headings
@@ -27,10 +28,16 @@ def read_epub(data: bytes, job: Job) -> Iterator[Block]:
             continue
         text = html_to_text(decode(item.get_content()) or "", title=False)
         if text.strip():
-            yield Part(text, {"chapter": _chapter_name(text, item.get_name())})
+            name = titles_by_file.get(item.get_name()) or text.strip().split("\n", 1)[0][:80]
+            yield Part(text, {"chapter": name})
 
 
-def _chapter_name(text: str, file_name: str) -> str:
-    """The chapter's first line (its heading, as a rule), else the name of its file in the book."""
-    first = text.strip().split("\n", 1)[0].strip()
-    return first[:80] if first else file_name
+def _toc_titles(entries) -> Iterator[tuple[str, str]]:
+    """(file in the book, title) for each table-of-contents entry, the first entry per file winning."""
+    for entry in reversed(entries):  # reversed, so dict() keeps the first title of a file
+        if isinstance(entry, tuple):  # (section, children)
+            yield from _toc_titles(entry[1])
+            entry = entry[0]
+        href = getattr(entry, "href", None)
+        if href and getattr(entry, "title", None):
+            yield href.split("#", 1)[0], " ".join(entry.title.split())

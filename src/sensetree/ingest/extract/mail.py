@@ -1,4 +1,8 @@
-"""E-mail (.eml) through the standard library: the headers that matter for search, the body, attachment names."""
+"""E-mail: .eml through the standard library, Outlook .msg through python-oxmsg.
+
+Either way: the headers that matter for search, the body (plain text preferred),
+and the names of the attachments.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,35 @@ def read_email(data: bytes, job: Job) -> Iterator[Block]:
     attachments = [part.get_filename() for part in message.walk() if part.get_filename()]
     if attachments:
         yield "Attachments: " + ", ".join(attachments)
+
+
+def read_msg(data: bytes, job: Job) -> Iterator[Block]:
+    from oxmsg import Message
+
+    message = Message.load(data)
+    recipients = ", ".join(
+        f"{r.name} <{r.email_address}>" if r.name and r.name != r.email_address else r.email_address
+        for r in message.recipients
+        if r.email_address or r.name
+    )
+    date = message.sent_date
+    headers = [
+        ("From", message.sender),
+        ("To", recipients),
+        ("Subject", message.subject),
+        ("Date", date.strftime("%a, %d %b %Y %H:%M:%S %z").strip() if date else None),
+    ]
+    lines = [f"{name}: {value}" for name, value in headers if value]
+    if lines:
+        yield "\n".join(lines)
+    body = message.body
+    if not (body and body.strip()) and message.html_body:
+        body = html_to_text(message.html_body)
+    if body:
+        yield body
+    names = [a.file_name for a in message.attachments if a.file_name]
+    if names:
+        yield "Attachments: " + ", ".join(names)
 
 
 def _part_text(part) -> str:

@@ -1,4 +1,8 @@
-"""Microsoft Office's XML formats: DOCX (python-docx), PPTX (python-pptx), XLSX (openpyxl)."""
+"""Microsoft Office: DOCX (python-docx), PPTX (python-pptx), XLSX (openpyxl), XLS (xlrd), RTF (striprtf).
+
+Word and PowerPoint 97-2003 files (.doc, .ppt) have no well-kept pure-Python
+reader, so they are indexed by their context, and say so.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time
 
 from . import limits
-from .base import Block, Job, Part
+from .base import Block, ContextOnly, Job, Part
 from .html import WHITESPACE
 from .zipguard import check_zip
 
@@ -123,3 +127,49 @@ def cell_text(value: object) -> str:
         return value.isoformat()
     return WHITESPACE.sub(" ", str(value)).strip()
 
+
+
+def read_xls(data: bytes, job: Job) -> Iterator[Block]:
+    """Excel 97-2003 workbooks, each sheet laid out as an XLSX sheet is."""
+    import xlrd
+
+    workbook = xlrd.open_workbook(file_contents=data, on_demand=True)
+    try:
+        for index in range(workbook.nsheets):
+            sheet = workbook.sheet_by_index(index)
+            rows = ([_xls_value(cell, workbook.datemode) for cell in sheet.row(number)] for number in range(sheet.nrows))
+            yield Part(sheet_text(sheet.name, rows), {"sheet": sheet.name})
+            workbook.unload_sheet(index)
+    finally:
+        workbook.release_resources()
+
+
+def _xls_value(cell, datemode: int) -> object:
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return xlrd.xldate.xldate_as_datetime(cell.value, datemode)
+        except (ValueError, OverflowError, xlrd.xldate.XLDateError):
+            return cell.value
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return bool(cell.value)
+    if cell.ctype == xlrd.XL_CELL_ERROR:
+        return None
+    return cell.value
+
+
+def read_rtf(data: bytes, job: Job) -> Iterator[Block]:
+    """Rich Text Format: the text, with its code page (declared in the file) applied."""
+    from striprtf.striprtf import rtf_to_text
+
+    # RTF itself is 7-bit ASCII; bytes above that are in the code page the file declares.
+    yield rtf_to_text(data.decode("latin-1"), errors="ignore")
+
+
+def read_legacy_word(data: bytes, job: Job) -> Iterator[Block]:
+    raise ContextOnly("Word 97-2003 document: no reader for this format yet; saved as .docx it is indexed")
+
+
+def read_legacy_powerpoint(data: bytes, job: Job) -> Iterator[Block]:
+    raise ContextOnly("PowerPoint 97-2003 presentation: no reader for this format yet; saved as .pptx it is indexed")

@@ -1,4 +1,8 @@
-"""PDF through PDFium (pypdfium2): fast, tolerant of damaged files, pages in order."""
+"""PDF through PDFium (pypdfium2): fast, tolerant of damaged files, pages in order.
+
+Pages without a usable text layer (scans, text drawn as outlines) are rendered
+and read by OCR when the job has it; only those pages.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from .base import Block, ExtractionError, Job, Part
+from .ocr import MAX_PIXELS, ocr_page
 
 # PDFium is not thread-safe, and an indexer may well extract from a thread pool.
+# It is held for each call into PDFium, not while a page is OCRed.
 PDFIUM_LOCK = threading.Lock()
+
+USABLE_TEXT = 50
+"""A page whose text layer has fewer letters and digits than this (a scan with a stamped
+page number, a page of text drawn as outlines) is read by OCR when OCR is on."""
 
 
 def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
-    """One block per page, from the PDF's text layer."""
+    """One block per page: its text layer, or what OCR reads on it."""
     with PDFIUM_LOCK:
         try:
             # No password: PDFium then tries the empty one, which opens PDFs
@@ -25,21 +35,43 @@ def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
             if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
                 raise ExtractionError("encrypted PDF: it needs a password to open") from None
             raise
-        try:
-            for number, page in enumerate(document, start=1):
-                try:
-                    text = _page_text(page)
-                finally:
-                    page.close()
-                if text.strip():
-                    yield Part(text, {"page": number})
-        finally:
+        pages = len(document)
+    try:
+        for number in range(1, pages + 1):
+            with PDFIUM_LOCK:
+                text, image = _page(document, number - 1, job.ocr is not None and job.ocr.settings.dpi)
+            if image is not None:
+                scanned = ocr_page(job, image, f"page {number}")
+                if _letters(scanned) > _letters(text):
+                    text = scanned
+            if text.strip():
+                yield Part(text, {"page": number})
+    finally:
+        with PDFIUM_LOCK:
             document.close()
 
 
-def _page_text(page: pdfium.PdfPage) -> str:
-    textpage = page.get_textpage()
+def _page(document: pdfium.PdfDocument, index: int, dpi: int | bool):
+    """The page's text layer, and its rendering when it needs OCR (``dpi`` given, thin text, something drawn)."""
+    page = document[index]
     try:
-        return textpage.get_text_bounded()
+        textpage = page.get_textpage()
+        try:
+            text = textpage.get_text_bounded()
+        finally:
+            textpage.close()
+        if not dpi or _letters(text) >= USABLE_TEXT or pdfium_c.FPDFPage_CountObjects(page.raw) == 0:
+            return text, None
+        width, height = page.get_size()
+        scale = min(dpi / 72, (MAX_PIXELS / max(width * height, 1)) ** 0.5)
+        bitmap = page.render(scale=scale, grayscale=True)
+        try:
+            return text, bitmap.to_pil().copy()
+        finally:
+            bitmap.close()
     finally:
-        textpage.close()
+        page.close()
+
+
+def _letters(text: str) -> int:
+    return sum(char.isalnum() for char in text)

@@ -6,17 +6,21 @@ test checks the two agree.
 
 from __future__ import annotations
 
+from .archives import EXTENSIONS as ARCHIVE_EXTENSIONS
+from .archives import read_archive
 from .base import Extractor
 from .epub import read_epub
 from .html import read_html
-from .mail import read_email
-from .office import read_docx, read_pptx, read_xlsx
+from .images import read_image
+from .mail import read_email, read_msg
+from .office import read_docx, read_legacy_powerpoint, read_legacy_word, read_pptx, read_rtf, read_xls, read_xlsx
+from .opendocument import read_odp, read_ods, read_odt
 from .pdf import read_pdf
-from .text import read_json, read_text
+from .text import read_json, read_notebook, read_text
 
 _CODE_EXTENSIONS = tuple(
     """
-    py pyi pyw pyx ipynb js mjs cjs ts tsx jsx vue svelte java c h cc cpp cxx hpp hh hxx
+    py pyi pyw pyx js mjs cjs ts tsx jsx vue svelte java c h cc cpp cxx hpp hh hxx
     cs fs fsx go rs rb php swift kt kts scala groovy gradle dart sh bash zsh fish ps1 psm1
     bat cmd sql r jl lua pl pm m mm hs ml mli ex exs erl clj cljs el lisp scm nim zig sol
     proto graphql gql yaml yml toml ini cfg conf properties xml xsd xsl css scss sass less
@@ -35,12 +39,26 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("tsv", "TSV", ("tsv", "tab"), read_text, "as text"),
     Extractor("json", "JSON", ("json", "jsonl", "ndjson", "geojson"), read_json, "standard library (pretty-printed)"),
     Extractor("html", "HTML", ("html", "htm", "xhtml"), read_html, "selectolax (lexbor), scripts and styles dropped"),
-    Extractor("pdf", "PDF", ("pdf",), read_pdf, "pypdfium2 (PDFium)"),
+    Extractor("notebook", "Jupyter notebook", ("ipynb",), read_notebook, "standard library (markdown and code cells)"),
+    Extractor("pdf", "PDF", ("pdf",), read_pdf, "pypdfium2 (PDFium); pages without a text layer by OCR"),
+    Extractor("image", "image", ("png", "jpg", "jpeg", "jpe", "tif", "tiff", "webp", "bmp", "gif"), read_image,
+              "Pillow, then OCR (RapidOCR, bundled models)"),
     Extractor("docx", "DOCX", ("docx",), read_docx, "python-docx"),
     Extractor("pptx", "PPTX", ("pptx",), read_pptx, "python-pptx"),
     Extractor("xlsx", "XLSX", ("xlsx", "xlsm"), read_xlsx, "openpyxl (read-only, cached values)"),
+    Extractor("xls", "XLS", ("xls",), read_xls, "xlrd"),
+    Extractor("doc", "Word 97-2003 document", ("doc",), read_legacy_word, "context only: no well-kept reader"),
+    Extractor("ppt", "PowerPoint 97-2003 presentation", ("ppt",), read_legacy_powerpoint,
+              "context only: no well-kept reader"),
+    Extractor("rtf", "RTF", ("rtf",), read_rtf, "striprtf"),
+    Extractor("odt", "ODT", ("odt",), read_odt, "lxml, from content.xml"),
+    Extractor("ods", "ODS", ("ods",), read_ods, "lxml, from content.xml"),
+    Extractor("odp", "ODP", ("odp",), read_odp, "lxml, from content.xml"),
     Extractor("epub", "EPUB", ("epub",), read_epub, "ebooklib (spine order)"),
     Extractor("email", "email", ("eml",), read_email, "standard library"),
+    Extractor("msg", "Outlook message", ("msg",), read_msg, "python-oxmsg"),
+    Extractor("archive", "archive", ARCHIVE_EXTENSIONS, read_archive,
+              "standard library; each member is also indexed as a file of its own"),
 )
 
 BY_TYPE: dict[str, Extractor] = {extractor.doc_type: extractor for extractor in EXTRACTORS}

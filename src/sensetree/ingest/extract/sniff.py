@@ -7,12 +7,18 @@ import zipfile
 
 from .registry import BY_EXTENSION, BY_FILENAME
 
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*", b"BM")
 _ZIP_MEMBERS = (
     ("word/document.xml", "docx"),
     ("ppt/presentation.xml", "pptx"),
     ("xl/workbook.xml", "xlsx"),
 )
-_ZIP_MIMETYPES = {b"application/epub+zip": "epub"}
+_ZIP_MIMETYPES = {
+    b"application/epub+zip": "epub",
+    b"application/vnd.oasis.opendocument.text": "odt",
+    b"application/vnd.oasis.opendocument.spreadsheet": "ods",
+    b"application/vnd.oasis.opendocument.presentation": "odp",
+}
 
 
 def type_from_name(name: str) -> str | None:
@@ -34,11 +40,15 @@ def sniff(data: bytes) -> str | None:
         return _sniff_zip(data)
     if head[:14].lower().startswith((b"<!doctype html", b"<html")):
         return "html"
+    if head.startswith(b"{\\rtf"):
+        return "rtf"
+    if data.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
+        return "image"
     return "text"  # the text reader gives up with NotText if the bytes are binary
 
 
 def _sniff_zip(data: bytes) -> str | None:
-    """Office documents and EPUBs are zips; tell them apart by their well-known members."""
+    """Office documents, OpenDocument files and EPUBs are zips; tell them apart by their well-known members."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
@@ -51,4 +61,4 @@ def _sniff_zip(data: bytes) -> str | None:
     for member, doc_type in _ZIP_MEMBERS:
         if member in names:
             return doc_type
-    return None
+    return "archive"
