@@ -6,7 +6,10 @@ import io
 import random
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from sensetree.ingest.extract import normalise
 
 FONTS = Path("/usr/share/fonts/truetype/dejavu")
 
@@ -67,3 +70,24 @@ def _wrap(paragraph: str, face: ImageFont.FreeTypeFont, width: int) -> list[str]
         else:
             current = candidate
     return lines + [current] if current else lines
+
+
+def character_error_rate(read: str, truth: str) -> float:
+    """Edit distance over the true text's length, both NFC with whitespace collapsed (as the index sees them)."""
+    read, truth = (" ".join(normalise(text).split()) for text in (read, truth))
+    return edit_distance(read, truth) / max(len(truth), 1)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance, one row at a time in numpy (insertions as a running minimum)."""
+    if len(a) < len(b):
+        a, b = b, a
+    target = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
+    steps = np.arange(len(b) + 1)
+    row = steps.copy()
+    for i, char in enumerate(a, start=1):
+        candidates = np.empty(len(b) + 1, dtype=np.int64)
+        candidates[0] = i
+        candidates[1:] = np.minimum(row[1:] + 1, row[:-1] + (target != ord(char)))
+        row = np.minimum.accumulate(candidates - steps) + steps
+    return int(row[-1])

@@ -93,6 +93,11 @@ class Ocr:
                 self._worker = None
                 raise
 
+    def peak_memory(self) -> int:
+        """The worker's peak resident memory in bytes (Linux; 0 elsewhere or before the first page)."""
+        worker = self._worker
+        return _peak_bytes(worker._process.pid) if worker is not None else 0
+
     def close(self) -> None:
         with self._lock:
             if self._worker is not None:
@@ -109,6 +114,8 @@ class Ocr:
 def ocr_page(job: Job, image: Image, where: str) -> str:
     """OCR one page for a reader: counts it in ``job``, and turns a failure into a note and no text."""
     assert job.ocr is not None
+    if min(image.size) < MIN_SIDE:
+        return ""
     started = time.perf_counter()
     try:
         return job.ocr.read(image)
@@ -208,6 +215,14 @@ def _resident_bytes(pid: int | None) -> int:
         with open(f"/proc/{pid}/statm", "rb") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _peak_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
         return 0
 
 

@@ -20,8 +20,11 @@ from .ocr import MAX_PIXELS, ocr_page
 PDFIUM_LOCK = threading.Lock()
 
 USABLE_TEXT = 50
-"""A page whose text layer has fewer letters and digits than this (a scan with a stamped
-page number, a page of text drawn as outlines) is read by OCR when OCR is on."""
+"""A page whose text layer has fewer letters and digits than this is read by OCR (when OCR
+is on) if it has no text at all but shows something (a scan, text drawn as outlines), or
+if images cover a third of it or more (a scan with a stamped page number)."""
+
+SCANNED_SHARE = 1 / 3
 
 
 def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
@@ -60,7 +63,7 @@ def _page(document: pdfium.PdfDocument, index: int, dpi: int | bool):
             text = textpage.get_text_bounded()
         finally:
             textpage.close()
-        if not dpi or _letters(text) >= USABLE_TEXT or pdfium_c.FPDFPage_CountObjects(page.raw) == 0:
+        if not dpi or not _needs_ocr(page, text):
             return text, None
         width, height = page.get_size()
         scale = min(dpi / 72, (MAX_PIXELS / max(width * height, 1)) ** 0.5)
@@ -71,6 +74,20 @@ def _page(document: pdfium.PdfDocument, index: int, dpi: int | bool):
             bitmap.close()
     finally:
         page.close()
+
+
+def _needs_ocr(page: pdfium.PdfPage, text: str) -> bool:
+    letters = _letters(text)
+    if letters >= USABLE_TEXT or pdfium_c.FPDFPage_CountObjects(page.raw) == 0:
+        return False
+    if letters == 0:
+        return True
+    width, height = page.get_size()
+    covered = 0.0
+    for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3):
+        left, bottom, right, top = image.get_bounds()
+        covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
+    return covered >= SCANNED_SHARE * width * height
 
 
 def _letters(text: str) -> int:
