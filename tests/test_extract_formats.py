@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,15 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _spans_text(extraction) -> list[tuple[dict, str]]:
     return [(span.location, extraction.text[span.start:span.end]) for span in extraction.spans]
+
+
+def _sheets(path: Path, doc_type: str) -> list[str]:
+    """The text of each sheet of a workbook, checking that each is located by its name."""
+    extraction = extract(path)
+    assert extraction.doc_type == doc_type
+    located = _spans_text(extraction)
+    assert all(text.startswith(f"Sheet: {location['sheet']}\n") for location, text in located)
+    return [text for _, text in located]
 
 
 # --------------------------------------------------------------------------
@@ -89,13 +98,10 @@ def test_ods_sheets_like_xlsx_with_locations(tmp_path: Path) -> None:
     path = tmp_path / "ventes.ods"
     document.save(str(path))
 
-    extraction = extract(path)
-    assert extraction.doc_type == "ods"
-    located = _spans_text(extraction)
-    assert [location for location, _ in located] == [{"sheet": "Q3"}, {"sheet": "Équipe"}]
-    assert located[0][1] == ("Sheet: Q3\nColumns: Région | Ventes\nRégion: Île-de-France | Ventes: 1200\n"
-                             "Région: Bretagne | Ventes: 830")
-    assert "Nom: Zoé | Rôle: cheffe de projet" in located[1][1]
+    q3, team = _sheets(path, "ods")
+    assert q3 == ("Sheet: Q3\nColumns: Région | Ventes\nRégion: Île-de-France | Ventes: 1200\n"
+                  "Région: Bretagne | Ventes: 830")
+    assert team.startswith("Sheet: Équipe\n") and "Nom: Zoé | Rôle: cheffe de projet" in team
 
 
 def test_odp_slides_and_notes_with_locations(tmp_path: Path) -> None:
@@ -224,12 +230,10 @@ def test_xls_sheets_with_dates_and_locations(tmp_path: Path) -> None:
     path = tmp_path / "travaux.xls"
     workbook.save(str(path))
 
-    extraction = extract(path)
-    assert extraction.doc_type == "xls"
-    located = _spans_text(extraction)
-    assert [location for location, _ in located] == [{"sheet": "Budget"}, {"sheet": "Équipe"}]
-    assert "Poste: Façade | Montant: 18500 | Échéance: 2026-03-14" in located[0][1]
-    assert "Nom: Anaïs" in located[1][1]
+    budget_text, people_text = _sheets(path, "xls")
+    assert budget_text.startswith("Sheet: Budget\n")
+    assert "Poste: Façade | Montant: 18500 | Échéance: 2026-03-14" in budget_text
+    assert people_text == "Sheet: Équipe\nColumns: Nom\nNom: Anaïs"
 
 
 @pytest.mark.parametrize(("name", "words"), [("minutes.doc", "Word 97-2003"), ("pitch.ppt", "PowerPoint 97-2003")])
@@ -315,3 +319,29 @@ def test_truncated_text_keeps_locations_inside_it(corpus: dict[str, Path], monke
 def test_unlocated_formats_have_no_spans(corpus: dict[str, Path]) -> None:
     for label in ("docx", "html", "markdown", "email"):
         assert extract(corpus[label]).spans == ()
+
+
+def test_outlook_msg_headers_body_and_attachments(tmp_path: Path) -> None:
+    from tests.msgfile import write_msg
+
+    path = tmp_path / "RE_ devis.msg"
+    write_msg(path, subject="RE: Devis pour la façade", body="Bonjour Anaïs,\r\nle devis s'élève à 18 500 €.\r\n",
+              sender=("Hugo Marchetti", "hugo@northwind.example"),
+              recipients=[("Anaïs Lefèvre", "anais@example.org")],
+              attachments=[("devis-2026.pdf", b"%PDF-1.4 stand-in"), ("plan.png", b"\x89PNG stand-in")],
+              sent=datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc))
+    extraction = extract(path)
+    assert extraction.doc_type == "msg" and not extraction.context_only
+    assert extraction.text == (
+        "From: \"Hugo Marchetti\" <hugo@northwind.example>\nTo: Anaïs Lefèvre <anais@example.org>\n"
+        "Subject: RE: Devis pour la façade\nDate: Mon, 02 Mar 2026 09:30:00 +0000\n\n"
+        "Bonjour Anaïs,\nle devis s'élève à 18 500 €.\n\nAttachments: devis-2026.pdf, plan.png"
+    )
+
+
+def test_a_damaged_msg_fails_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.msg"
+    path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
+    with pytest.raises(ExtractionError, match=r"^corrupt Outlook message: ") as caught:
+        extract(path)
+    assert "\n" not in str(caught.value)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from sensetree.ingest.extract import Ocr, OcrSettings, extract
+from sensetree.ingest.extract import Ocr, OcrSettings, extract, tesseract_languages
+from sensetree.ingest.extract.ocr import OcrFailed
 from sensetree.ingest.extract.ocr import _rapidocr
 from tests.pages import character_error_rate, render_page, scanned
 
@@ -71,6 +72,16 @@ def test_scanned_jpeg_with_blur_skew_and_noise(tmp_path: Path, ocr: Ocr) -> None
     assert "Brücke" in extraction.text and "harbour crane" in extraction.text
 
 
+@pytest.mark.slow
+def test_a_phone_photo_is_turned_upright_by_its_exif_orientation(tmp_path: Path, ocr: Ocr) -> None:
+    image, truth = _page("The ferry timetable changes on the first of June.")
+    path = tmp_path / "IMG_2041.jpg"
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "turn 90 degrees clockwise to show": the camera was held sideways
+    image.rotate(90, expand=True).save(path, format="JPEG", quality=90, exif=exif)
+    assert character_error_rate(extract(path, ocr=ocr).text, truth) <= 0.03
+
+
 def _image_pdf(path: Path, pages: list[Image.Image | str | tuple[Image.Image, str]]) -> None:
     """A PDF whose pages are images (as a scanner makes them), real text, or an image with a line
     of real text stamped on it (as a document system numbers scanned pages)."""
@@ -116,11 +127,11 @@ def test_a_page_that_fails_ocr_leaves_the_rest_indexed(tmp_path: Path) -> None:
     image, _ = _page()
     path = tmp_path / "mixed.pdf"
     _image_pdf(path, [image, "The typed page about the kayak rental survives.", image])
-    with Ocr(OcrSettings(page_timeout=0.5)) as hurried:  # too short even to start the engine
+    with Ocr(OcrSettings(page_timeout=0.05)) as hurried:  # far too short for five lines
         extraction = extract(path, ocr=hurried)
     assert not extraction.context_only
     assert extraction.text == "The typed page about the kayak rental survives."
-    assert extraction.notes == ("page 1: OCR took longer than 0.5 s", "page 3: OCR took longer than 0.5 s")
+    assert extraction.notes == ("page 1: OCR took longer than 0.05 s", "page 3: OCR took longer than 0.05 s")
     assert extraction.ocr_pages == 2
 
 
@@ -201,3 +212,34 @@ def test_the_worker_does_not_run_the_callers_main_module(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "''"
+
+
+needs_tesseract = pytest.mark.skipif(not {"rus", "deu"} <= set(tesseract_languages()),
+                                     reason="Debian's tesseract-ocr with its rus and deu models is not installed")
+
+
+@needs_tesseract
+@pytest.mark.slow
+def test_tesseract_reads_the_scripts_the_bundled_engine_lacks(tmp_path: Path) -> None:
+    image, truth = _page("Протокол заседания: бюджет на 2026 год утверждён.\nDie Brücke über den Fluss.",
+                         serif=False)
+    path = tmp_path / "протокол.png"
+    image.save(path)
+    with Ocr(OcrSettings(engine="tesseract", languages=("rus", "deu"))) as tesseract:
+        extraction = extract(path, ocr=tesseract)
+    assert extraction.ocr_pages == 1 and not extraction.context_only
+    assert character_error_rate(extraction.text, truth) <= 0.05, extraction.text
+    assert "бюджет" in extraction.text and "Brücke" in extraction.text
+
+
+@needs_tesseract
+def test_tesseract_pages_keep_their_time_limit(tmp_path: Path) -> None:
+    image, _ = _page()
+    with Ocr(OcrSettings(engine="tesseract", languages=("eng",), page_timeout=0.01)) as tesseract:
+        with pytest.raises(OcrFailed, match=r"^OCR took longer than 0.01 s$"):
+            tesseract.read(image)
+
+
+def test_an_unknown_engine_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown OCR engine 'paddle'"):
+        Ocr(OcrSettings(engine="paddle"))

@@ -22,7 +22,7 @@ MAX_FRAMES = 200
 def read_image(data: bytes, job: Job) -> Iterator[Block]:
     if job.ocr is None:
         raise ContextOnly("image (OCR is off)")
-    from PIL import Image, ImageSequence
+    from PIL import Image, ImageOps, ImageSequence
 
     with Image.open(io.BytesIO(data)) as image:  # reads the header only
         if image.width * image.height > MAX_DECODED_PIXELS:
@@ -31,6 +31,7 @@ def read_image(data: bytes, job: Job) -> Iterator[Block]:
         for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
             if number > min(frames, MAX_FRAMES):
                 break
-            text = ocr_page(job, frame, f"page {number}" if frames > 1 else "image")
+            upright = ImageOps.exif_transpose(frame)  # phones store photos sideways and say so in EXIF
+            text = ocr_page(job, upright, f"page {number}" if frames > 1 else "image")
             if text.strip():
                 yield Part(text, {"page": number}) if frames > 1 else text

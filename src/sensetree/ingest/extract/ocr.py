@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 MAX_PIXELS = 12_000_000
 """Pages are scaled down to at most this many pixels before OCR (A4 at 300 dpi is 8.7 million)."""
 
+STARTUP_TIMEOUT = 180.0
+"""Seconds the worker may take to load its models (not counted in any page's time limit)."""
+
 MIN_SIDE = 24
 """Images narrower or lower than this hold no readable line of text (icons, spacers)."""
 
@@ -55,7 +58,7 @@ class OcrSettings:
     dpi: int = 300
     page_timeout: float = 60.0
     max_memory: int = 2 * 1024**3  # bytes of resident memory for the worker
-    threads: int = 2
+    threads: int = 2  # RapidOCR's; Tesseract runs one thread per page
 
 
 def tesseract_languages() -> tuple[str, ...]:
@@ -93,10 +96,11 @@ class Ocr:
                 self._worker = None
                 raise
 
-    def peak_memory(self) -> int:
-        """The worker's peak resident memory in bytes (Linux; 0 elsewhere or before the first page)."""
+    @property
+    def worker_pid(self) -> int | None:
+        """The process id of the RapidOCR worker while one runs (for measurements)."""
         worker = self._worker
-        return _peak_bytes(worker._process.pid) if worker is not None else 0
+        return worker._process.pid if worker is not None and worker.alive() else None
 
     def close(self) -> None:
         with self._lock:
@@ -177,27 +181,38 @@ class _Worker:
             os.close(reply_write)
         self._requests = Connection(request_write, readable=False)
         self._replies = Connection(reply_read, writable=False)
+        self._ready = False
 
     def alive(self) -> bool:
         return self._process.poll() is None
 
     def read(self, page: Image) -> str:
-        deadline = time.monotonic() + self.settings.page_timeout
+        if not self._ready:  # the first page waits for the models to load, outside its own time limit
+            self._reply(STARTUP_TIMEOUT, "to start")
+            self._ready = True
         try:
             self._requests.send((page.width, page.height, page.tobytes()))
+        except OSError:
+            raise OcrFailed("the OCR engine stopped unexpectedly") from None
+        status, value = self._reply(self.settings.page_timeout, "")
+        if status != "ok":
+            raise OcrFailed(f"OCR failed: {value}")
+        return value
+
+    def _reply(self, timeout: float, what: str) -> tuple[str, str]:
+        """The worker's next message, watching its time and memory meanwhile."""
+        deadline = time.monotonic() + timeout
+        try:
             while not self._replies.poll(0.2):
                 if not self.alive():
                     raise OcrFailed("the OCR engine stopped unexpectedly")
                 if time.monotonic() > deadline:
-                    raise OcrFailed(f"OCR took longer than {self.settings.page_timeout:g} s")
+                    raise OcrFailed(f"OCR took longer than {timeout:g} s{' ' + what if what else ''}")
                 if _resident_bytes(self._process.pid) > self.settings.max_memory:
                     raise OcrFailed(f"OCR needed more than {self.settings.max_memory / 2**20:.0f} MB")
-            status, value = self._replies.recv()
+            return self._replies.recv()
         except (EOFError, OSError):
             raise OcrFailed("the OCR engine stopped unexpectedly") from None
-        if status != "ok":
-            raise OcrFailed(f"OCR failed: {value}")
-        return value
 
     def stop(self) -> None:
         for connection in (self._requests, self._replies):
@@ -218,19 +233,12 @@ def _resident_bytes(pid: int | None) -> int:
         return 0
 
 
-def _peak_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
-    except (OSError, StopIteration, ValueError):
-        return 0
-
-
 def serve(requests: Connection, replies: Connection, threads: int) -> None:
     """The worker's loop: (width, height, grayscale bytes) in, ("ok", text) or ("error", reason) out."""
     import numpy as np
 
     engine = _rapidocr(threads)
+    replies.send(("ready", ""))
     while True:
         try:
             width, height, pixels = requests.recv()
@@ -320,7 +328,9 @@ def _tesseract(page: Image, settings: OcrSettings) -> str:
 
         resource.setrlimit(resource.RLIMIT_AS, (settings.max_memory, settings.max_memory))
 
-    env = {**os.environ, "OMP_THREAD_LIMIT": str(settings.threads)}
+    # One thread: a page per process, pages in parallel come from the indexer's pool, and
+    # OpenMP's waiting threads only burn CPU on a busy machine.
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     try:
         done = subprocess.run(command, input=png.getvalue(), capture_output=True, timeout=settings.page_timeout,
                               preexec_fn=limit_memory if os.name == "posix" else None, env=env)
