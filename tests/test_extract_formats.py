@@ -259,9 +259,13 @@ def test_image_with_ocr_off_is_context_only(tmp_path: Path) -> None:
 def test_image_is_sniffed_without_its_extension(tmp_path: Path) -> None:
     from PIL import Image
 
-    path = tmp_path / "IMG_0001"
-    Image.new("RGB", (300, 120), "white").save(path, format="JPEG")
-    assert extract(path, ocr=None).doc_type == "image"
+    for name, kind in (("IMG_0001", "JPEG"), ("scan_17", "BMP"), ("frame", "WEBP"), ("fax", "TIFF")):
+        path = tmp_path / name
+        Image.new("RGB", (300, 120), "white").save(path, format=kind)
+        assert extract(path, ocr=None).doc_type == "image", kind
+    text = tmp_path / "NOTES"
+    text.write_text("BMW quarterly report: sales in the north region grew.", encoding="utf-8")
+    assert extract(text, ocr=None).doc_type == "text"
 
 
 # --------------------------------------------------------------------------

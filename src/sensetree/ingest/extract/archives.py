@@ -136,7 +136,7 @@ def read_virtual(path: Path, max_bytes: int) -> bytes:
 
 def read_archive(data: bytes, job: Job) -> Iterator[Block]:
     """An archive as a document: the list of its members, so that it is found by what it holds."""
-    walk = _Walk(limits.MAX_ZIP_UNCOMPRESSED, job.notes, read_nested=False)
+    walk = _Walk(job.max_bytes, job.notes, read_nested=False)
     lines = []
     for member in walk.members(io.BytesIO(data), job.name, job.name, depth=1):
         note = f", not read: {member.refused}" if member.refused else ""

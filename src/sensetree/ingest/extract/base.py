@@ -93,6 +93,7 @@ class Job:
     """One file being extracted: what its readers need to know, and what they report back."""
 
     name: str
+    max_bytes: int = 50 * 1024 * 1024  # the file size limit, which also applies to an archive's members
     ocr: Ocr | None = None  # None: OCR is off
     ocr_pages: int = 0
     ocr_seconds: float = 0.0

@@ -52,14 +52,16 @@ def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024, ocr: OcrChoice = "
         raise ExtractionError(f"cannot read: {path}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
         return _context_only(path, doc_type, "file too large to index")
-    return extract_bytes(data, path, ocr=ocr)
+    return extract_bytes(data, path, ocr=ocr, max_bytes=max_bytes)
 
 
-def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", size: int | None = None) -> Extraction:
+def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", size: int | None = None,
+                  max_bytes: int = 50 * 1024 * 1024) -> Extraction:
     """Extract a file already in memory (an archive member, say) with the same readers.
 
     ``path`` names the file (its extension picks the reader; it is also what a context
-    descriptor shows); ``size``, when the file is not on disk, is the size to show.
+    descriptor shows); ``size``, when the file is not on disk, is the size to show;
+    ``max_bytes`` is the file size limit (an archive's listing marks members over it).
     """
     path = Path(path)
     if not data or data.isspace():
@@ -68,7 +70,7 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
     if doc_type is None:
         return _context_only(path, None, "binary file", size)
     extractor = BY_TYPE[doc_type]
-    job = Job(path.name, ocr=_shared() if ocr == "default" else ocr)
+    job = Job(path.name, max_bytes=max_bytes, ocr=_shared() if ocr == "default" else ocr)
     try:
         text, spans, truncated = _collect(extractor.read(data, job))
     except ExtractionError:

@@ -47,6 +47,8 @@ MIN_SIDE = 24
 class OcrFailed(Exception):
     """One page could not be read; `str(err)` says why, in one line."""
 
+    seconds: float = 0.0  # spent on the page before it failed
+
 
 @dataclass(frozen=True)
 class OcrSettings:
@@ -81,19 +83,26 @@ class Ocr:
 
     def read(self, image: Image) -> str:
         """The text of ``image``, in reading order; raises `OcrFailed` for a page that cannot be read."""
+        return self.timed_read(image)[0]
+
+    def timed_read(self, image: Image) -> tuple[str, float]:
+        """`read`, and the seconds the engine spent on the page (not counting the wait for another thread's)."""
         page = prepare(image)
         if page is None:
-            return ""
+            return "", 0.0
         with self._lock:
-            if self.settings.engine == "tesseract":
-                return _tesseract(page, self.settings)
-            if self._worker is None or not self._worker.alive():
-                self._worker = _Worker(self.settings)
+            started = time.perf_counter()
             try:
-                return self._worker.read(page)
-            except OcrFailed:
-                self._worker.stop()  # killed or broken: the next page gets a fresh worker
-                self._worker = None
+                if self.settings.engine == "tesseract":
+                    return _tesseract(page, self.settings), time.perf_counter() - started
+                if self._worker is None or not self._worker.alive():
+                    self._worker = _Worker(self.settings)
+                return self._worker.read(page), time.perf_counter() - started
+            except OcrFailed as exc:
+                if self._worker is not None:  # killed or broken: the next page gets a fresh worker
+                    self._worker.stop()
+                    self._worker = None
+                exc.seconds = time.perf_counter() - started
                 raise
 
     @property
@@ -120,15 +129,15 @@ def ocr_page(job: Job, image: Image, where: str) -> str:
     assert job.ocr is not None
     if min(image.size) < MIN_SIDE:
         return ""
-    started = time.perf_counter()
+    job.ocr_pages += 1
     try:
-        return job.ocr.read(image)
+        text, seconds = job.ocr.timed_read(image)
     except OcrFailed as exc:
         job.notes.append(f"{where}: {exc}")
+        job.ocr_seconds += exc.seconds
         return ""
-    finally:
-        job.ocr_pages += 1
-        job.ocr_seconds += time.perf_counter() - started
+    job.ocr_seconds += seconds
+    return text
 
 
 def prepare(image: Image) -> Image | None:

@@ -7,7 +7,8 @@ import zipfile
 
 from .registry import BY_EXTENSION, BY_FILENAME
 
-_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*", b"BM")
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
+_BMP_HEADER_SIZES = frozenset({12, 40, 52, 56, 64, 108, 124})  # "BM" alone starts too many text files
 _ZIP_MEMBERS = (
     ("word/document.xml", "docx"),
     ("ppt/presentation.xml", "pptx"),
@@ -42,7 +43,8 @@ def sniff(data: bytes) -> str | None:
         return "html"
     if head.startswith(b"{\\rtf"):
         return "rtf"
-    if data.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
+    bitmap = data[:2] == b"BM" and int.from_bytes(data[14:18], "little") in _BMP_HEADER_SIZES
+    if data.startswith(_IMAGE_MAGIC) or bitmap or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
         return "image"
     return "text"  # the text reader gives up with NotText if the bytes are binary
 
