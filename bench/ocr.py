@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.pages
 
-from sensetree.ingest.extract.ocr import Ocr, OcrSettings  # noqa: E402
-from tests.pages import character_error_rate, render_page, scanned  # noqa: E402
+from sensetree.ingest.extract.ocr import Ocr, OcrSettings
+from tests.pages import character_error_rate, render_page, scanned
 
 SETS = ("scifact", "legalquad-de")  # English, German
 

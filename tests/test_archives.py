@@ -12,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from sensetree.ingest.extract import ExtractionError, archive_members, extract, extract_bytes
-from sensetree.ingest.extract import archives
+from sensetree.ingest.extract import (
+    ExtractionError,
+    archive_members,
+    archives,
+    extract,
+    extract_bytes,
+)
 from tests.zips import declare_member_size
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sensetree.ingest.extract import ExtractionError, extract, limits
+from sensetree.ingest.extract import ExtractionError, extract, limits, location_label
 from tests.corpus import build_corpus
 
 
@@ -164,7 +164,7 @@ def test_odt_zip_bomb_is_refused(tmp_path: Path) -> None:
 
 
 def test_odt_with_an_entity_bomb_is_refused_without_expanding(tmp_path: Path) -> None:
-    entities = "".join(f'<!ENTITY e{i} "{"&e%d;" % (i - 1) * 10 if i else "lol"}">' for i in range(9))
+    entities = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10 if i else "lol"}">' for i in range(9))
     content = (f'<?xml version="1.0"?><!DOCTYPE d [{entities}]>'
                '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
                'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
@@ -349,3 +349,12 @@ def test_a_damaged_msg_fails_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ExtractionError, match=r"^corrupt Outlook message: ") as caught:
         extract(path)
     assert "\n" not in str(caught.value)
+
+
+def test_location_labels_for_people() -> None:
+    assert location_label([]) == ""
+    assert location_label([{"page": 3}]) == "page 3"
+    assert location_label([{"page": 3}, {"page": 4}, {"page": 5}]) == "pages 3–5"
+    assert location_label([{"slide": 2}]) == "slide 2"
+    assert location_label([{"sheet": "Q3"}, {"sheet": "Q4"}, {"sheet": "Q3"}]) == "sheets Q3, Q4"
+    assert location_label([{"chapter": "Chapter 1: The Storm"}]) == "chapter Chapter 1: The Storm"

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from sensetree.ingest.extract.registry import BY_EXTENSION, BY_TYPE, EXTRACTORS, formats_markdown
+from sensetree.ingest.extract.registry import (
+    BY_EXTENSION,
+    BY_TYPE,
+    EXTRACTORS,
+    formats_markdown,
+)
 from sensetree.ingest.extract.sniff import type_from_name
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -8,11 +8,14 @@ whose message is one line a user can act on.
 
 One module per family of formats implements the small protocol in `base`
 (`Extractor`: a reader from bytes to blocks of text, and the names it answers
-to); `registry` holds the one table of them; `core` assembles and normalises.
+to); `registry` holds the one table of them; `core` assembles and normalises
+(once: the text an `Extraction` holds is final, and its `spans` are offsets
+into it). `ocr` reads scanned pages and images; `archives` walks the members of
+archives, which are named ``<archive path>/<member path>``.
 """
 
 from .archives import Member, archive_members, is_archive
-from .base import Extraction, ExtractionError, Location, Span
+from .base import Extraction, ExtractionError, Location, Span, location_label
 from .context import context_descriptor
 from .core import extract, extract_bytes
 from .normalise import normalise
@@ -31,6 +34,7 @@ __all__ = [
     "extract",
     "extract_bytes",
     "is_archive",
+    "location_label",
     "normalise",
     "tesseract_languages",
 ]

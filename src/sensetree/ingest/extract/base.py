@@ -12,12 +12,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, Union
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .ocr import Ocr
 
-Location = dict[str, Union[int, str]]
+Location = dict[str, int | str]
 """Where a part of the text comes from: {"page": 12}, {"slide": 3}, {"sheet": "Q3"}, {"chapter": "…"}."""
 
 
@@ -65,6 +65,19 @@ class Extraction:
         return [span.location for span in self.spans if span.start < end and start < span.end]
 
 
+def location_label(locations: list[Location]) -> str:
+    """Locations for people: 'page 3', 'pages 3–5', 'slide 2', 'sheets Q3, Q4', 'chapter The Storm'; '' for none."""
+    if not locations:
+        return ""
+    kind = next(iter(locations[0]))
+    values = [location[kind] for location in locations if kind in location]
+    if all(isinstance(value, int) for value in values):
+        low, high = min(values), max(values)
+        return f"{kind} {low}" if low == high else f"{kind}s {low}–{high}"
+    names = list(dict.fromkeys(str(value) for value in values))
+    return f"{kind} {names[0]}" if len(names) == 1 else f"{kind}s {', '.join(names)}"
+
+
 class ExtractionError(Exception):
     """Corrupt or unreadable file; `str(err)` is a one-line message for the user."""
 
@@ -85,7 +98,7 @@ class Part:
     location: Location | None = None
 
 
-Block = Union[str, Part]
+Block = str | Part
 
 
 @dataclass

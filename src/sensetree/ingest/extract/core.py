@@ -9,17 +9,28 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 from . import limits
-from .base import Block, ContextOnly, Extraction, ExtractionError, Job, NotText, Part, Span, human_size, reason
+from .base import (
+    Block,
+    ContextOnly,
+    Extraction,
+    ExtractionError,
+    Job,
+    NotText,
+    Part,
+    Span,
+    human_size,
+    reason,
+)
 from .context import context_descriptor
 from .normalise import normalise
 from .ocr import Ocr
 from .registry import BY_TYPE
 from .sniff import sniff, type_from_name
 
-OcrChoice = Union[Ocr, None, Literal["default"]]
+OcrChoice = Ocr | None | Literal["default"]
 """An `Ocr` to use, None for no OCR, or "default": one shared `Ocr` with default settings."""
 
 _shared_ocr: Ocr | None = None

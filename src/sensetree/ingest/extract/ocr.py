@@ -67,7 +67,7 @@ def tesseract_languages() -> tuple[str, ...]:
     """The languages an installed Tesseract has models for; () when it is not installed."""
     if shutil.which("tesseract") is None:
         return ()
-    listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, timeout=30)
+    listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, timeout=30, check=False)
     return tuple(line.strip() for line in listing.stdout.splitlines()[1:] if line.strip() and line.strip() != "osd")
 
 
@@ -342,7 +342,7 @@ def _tesseract(page: Image, settings: OcrSettings) -> str:
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     try:
         done = subprocess.run(command, input=png.getvalue(), capture_output=True, timeout=settings.page_timeout,
-                              preexec_fn=limit_memory if os.name == "posix" else None, env=env)
+                              preexec_fn=limit_memory if os.name == "posix" else None, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise OcrFailed(f"OCR took longer than {settings.page_timeout:g} s") from None
     if done.returncode != 0:

@@ -13,7 +13,15 @@ from .epub import read_epub
 from .html import read_html
 from .images import read_image
 from .mail import read_email, read_msg
-from .office import read_docx, read_legacy_powerpoint, read_legacy_word, read_pptx, read_rtf, read_xls, read_xlsx
+from .office import (
+    read_docx,
+    read_legacy_powerpoint,
+    read_legacy_word,
+    read_pptx,
+    read_rtf,
+    read_xls,
+    read_xlsx,
+)
 from .opendocument import read_odp, read_ods, read_odt
 from .pdf import read_pdf
 from .text import read_json, read_notebook, read_text
