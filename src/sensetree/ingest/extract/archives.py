@@ -87,7 +87,7 @@ def is_archive(name: str) -> bool:
     return lowered.endswith(_TAR_SUFFIXES) or lowered.rpartition(".")[2] in EXTENSIONS
 
 
-def archive_members(path: Path | str, *, max_member_bytes: int = 50 * 1024 * 1024,
+def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
                     notes: list[str] | None = None) -> Iterator[Member]:
     """The members of the archive at ``path``, nested archives' members included, in archive order.
 

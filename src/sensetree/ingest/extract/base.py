@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from . import limits
+
 if TYPE_CHECKING:
     from .ocr import Ocr
 
@@ -106,7 +108,7 @@ class Job:
     """One file being extracted: what its readers need to know, and what they report back."""
 
     name: str
-    max_bytes: int = 50 * 1024 * 1024  # the file size limit, which also applies to an archive's members
+    max_bytes: int = limits.MAX_FILE_BYTES  # the file size limit, which also applies to an archive's members
     ocr: Ocr | None = None  # None: OCR is off
     ocr_pages: int = 0
     ocr_seconds: float = 0.0

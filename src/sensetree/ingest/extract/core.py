@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import limits
+from .archives import read_virtual
 from .base import (
     Block,
     ContextOnly,
@@ -37,7 +38,7 @@ _shared_ocr: Ocr | None = None
 _shared_lock = threading.Lock()
 
 
-def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024, ocr: OcrChoice = "default") -> Extraction:
+def extract(path: Path, *, max_bytes: int = limits.MAX_FILE_BYTES, ocr: OcrChoice = "default") -> Extraction:
     """Read `path` and return its text, or a context descriptor if nothing is readable.
 
     `path` may also be a member of an archive, named `<archive path>/<member path>`
@@ -56,8 +57,6 @@ def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024, ocr: OcrChoice = "
             # Read one byte past the limit: the file may have grown since stat().
             data = file.read(max_bytes + 1)
     except NotADirectoryError:  # a folder on the way is a file: perhaps an archive holding this member
-        from .archives import read_virtual
-
         data = read_virtual(path, max_bytes)
     except OSError as exc:
         raise ExtractionError(f"cannot read: {path}: {exc.strerror or exc}") from None
@@ -67,7 +66,7 @@ def extract(path: Path, *, max_bytes: int = 50 * 1024 * 1024, ocr: OcrChoice = "
 
 
 def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", size: int | None = None,
-                  max_bytes: int = 50 * 1024 * 1024) -> Extraction:
+                  max_bytes: int = limits.MAX_FILE_BYTES) -> Extraction:
     """Extract a file already in memory (an archive member, say) with the same readers.
 
     ``path`` names the file (its extension picks the reader; it is also what a context

@@ -1,5 +1,8 @@
 """Every bound the extractors keep, in one place (read at call time, so tests can lower them)."""
 
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""The default size limit of a file (and of an archive member) whose content is read; the indexer passes its own."""
+
 MAX_TEXT_CHARS = 5_000_000
 """Longer texts are cut: past this a file is a dump, not a document, and chunking it would swamp the index."""
 
