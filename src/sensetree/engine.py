@@ -20,7 +20,9 @@ from . import paths
 from .config import Settings, default_data_dir
 from .errors import SenseTreeError, WriterBusy
 from .ingest.choices import Choices
+from .ingest.extract import OcrSettings
 from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress
+from .ingest.options import OcrOptions
 from .ingest.scan import ScanReport, scan
 from .ingest.sense import SenseWriter
 from .ingest.watcher import watch
@@ -29,7 +31,7 @@ from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.llm import ChatClient
 from .models.manager import Models
 from .notices import Notices
-from .reader import Reader
+from .reader import Reader, on_disk
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import SearchResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
@@ -85,7 +87,7 @@ class Engine:
 
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index)
+        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=on_disk)
 
     def _embed_query(self, text: str):
         stored = self.catalog.meta("embedding_identity")
@@ -241,11 +243,15 @@ class Engine:
 
     def index_options(self) -> IndexOptions:
         s = self.settings
+        ocr = OcrSettings(engine=s["indexing.ocr_engine"], page_timeout=s["indexing.ocr_page_timeout"],
+                          max_pages=s["indexing.ocr_max_pages"],
+                          languages=tuple(x.strip() for x in s["indexing.ocr_languages"].split(",") if x.strip()))
         return IndexOptions(chunk_size=s["indexing.chunk_size"], overlap=s["indexing.overlap"],
                             max_file_bytes=int(s["indexing.max_file_mb"] * 1024 * 1024),
                             qualify_documents=s["indexing.qualify_documents"],
                             qualify_context=s["indexing.qualify_context"],
-                            max_endpoint_wait=s["indexing.endpoint_wait"], file_timeout=s["indexing.file_timeout"])
+                            max_endpoint_wait=s["indexing.endpoint_wait"], file_timeout=s["indexing.file_timeout"],
+                            ocr=OcrOptions(s["indexing.ocr"], ocr))
 
     def sense_writer(self) -> SenseWriter:
         s = self.settings

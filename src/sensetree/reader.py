@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
-from .ingest.extract import ExtractionError, extract
+from .ingest.chunker import rejoin
+from .ingest.extract import ExtractionError, extract, is_archive
+from .ingest.sense import without_head
 from .ingest.walker import is_hidden
 from .store.chunks import ChunkStore
 
@@ -86,6 +88,19 @@ def _real(path: str) -> str:
     return paths.normalize(os.path.realpath(path))
 
 
+def archive_of(path: str) -> str | None:
+    """The archive on disk that holds the member ``path`` names (``<archive>/<member>``), or None."""
+    for parent in Path(path).parents:
+        if parent.exists():
+            return str(parent) if parent.is_file() and is_archive(parent.name) else None
+    return None
+
+
+def on_disk(path: str) -> bool:
+    """Whether a search result is still there: the file, or the archive that holds it."""
+    return os.path.exists(path) or archive_of(path) is not None
+
+
 @dataclass(frozen=True)
 class FileText:
     path: str
@@ -133,16 +148,21 @@ class Reader:
         return self.guard.allows(path)
 
     def read_text(self, path: str, limit: int) -> FileText:
-        """The extracted text of a file (PDF, Office, e-mail... as text), at most ``limit`` characters."""
+        """The extracted text of a file or of a member of an archive (PDF, Office, e-mail... as text), at most
+        ``limit`` characters. Pages only OCR can read come from the index, which OCR read once already."""
         path = self.check(path)
-        if not os.path.isfile(path):
+        if not os.path.isfile(path) and archive_of(path) is None:
             raise FileNotFoundError(f"{path} is not a file")
         try:
-            extraction = extract(Path(path), max_bytes=self.max_file_bytes)
+            extraction = extract(Path(path), max_bytes=self.max_file_bytes, ocr="later")
         except ExtractionError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc}") from None
-        return FileText(path, paths.name_of(path), extraction.doc_type, extraction.context_only,
-                        extraction.text[:limit], len(extraction.text))
+        text, context_only = extraction.text, extraction.context_only
+        stored = self.store.chunks_of(path) if extraction.ocr_wanted else []
+        if stored:
+            text = rejoin([without_head(stored[0]["text"]), *(c["text"] for c in stored[1:])], 10**9)
+            context_only = False
+        return FileText(path, paths.name_of(path), extraction.doc_type, context_only, text[:limit], len(text))
 
     def list_folder(self, path: str, limit: int) -> FolderListing:
         """A folder's entries, folders first, hidden ones and links leading outside the roots left out."""

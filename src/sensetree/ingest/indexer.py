@@ -4,6 +4,7 @@ Two phases share the catalog's queue (store/catalog.py):
 1. **Keyword** (``keyword.py``): every pending file is extracted and chunked in worker
    processes and its text stored without vectors. It always goes first, so a new or changed
    file is findable by an exact word within seconds, even while hours of embedding remain.
+   Pages that only OCR can read come in a pass of their own right after it.
 2. **Semantic** (``semantic.py``): stored chunks get their sense and vectors, recent files
    first, in batches of a few seconds each.
 
@@ -64,6 +65,8 @@ class Indexer:
                     continue
                 if interrupt is not None and interrupt.is_set():
                     break
+                if self.keyword.run_ocr(progress, stop, notify, interrupt):
+                    continue
                 embedded = progress.embedding.count
                 if not self.semantic.batch(progress, stop, notify):
                     break

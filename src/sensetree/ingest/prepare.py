@@ -2,23 +2,41 @@
 
 Everything here is a pure function of the file on disk and the job, so a worker can be
 killed at any moment (a timeout, a stop) without leaving anything half-written: the main
-process stores what comes back.
+process stores what comes back. An archive comes back with its members, each a file of its
+own for the index, named ``<archive path>/<member path>``.
+
+OCR is slow (seconds a page), so it waits: the keyword phase first stores what reads without
+it (``ocr="later"`` counts the pages that need it), and a second pass (``ocr="now"``) reads
+those files again with OCR before their vectors are made.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from .chunker import chunk_text, normalize_text
-from .extract import Extraction, ExtractionError, context_descriptor, extract
+from .chunker import chunk_spans
+from .extract import (
+    Extraction,
+    ExtractionError,
+    Ocr,
+    OcrSettings,
+    archive_members,
+    context_descriptor,
+    extract,
+    extract_bytes,
+    is_archive,
+)
 from .sense import excerpt_sense
 from .walker import block_summary
+
+ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time limit: it holds many files
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,8 @@ class Job:
     chunk_size: int = 1000
     overlap: int = 200
     max_file_bytes: int = 50 * 1024 * 1024
+    ocr: str = "later"          # 'off', 'later' (count the pages that need it) or 'now'
+    ocr_settings: OcrSettings = field(default_factory=OcrSettings)
 
 
 @dataclass
@@ -36,20 +56,27 @@ class Prepared:
     """What the main process needs to store a file's text rows, or why it cannot."""
 
     path: str
+    kind: str = "file"
     content_hash: str = ""
     mtime: float = 0.0
     size: int = 0
     doc_type: str = ""
     chunks: list[str] = field(default_factory=list)
+    locations: list[str | None] = field(default_factory=list)  # per chunk: JSON of the places it covers
     excerpt: str = ""            # the sense until a model writes one
     text_chars: int = 0
     is_block: bool = False       # a block folder's sense is its fixed description, never a model's
     context_only: bool = False
     failure: str | None = None   # content unreadable: indexed by its context entry, ends failed
+    notes: list[str] = field(default_factory=list)  # why it is context only, pages OCR could not read
     unchanged: bool = False      # same content as the stored text: nothing to extract
     vanished: bool = False
     members: int = 0             # files inside a block folder
     extract_seconds: float | None = None  # None: extraction did not run
+    ocr_pages: int = 0
+    ocr_seconds: float = 0.0
+    ocr_wanted: int = 0          # pages waiting for the OCR pass
+    archive_members: list[Prepared] = field(default_factory=list)
 
 
 def file_hash(path: str) -> str:
@@ -70,6 +97,14 @@ def file_hash(path: str) -> str:
     return digest.hexdigest()
 
 
+def time_limit(job: Job, seconds: float) -> float:
+    """The seconds a worker may spend on ``job`` before it is cut off; OCR pages have their own limit."""
+    limit = seconds * (ARCHIVE_TIME_FACTOR if is_archive(job.path) else 1)
+    if job.ocr == "now":
+        limit += job.ocr_settings.max_pages * job.ocr_settings.page_timeout
+    return limit
+
+
 def prepare(job: Job) -> Prepared:
     """Hash, extract and chunk one file (or describe one block folder). Unexpected errors propagate:
     the caller counts them as an attempt."""
@@ -87,8 +122,8 @@ def prepare(job: Job) -> Prepared:
 def context_entry(path: str, reason: str, doc_type: str = "context") -> Prepared:
     """A file whose content cannot be read still gets an entry that finds it by name and place."""
     text = context_descriptor(Path(path), "unreadable")
-    return Prepared(path, doc_type=doc_type, chunks=[text], excerpt=excerpt_sense(text), text_chars=len(text),
-                    context_only=True, failure=reason)
+    return Prepared(path, doc_type=doc_type, chunks=[text], locations=[None], excerpt=excerpt_sense(text),
+                    text_chars=len(text), context_only=True, failure=reason)
 
 
 def _prepare_block(job: Job, item: Prepared) -> None:
@@ -103,7 +138,8 @@ def _prepare_block(job: Job, item: Prepared) -> None:
         return
     text = (f"Folder {path.name} in {path.parent}, indexed as one unit: {count} files. "
             f"Dominant types: {types}. Examples: {', '.join(examples)}.")
-    item.chunks = _chunks(text, job)
+    item.chunks = [c.text for c in chunk_spans(text, job.chunk_size, job.overlap)]
+    item.locations = [None] * len(item.chunks)
     item.excerpt = f"Folder {path.name} holding {count} files ({types})."
     item.text_chars = len(text)
 
@@ -116,25 +152,72 @@ def _prepare_file(job: Job, item: Prepared) -> None:
         item.content_hash = by_stat if stat.st_size > job.max_file_bytes else file_hash(job.path)
     except PermissionError:  # extract() says so in one line, and the file keeps its context entry
         item.content_hash = by_stat
-    item.unchanged = item.content_hash == job.stored_hash
+    item.unchanged = item.content_hash == job.stored_hash and job.ocr != "now"
     if item.unchanged:
         return
     started = time.perf_counter()
-    path = Path(job.path)
     try:
-        extraction = extract(path, max_bytes=job.max_file_bytes)
+        extraction = extract(Path(job.path), max_bytes=job.max_file_bytes, ocr=_ocr(job))
     except ExtractionError as exc:
         item.failure = str(exc)
-        extraction = Extraction(context_descriptor(path, "unreadable"), "context", True)
+        extraction = Extraction(context_descriptor(Path(job.path), "unreadable"), "context", True)
+    _fill(item, extraction, job)
+    if is_archive(job.path) and item.failure is None:
+        item.archive_members = list(_members(job, item.mtime))
     item.extract_seconds = time.perf_counter() - started
-    text = normalize_text(extraction.text)
+
+
+def _members(job: Job, archive_mtime: float):
+    """Each member of the archive, prepared as a file of its own; a refused one by its context entry."""
+    notes: list[str] = []
+    for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes):
+        item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
+        try:
+            data = member.read()
+        except ExtractionError as exc:
+            refused = context_entry(member.path, str(exc))
+            refused.kind, refused.mtime, refused.size = "member", item.mtime, item.size
+            refused.content_hash = "member:" + hashlib.sha256(f"{member.path}:{member.size}".encode()).hexdigest()
+            yield refused
+            continue
+        item.content_hash = hashlib.sha256(data).hexdigest()
+        try:
+            extraction = extract_bytes(data, member.path, ocr=_ocr(job), size=member.size, max_bytes=job.max_file_bytes)
+        except ExtractionError as exc:
+            item.failure = str(exc)
+            extraction = Extraction(context_descriptor(Path(member.path), "unreadable", size=member.size),
+                                    "context", True)
+        _fill(item, extraction, job)
+        yield item
+
+
+def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
+    """The chunks of an extraction, each with the places in the file it covers."""
+    text = extraction.text  # final: extraction normalises once (extract/normalise.py)
     if not text.strip():
-        extraction = Extraction(context_descriptor(path, "empty"), "context", True)
+        extraction = Extraction(context_descriptor(Path(item.path), "empty"), "context", True)
         text = extraction.text
     item.doc_type, item.context_only = extraction.doc_type, extraction.context_only
-    item.chunks = _chunks(text, job) or [text.strip() or job.path]
+    spans = chunk_spans(text, job.chunk_size, job.overlap)
+    item.chunks = [c.text for c in spans] or [text.strip() or item.path]
+    item.locations = [_locations(extraction, c.start, c.end) for c in spans] or [None]
     item.excerpt, item.text_chars = excerpt_sense(text), len(text)
+    item.notes = list(extraction.notes)
+    item.ocr_pages, item.ocr_seconds, item.ocr_wanted = extraction.ocr_pages, extraction.ocr_seconds, extraction.ocr_wanted
 
 
-def _chunks(text: str, job: Job) -> list[str]:
-    return chunk_text(text, job.chunk_size, job.overlap)
+def _locations(extraction: Extraction, start: int, end: int) -> str | None:
+    places = extraction.locations_between(start, end)
+    return json.dumps(places, ensure_ascii=False, separators=(",", ":")) if places else None
+
+
+_OCRS: dict[OcrSettings, Ocr] = {}
+
+
+def _ocr(job: Job):
+    """What extract() is told about OCR: none, later, or this worker's OCR engine for the job's settings."""
+    if job.ocr != "now":
+        return None if job.ocr == "off" else "later"
+    if job.ocr_settings not in _OCRS:
+        _OCRS[job.ocr_settings] = Ocr(job.ocr_settings)
+    return _OCRS[job.ocr_settings]

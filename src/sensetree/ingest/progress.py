@@ -34,10 +34,11 @@ class Progress:
     files_done: int = 0   # files the keyword phase finished in this run (stored, unchanged, gone or failed)
     failed: int = 0       # files that failed in this run
     current: str = ""
-    phase: str = ""       # 'keyword' or 'semantic' while one runs
+    phase: str = ""       # 'keyword', 'ocr' or 'semantic' while one runs
     paused: str = ""      # why the queue is waiting, if it is
     started: float = field(default_factory=time.monotonic)
     extraction: Stage = field(default_factory=Stage)   # files
+    ocr: Stage = field(default_factory=Stage)          # pages read by OCR
     sense: Stage = field(default_factory=Stage)        # files whose sense a model wrote
     embedding: Stage = field(default_factory=Stage)    # chunks
     embed_rate: float = 0.0  # chunks/s of the latest semantic batches, smoothed
@@ -67,6 +68,7 @@ class Progress:
             "semantic_eta_s": None if eta is None else round(eta, 1),
             "stages": {
                 "extraction": _stage("files", self.extraction),
+                "ocr": _stage("pages", self.ocr),
                 "sense": _stage("files", self.sense),
                 "embedding": _stage("chunks", self.embedding),
             },

@@ -2,7 +2,8 @@
 
 New and changed entries are queued for the keyword phase, deleted ones leave the catalog and
 the store. The content hash, computed later by the keyword phase, decides whether a changed
-mtime really changed anything.
+mtime really changed anything. The members of an archive are not on disk to be seen: they
+leave with their archive, and are read again when it changes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from .. import paths
 from ..store.catalog import Catalog
@@ -50,7 +52,9 @@ def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
                     continue
                 queued.append((entry.path, root, entry.kind, entry.size, entry.mtime, entry.members))
         catalog.upsert_pending(queued)
-        deleted += [p for p in known if p not in seen]
+        gone = {p for p, state in known.items() if p not in seen and state.kind != "member"}
+        deleted += [*gone, *(p for p, state in known.items()
+                             if state.kind == "member" and any(str(up) in gone for up in PurePath(p).parents))]
     if deleted:
         store.delete_paths(deleted)
         catalog.delete(deleted)

@@ -138,7 +138,8 @@ class SemanticPhase:
             return
         seconds = time.perf_counter() - started
         chunks = [c for file, _ in ready for c in file.chunks]
-        self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"], c["mtime"])
+        self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"], c["mtime"],
+                                         c["location"], c["doc_type"] or "", c["size"] or 0)
                                 for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
         self.catalog.save_senses((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
         progress.embedding.add(len(chunks), seconds)

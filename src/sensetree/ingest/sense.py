@@ -80,8 +80,15 @@ class SenseWriter:
 
 
 def sense_head(sense: str, doc_type: str) -> str:
-    """What chunk 0's stored text starts with, before a blank line and the chunk itself."""
-    return f"[{doc_type}] {sense}".rstrip() + "\n\n"
+    """What chunk 0's stored text starts with: ``[type] sense`` on one line, then a blank line."""
+    return f"[{doc_type}] {' '.join(sense.split())}".rstrip() + "\n\n"
+
+
+def without_head(stored: str) -> str:
+    """Chunk 0's own text, without the ``[type] sense`` line the index keeps in front of it."""
+    if stored.startswith("[") and "\n\n" in stored:
+        return stored.split("\n\n", 1)[1]
+    return stored
 
 
 def stored_texts(chunks: list[str], sense: str, doc_type: str) -> list[str]:

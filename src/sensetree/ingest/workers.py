@@ -2,8 +2,8 @@
 
 - The keyword phase prepares files (hash, extraction, chunking) in worker *processes*: the
   extractors are mostly Python and hold the GIL, so processes give every core to it; a file
-  that takes too long is cut off by killing its worker; and what a hostile file makes a
-  reader allocate goes back to the system with the worker.
+  that takes too long is cut off by killing its worker; and what a reader allocated goes
+  back to the system when its worker is replaced (every WORKER_TASKS files).
 - Model calls (embeddings, senses) run on a daemon thread that the indexer waits for while
   watching its stop flag: a Ctrl+C or SIGTERM never waits for a slow model to finish.
 """
@@ -22,7 +22,6 @@ T = TypeVar("T")
 
 POLL_SECONDS = 0.05
 WORKER_TASKS = 500  # files per worker process before it is replaced: leaks of the readers stay bounded
-WORKER_MEMORY_BYTES = 3 * 1024**3  # address space per worker: a bomb gets MemoryError, not the machine
 
 
 class Stopped(Exception):
@@ -32,17 +31,6 @@ class Stopped(Exception):
 def worker_count() -> int:
     """One worker per core, at least one; the semantic phase needs the cores when the keyword phase is idle."""
     return max(1, min(os.cpu_count() or 1, 4))
-
-
-def _limit_memory() -> None:
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = WORKER_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(WORKER_MEMORY_BYTES, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ImportError, ValueError, OSError):  # not on this platform, or already lower
-        pass
 
 
 class WorkerPool:
@@ -62,7 +50,7 @@ class WorkerPool:
         future raises ``TimeoutError``; a worker that dies raises ``pebble.ProcessExpired``."""
         with self._lock:
             if self._pool is None or not self._pool.active:
-                self._pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS, initializer=_limit_memory,
+                self._pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
                                          context=multiprocessing.get_context("spawn"))
             return self._pool.schedule(function, args=args, timeout=timeout)
 

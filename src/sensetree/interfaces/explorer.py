@@ -15,8 +15,7 @@ from typing import Any
 
 from .. import paths
 from ..engine import Engine
-from ..ingest.chunker import normalize_text
-from ..ingest.sense import sense_head
+from ..ingest.sense import without_head
 from ..ingest.walker import block_reason
 from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry
 
@@ -107,13 +106,11 @@ class Explorer:
     def preview(self, path: str, chunk_index: int = 0) -> dict[str, Any]:
         """The file's extracted text, and where the chunk that matched sits in it."""
         shown = self.reader.read_text(path, PREVIEW_CHARS)
-        text = normalize_text(shown.text)
+        text = shown.text
         start = end = -1
         chunk = self.reader.chunk_text(shown.path, chunk_index)
         if chunk:
-            row, sense = self.catalog.file(shown.path), self.catalog.sense(shown.path)
-            head = sense_head(sense.text, row.doc_type or "") if chunk_index == 0 and row and sense else ""
-            start, end = _locate(text, chunk[len(head):] if head and chunk.startswith(head) else chunk)
+            start, end = _locate(text, without_head(chunk) if chunk_index == 0 else chunk)
         return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
                 "chunk_index": chunk_index, "truncated": shown.truncated}
 

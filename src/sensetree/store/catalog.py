@@ -4,8 +4,11 @@ The catalog is the queue of both indexing phases. A row is ``pending`` until its
 stored (the keyword phase), then ``keyword`` (findable by keyword) until every chunk has its
 vector, then ``indexed``; ``failed`` rows keep their last error. A ``keyword`` row that carries
 an error is a file whose content could not be read: it is findable by its context entry and
-turns ``failed`` once that entry has its vector. Block folders are single rows of kind
-``block``; their members have no rows, only a count, so a huge ``node_modules`` costs one row.
+turns ``failed`` once that entry has its vector. A ``keyword`` row with pages waiting for OCR
+(``ocr_wanted``) is read again with OCR before its vectors are made. Block folders are single
+rows of kind ``block``; their members have no rows, only a count, so a huge ``node_modules``
+costs one row. The files inside an archive are rows of kind ``member``, named
+``<archive path>/<member path>``; they come and go with their archive.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL)
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     root TEXT NOT NULL,
-    kind TEXT NOT NULL DEFAULT 'file',      -- file | block
+    kind TEXT NOT NULL DEFAULT 'file',      -- file | block | member (of an archive)
     size INTEGER NOT NULL DEFAULT 0,
     mtime REAL NOT NULL DEFAULT 0,
     content_hash TEXT,                      -- hash of the content whose vectors are stored
@@ -35,7 +38,9 @@ CREATE TABLE IF NOT EXISTS files (
     attempts INTEGER NOT NULL DEFAULT 0,
     error TEXT,
     updated_at REAL NOT NULL DEFAULT 0,
-    priority REAL NOT NULL DEFAULT 0        -- when the user last asked for it (preview, scope): first in line
+    priority REAL NOT NULL DEFAULT 0,       -- when the user last asked for it (preview, scope): first in line
+    ocr_wanted INTEGER NOT NULL DEFAULT 0,  -- pages its text still lacks until OCR reads them
+    notes TEXT                              -- why it is indexed by context only, pages OCR could not read
 );
 CREATE INDEX IF NOT EXISTS files_status ON files(status);
 CREATE INDEX IF NOT EXISTS files_root ON files(root);
@@ -80,6 +85,8 @@ class FileRow:
     members: int
     attempts: int
     error: str | None
+    ocr_wanted: int = 0
+    notes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,8 @@ class StoredText:
     doc_type: str
     chunks: int
     error: str | None = None  # the content could not be read: only its context entry is stored
+    ocr_wanted: int = 0       # pages still waiting for OCR
+    notes: str | None = None  # for the queue: why it is context only, pages OCR could not read
 
 
 class Catalog:
@@ -109,9 +118,12 @@ class Catalog:
         self._migrate()
 
     def _migrate(self) -> None:
-        """Catalogs written before the keyword phase existed lack the priority column."""
-        if "priority" not in self.columns("files"):
-            self._run("ALTER TABLE files ADD COLUMN priority REAL NOT NULL DEFAULT 0")
+        """Catalogs written by earlier versions lack the newer columns."""
+        columns = self.columns("files")
+        for name, definition in (("priority", "REAL NOT NULL DEFAULT 0"), ("ocr_wanted", "INTEGER NOT NULL DEFAULT 0"),
+                                 ("notes", "TEXT")):
+            if name not in columns:
+                self._run(f"ALTER TABLE files ADD COLUMN {name} {definition}")
         self._run("CREATE INDEX IF NOT EXISTS files_queue ON files(status, priority, mtime)")
 
     def close(self) -> None:
@@ -213,16 +225,20 @@ class Catalog:
 
     def pending(self, limit: int | None = None) -> list[FileRow]:
         """Rows waiting for the keyword phase, first in line first."""
-        return self._queue("pending", limit)
+        return self._queue("status = 'pending'", limit)
 
     def keyword_ready(self, limit: int | None = None) -> list[FileRow]:
-        """Rows whose text is stored and whose vectors are not, first in line first."""
-        return self._queue("keyword", limit)
+        """Rows whose text is stored (OCR done) and whose vectors are not, first in line first."""
+        return self._queue("status = 'keyword' AND ocr_wanted = 0", limit)
 
-    def _queue(self, status: str, limit: int | None) -> list[FileRow]:
+    def waiting_for_ocr(self, limit: int | None = None) -> list[FileRow]:
+        """Rows stored without the pages only OCR can read, first in line first."""
+        return self._queue("status = 'keyword' AND ocr_wanted > 0", limit)
+
+    def _queue(self, condition: str, limit: int | None) -> list[FileRow]:
         """The user's last asks first, then the most recently modified: what people look for."""
-        sql = f"SELECT {_COLUMNS} FROM files WHERE status = ? ORDER BY priority DESC, mtime DESC, path"
-        return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""), (status,))]
+        sql = f"SELECT {_COLUMNS} FROM files WHERE {condition} ORDER BY priority DESC, mtime DESC, path"
+        return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
 
     def has_status(self, status: str) -> bool:
         return bool(self._run("SELECT 1 FROM files WHERE status = ? LIMIT 1", (status,)))
@@ -269,9 +285,21 @@ class Catalog:
         now = time.time()
         self._many(
             "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
-            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, updated_at = ? WHERE path = ?",
-            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, now, i.path) for i in items),
+            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
+            "updated_at = ? WHERE path = ?",
+            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
+              i.path) for i in items),
         )
+
+    def replace_archive_members(self, archive: str, root: str, members: Iterable[tuple[str, int, float]]) -> list[str]:
+        """The rows of an archive's members (path, size, mtime) after a new read of it, queued to be stored;
+        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's)."""
+        members = list(members)
+        kept = {path for path, _, _ in members}
+        gone = [p for p in self.files_under_prefix(archive) if p != archive and p not in kept]
+        self.delete(gone)
+        self.upsert_pending((path, root, "member", size, mtime, 0) for path, size, mtime in members)
+        return gone
 
     def mark_embedded(self, paths: Iterable[str]) -> None:
         """Every chunk has its vector: ``indexed``, or ``failed`` for a context entry of an unreadable file.
@@ -378,7 +406,8 @@ class Catalog:
             yield FileRow(*row)
 
 
-_COLUMNS = "path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error"
+_COLUMNS = ("path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error, "
+            "ocr_wanted, notes")
 # Rows under a folder, as a range on the primary key; ``is_under`` then settles separators and case.
 _UNDER = "(path = ? OR (path >= ? AND path < ?))"
 

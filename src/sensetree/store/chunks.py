@@ -47,6 +47,13 @@ class ChunkRow:
     vector: np.ndarray | None  # None until the semantic phase embeds the chunk
     content_hash: str
     mtime: float
+    location: str | None = None  # JSON list of the places it covers: [{"page": 3}, {"page": 4}]
+    doc_type: str = ""           # the file's, for filters (pdf, docx, markdown...)
+    size: int = 0                # the file's bytes, for filters
+
+
+# Columns of the file a chunk belongs to, kept on every chunk so that filters run inside LanceDB.
+FILE_FIELDS = (pa.field("location", pa.string()), pa.field("doc_type", pa.string()), pa.field("size", pa.int64()))
 
 
 def schema(dimension: int) -> pa.Schema:
@@ -58,6 +65,7 @@ def schema(dimension: int) -> pa.Schema:
         pa.field("content_hash", pa.string()),
         pa.field("mtime", pa.float64()),
         pa.field("embed_model", pa.string()),
+        *FILE_FIELDS,
     ])
 
 
@@ -203,6 +211,9 @@ class ChunkStore:
             "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
             "mtime": pa.array([r.mtime for r in rows], pa.float64()),
             "embed_model": pa.array([None if gap else model for gap in missing], pa.string()),
+            "location": pa.array([r.location for r in rows], pa.string()),
+            "doc_type": pa.array([r.doc_type for r in rows], pa.string()),
+            "size": pa.array([r.size for r in rows], pa.int64()),
         }, schema=schema(dimension))
 
     def delete_paths(self, paths: Sequence[str]) -> None:
@@ -220,11 +231,43 @@ class ChunkStore:
                 self._db.drop_table(TABLE)
             self._table = None
 
+    def missing_file_fields(self) -> list[str]:
+        """Columns a table written by an earlier version lacks (``add_file_fields`` adds them)."""
+        return self._read(lambda table: [f.name for f in FILE_FIELDS if f.name not in table.schema.names], [])
+
+    def add_file_fields(self, files: dict[str, tuple[str, int]]) -> None:
+        """Add the per-file columns to an older table, filled from ``files`` (path -> (doc_type, size));
+        the chunks keep their vectors. Places in a file (pages...) come with the next read of it."""
+        with self._write_lock:
+            table = self.table
+            missing = [f for f in FILE_FIELDS if f.name not in table.schema.names]
+            if not missing:
+                return
+            table.add_columns(pa.schema(missing))
+            keys = table.search().select(["path", "chunk_index"]).limit(None).to_arrow()
+            for start in range(0, keys.num_rows, 50_000):
+                part = keys.slice(start, 50_000)
+                known = [files.get(p, ("", 0)) for p in part["path"].to_pylist()]
+                table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(pa.table({
+                    "path": part["path"], "chunk_index": part["chunk_index"],
+                    "doc_type": pa.array([k[0] for k in known], pa.string()),
+                    "size": pa.array([k[1] for k in known], pa.int64())}))
+            self._create_filter_indexes(table)
+
     def _create_scalar_indexes(self) -> None:
         from lancedb.index import FTS, BTree
 
         self._table.create_index("path", config=BTree(), replace=True)
+        self._create_filter_indexes(self._table)
         self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+
+    @staticmethod
+    def _create_filter_indexes(table) -> None:
+        """Filters on type and dates stay fast at a million chunks: prefilters served by indexes."""
+        from lancedb.index import BTree, Bitmap
+
+        table.create_index("doc_type", config=Bitmap(), replace=True)
+        table.create_index("mtime", config=BTree(), replace=True)
 
     def has_fts_index(self) -> bool:
         return self._read(lambda table: any(i.columns == ["text"] for i in table.list_indices()), False)
@@ -306,7 +349,8 @@ class ChunkStore:
         for start in range(0, len(paths), 400):
             where = f"{_in_list(paths[start:start + 400])} AND vector IS NULL"
             rows += self._read(lambda table: table.search().where(where)
-                               .select(["path", "chunk_index", "text", "content_hash", "mtime"])
+                               .select(["path", "chunk_index", "text", "content_hash", "mtime",
+                                        *(f.name for f in FILE_FIELDS)])
                                .limit(None).to_list(), [])
         return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
 

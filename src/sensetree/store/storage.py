@@ -34,6 +34,15 @@ class Storage:
         self.store = ChunkStore(data_dir / "lancedb")
         if self._catalog_behind and self.writer_free():
             self.reconcile()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """A chunks table written by an earlier version gets the columns filters need, without re-embedding."""
+        if not self.store.missing_file_fields() or not self.writer_free():
+            return
+        with self.writer():
+            files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.iter_rows()}
+            self.recovering(lambda: self.store.add_file_fields(files))
 
     def close(self) -> None:
         self.catalog.close()

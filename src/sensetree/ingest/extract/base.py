@@ -43,8 +43,9 @@ class Extraction:
     `spans` say where in the file each stretch of `text` comes from (pages,
     slides, sheets, chapters), as offsets into `text`. `ocr_pages` and
     `ocr_seconds` count the pages (or images) read by OCR and the time spent;
-    `notes` are one-line remarks for the user: why the file is context only,
-    which pages OCR could not read.
+    `ocr_wanted` counts those that need OCR when it was asked for later (the
+    text is then what reads without it); `notes` are one-line remarks for the
+    user: why the file is context only, which pages OCR could not read.
     """
 
     text: str
@@ -54,6 +55,7 @@ class Extraction:
     ocr_pages: int = 0
     ocr_seconds: float = 0.0
     notes: tuple[str, ...] = ()
+    ocr_wanted: int = 0
 
     def location_at(self, offset: int) -> Location | None:
         """Where the character at ``offset`` comes from; None between parts or in unlocated text."""
@@ -109,9 +111,11 @@ class Job:
 
     name: str
     max_bytes: int = limits.MAX_FILE_BYTES  # the file size limit, which also applies to an archive's members
-    ocr: Ocr | None = None  # None: OCR is off
+    ocr: Ocr | None = None  # None: OCR is off (or, with ocr_later, deferred)
+    ocr_later: bool = False  # count the pages that need OCR (ocr_wanted) instead of reading them
     ocr_pages: int = 0
     ocr_seconds: float = 0.0
+    ocr_wanted: int = 0
     notes: list[str] = field(default_factory=list)  # one line each, for the user
 
 

@@ -31,8 +31,9 @@ from .ocr import Ocr
 from .registry import BY_TYPE
 from .sniff import sniff, type_from_name
 
-OcrChoice = Ocr | None | Literal["default"]
-"""An `Ocr` to use, None for no OCR, or "default": one shared `Ocr` with default settings."""
+OcrChoice = Ocr | None | Literal["default", "later"]
+"""An `Ocr` to use, None for no OCR, "default": one shared `Ocr` with default settings, or "later":
+no OCR now, but count the pages that need it (`Extraction.ocr_wanted`) so that it can come later."""
 
 _shared_ocr: Ocr | None = None
 _shared_lock = threading.Lock()
@@ -80,7 +81,8 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
     if doc_type is None:
         return _context_only(path, None, "binary file", size)
     extractor = BY_TYPE[doc_type]
-    job = Job(path.name, max_bytes=max_bytes, ocr=_shared() if ocr == "default" else ocr)
+    job = Job(path.name, max_bytes=max_bytes, ocr=_shared() if ocr == "default" else None if ocr == "later" else ocr,
+              ocr_later=ocr == "later")
     try:
         text, spans, truncated = _collect(extractor.read(data, job))
     except ExtractionError:
@@ -88,14 +90,16 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
     except NotText:
         return _context_only(path, None, "binary file", size)
     except ContextOnly as exc:
-        return _context_only(path, doc_type, str(exc), size)
+        return replace(_context_only(path, doc_type, str(exc), size), ocr_wanted=job.ocr_wanted)
     except Exception as exc:  # libraries raise anything on bad input; the user needs one line
         raise ExtractionError(f"corrupt {extractor.label}: {reason(exc)}") from exc
-    counters = {"ocr_pages": job.ocr_pages, "ocr_seconds": job.ocr_seconds}
+    counters = {"ocr_pages": job.ocr_pages, "ocr_seconds": job.ocr_seconds, "ocr_wanted": job.ocr_wanted}
 
     if not text.strip():
         if doc_type == "pdf":
-            kind = "PDF with no text layer (probably scanned)" if job.ocr is None else "PDF with no text layer, and OCR found no text"
+            kind = ("PDF with no text layer (waiting for OCR)" if job.ocr_wanted else
+                    "PDF with no text layer (probably scanned)" if job.ocr is None else
+                    "PDF with no text layer, and OCR found no text")
         else:
             kind = f"{extractor.label} with no readable text"
         context = _context_only(path, doc_type, kind, size)

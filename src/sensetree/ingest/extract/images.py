@@ -21,6 +21,9 @@ MAX_FRAMES = 200
 
 def read_image(data: bytes, job: Job) -> Iterator[Block]:
     if job.ocr is None:
+        if job.ocr_later:
+            job.ocr_wanted += 1
+            raise ContextOnly("image (waiting for OCR)")
         raise ContextOnly("image (OCR is off)")
     from PIL import Image, ImageOps, ImageSequence
 

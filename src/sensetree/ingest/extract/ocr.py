@@ -59,6 +59,7 @@ class OcrSettings:
     languages: tuple[str, ...] = ()
     dpi: int = 300
     page_timeout: float = 60.0
+    max_pages: int = 200  # pages read by OCR per file; a longer scan is indexed by its first ones, and says so
     max_memory: int = 2 * 1024**3  # bytes of resident memory for the worker
     threads: int = 2  # RapidOCR's; Tesseract runs one thread per page
 
@@ -128,6 +129,11 @@ def ocr_page(job: Job, image: Image, where: str) -> str:
     """OCR one page for a reader: counts it in ``job``, and turns a failure into a note and no text."""
     assert job.ocr is not None
     if min(image.size) < MIN_SIDE:
+        return ""
+    if job.ocr_pages >= job.ocr.settings.max_pages:
+        stopped = f"OCR stopped after {job.ocr_pages} pages (indexing.ocr_max_pages)"
+        if stopped not in job.notes:
+            job.notes.append(stopped)
         return ""
     job.ocr_pages += 1
     try:

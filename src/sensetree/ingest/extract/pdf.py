@@ -42,8 +42,11 @@ def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
     try:
         for number in range(1, pages + 1):
             with PDFIUM_LOCK:
-                text, image = _page(document, number - 1, job.ocr is not None and job.ocr.settings.dpi)
-            if image is not None:
+                text, image = _page(document, number - 1, job.ocr.settings.dpi if job.ocr is not None else 0,
+                                    job.ocr_later)
+            if image is True:
+                job.ocr_wanted += 1
+            elif image is not None:
                 scanned = ocr_page(job, image, f"page {number}")
                 if _letters(scanned) > _letters(text):
                     text = scanned
@@ -54,8 +57,9 @@ def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
             document.close()
 
 
-def _page(document: pdfium.PdfDocument, index: int, dpi: int | bool):
-    """The page's text layer, and its rendering when it needs OCR (``dpi`` given, thin text, something drawn)."""
+def _page(document: pdfium.PdfDocument, index: int, dpi: int, later: bool):
+    """The page's text layer, and its rendering when it needs OCR (``dpi`` given, thin text, something drawn);
+    with ``later``, True instead of a rendering for a page that needs OCR."""
     page = document[index]
     try:
         textpage = page.get_textpage()
@@ -63,8 +67,10 @@ def _page(document: pdfium.PdfDocument, index: int, dpi: int | bool):
             text = textpage.get_text_bounded()
         finally:
             textpage.close()
-        if not dpi or not _needs_ocr(page, text):
+        if not (dpi or later) or not _needs_ocr(page, text):
             return text, None
+        if later:
+            return text, True
         width, height = page.get_size()
         scale = min(dpi / 72, (MAX_PIXELS / max(width * height, 1)) ** 0.5)
         bitmap = page.render(scale=scale, grayscale=True)
