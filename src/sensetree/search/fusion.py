@@ -19,7 +19,7 @@ def fuse(dense: list[Candidate], sparse: list[Candidate], k: int = RRF_K) -> lis
             key = candidate.key
             found = merged.get(key)
             if found is None:
-                merged[key] = found = Candidate(candidate.path, candidate.chunk_index, candidate.text)
+                merged[key] = found = Candidate(candidate.path, candidate.chunk_index, candidate.text, candidate.lang)
             found.absorb(candidate)
     for candidate in merged.values():
         candidate.rrf = sum(1.0 / (k + rank) for rank in (candidate.dense_rank, candidate.bm25_rank) if rank)

@@ -13,6 +13,7 @@ class Candidate:
     path: str
     chunk_index: int
     text: str
+    lang: str | None = None          # the chunk's language, detected at indexing time
     dense_rank: int | None = None
     cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None

@@ -26,14 +26,20 @@ import numpy as np
 import pyarrow as pa
 
 from ..paths import sql_literal
+from .terms import analyse, query_terms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 TABLE = "chunks"
 VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
-FTS_CONFIG = dict(with_position=False, base_tokenizer="simple", language="English", stem=True,
-                  remove_stop_words=True, ascii_folding=True, lower_case=True)
+# The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
+# language, stemming and stop words, words cut out of scripts written without spaces), so the index
+# itself only splits on spaces.
+FTS_COLUMN = "terms"
+FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
+                  stem=False, remove_stop_words=False, ascii_folding=False)
+ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,15 @@ def schema(dimension: int) -> pa.Schema:
         pa.field("content_hash", pa.string()),
         pa.field("mtime", pa.float64()),
         pa.field("embed_model", pa.string()),
+        *ANALYSIS_FIELDS,
     ])
+
+
+def analysed_columns(texts: Sequence[str]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` for stored texts: what the keyword leg searches (derived, never written by hand)."""
+    analyses = [analyse(text) for text in texts]
+    return {"lang": pa.array([a.language for a in analyses], pa.string()),
+            FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
 
 
 class StoreDamaged(RuntimeError):
@@ -94,7 +108,7 @@ class ChunkStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self._connect()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
 
     def _connect(self) -> None:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
@@ -158,6 +172,8 @@ class ChunkStore:
             table = self.table
             if table is not None and table.schema.field("vector").type.list_size != dimension:
                 raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
+            if table is not None:
+                self._add_analysis(table)
             if table is not None and paths:
                 for start in range(0, len(paths), 400):
                     table.delete(_in_list(paths[start:start + 400]))
@@ -172,6 +188,7 @@ class ChunkStore:
                 "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
                 "mtime": pa.array([r.mtime for r in rows], pa.float64()),
                 "embed_model": pa.array([model] * len(rows), pa.string()),
+                **analysed_columns([r.text for r in rows]),
             }, schema=schema(dimension))
             if table is None:
                 self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension))
@@ -198,17 +215,43 @@ class ChunkStore:
         from lancedb.index import FTS, BTree
 
         self._table.create_index("path", config=BTree(), replace=True)
-        self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+        self._table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
 
     def has_fts_index(self) -> bool:
-        return self._read(lambda table: any(i.columns == ["text"] for i in table.list_indices()), False)
+        return self._read(lambda table: any(i.columns == [FTS_COLUMN] for i in table.list_indices()), False)
 
     def build_fts_index(self) -> None:
+        """(Re)build the keyword index; a table written before ``terms`` existed is analysed first."""
         from lancedb.index import FTS
 
         with self._write_lock:
             if self.table is not None:
-                self.table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+                self._add_analysis(self.table)
+                self.table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+
+    def reanalyse(self) -> int:
+        """Recompute ``lang`` and ``terms`` of every row from its stored text, keeping the vectors;
+        the number of rows analysed. For a table from before the analysis, or after it changed."""
+        with self._write_lock:
+            return 0 if self.table is None else self._analyse_rows(self.table)
+
+    def _add_analysis(self, table) -> None:
+        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk)."""
+        if FTS_COLUMN not in table.schema.names:
+            log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
+
+    @staticmethod
+    def _analyse_rows(table, batch_rows: int = 20_000) -> int:
+        if FTS_COLUMN not in table.schema.names:
+            table.add_columns(pa.schema(list(ANALYSIS_FIELDS)))
+        stored = table.search().select(["path", "chunk_index", "text"]).limit(None).to_arrow()
+        done = 0
+        for start in range(0, stored.num_rows, batch_rows):
+            part = stored.slice(start, batch_rows)
+            update = pa.table({"path": part["path"], "chunk_index": part["chunk_index"],
+                               **analysed_columns(part["text"].to_pylist())})
+            done += table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
+        return done
 
     def optimize(self) -> None:
         """Compact fragments and fold new rows into every index; retried on commit conflicts."""
@@ -250,7 +293,7 @@ class ChunkStore:
 
         def read(table) -> list[dict]:
             query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                     .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
+                     .distance_type("cosine").limit(k).select(_hit_columns(table, "_distance")))
             if where:
                 query = query.where(where, prefilter=True)
             if any(i.columns == ["vector"] for i in table.list_indices()):
@@ -263,11 +306,14 @@ class ChunkStore:
         return self._read(read, [])
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
-        """The ``k`` best chunks by BM25 on the stored text; raises ValueError without an FTS index."""
+        """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
+        terms = query_terms(text)
+        if not terms:
+            return []
 
         def read(table) -> list[dict]:
-            query = (table.search(text, query_type="fts", fts_columns="text")
-                     .limit(k).select(["path", "chunk_index", "text", "_score"]))
+            query = (table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
+                     .limit(k).select(_hit_columns(table, "_score")))
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
@@ -339,6 +385,12 @@ class ChunkStore:
             except Exception:
                 shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
             return None
+
+
+def _hit_columns(table, score: str) -> list[str]:
+    """What a leg reads of each hit; ``lang`` once the table has it (a table from before is migrated on
+    its next write or keyword-index build)."""
+    return ["path", "chunk_index", "text", *(["lang"] if "lang" in table.schema.names else []), score]
 
 
 def _read_back(table) -> str | None:
