@@ -24,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from sensetree.config import default_data_dir  # noqa: E402
 from sensetree.engine import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
+from sensetree.search.fusion import EQUAL, LegWeights, fuse, fuse_files  # noqa: E402
 from sensetree.search.legs import dense_leg, sparse_leg  # noqa: E402
+from sensetree.search.types import Candidate  # noqa: E402
 from sensetree.store.terms import query_languages  # noqa: E402
 
 POOL = 160  # the pipeline's pool at limit 100, as `sensetree eval` searches
@@ -65,9 +67,34 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool) -> P
     return target
 
 
-def leg_ranking(hits: list[list]) -> list[str]:
-    """Corpus ids in the order of their best chunk."""
-    return list(dict.fromkeys(hit[0] for hit in hits))
+def candidates(record: dict) -> tuple[list[Candidate], list[Candidate]]:
+    dense = [Candidate(doc, chunk, "", lang, dense_rank=rank, cosine=cos)
+             for rank, (doc, chunk, cos, lang) in enumerate(record["dense"], start=1)]
+    sparse = [Candidate(doc, chunk, "", lang, bm25_rank=rank, bm25=score)
+              for rank, (doc, chunk, score, lang) in enumerate(record["bm25"], start=1)]
+    return dense, sparse
+
+
+def files_of(fused: list[Candidate]) -> list[str]:
+    return list(dict.fromkeys(c.path for c in fused))
+
+
+def variants(data: dict) -> dict:
+    """name -> record -> ranking of corpus ids."""
+    english_only = "MiniLM" in data["identity"]
+
+    def gated(record: dict) -> LegWeights:
+        reads = not english_only or "en" in record["langs"]
+        return LegWeights(1.0 if reads else 0.0, 1.0)
+
+    out = {
+        "dense": lambda r: files_of(candidates(r)[0]),
+        "bm25": lambda r: files_of(candidates(r)[1]),
+        "rrf-chunks": lambda r: files_of(fuse(*candidates(r))),
+        "rrf-files": lambda r: files_of(fuse_files(*candidates(r), EQUAL)),
+        "gated-files": lambda r: files_of(fuse_files(*candidates(r), gated(r))),
+    }
+    return out
 
 
 def mean_metrics(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
@@ -78,15 +105,15 @@ def mean_metrics(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]
     return {name: value / max(1, len(rankings)) for name, value in totals.items()}
 
 
-def score(paths: list[Path]) -> None:
+def score(paths: list[Path], only: str | None = None) -> None:
     for path in paths:
         data = json.loads(path.read_text())
         qrels = data["qrels"]
-        rows = {"dense": {q["id"]: leg_ranking(q["dense"]) for q in data["queries"]},
-                "bm25": {q["id"]: leg_ranking(q["bm25"]) for q in data["queries"]}}
-        for mode, rankings in rows.items():
-            m = mean_metrics(rankings, qrels)
-            print(f"{data['set']:<14} {data['model']:<7} {data['split']:<6} {mode:<12} nDCG@10 {m['ndcg@10']:.4f} "
+        for mode, rank in variants(data).items():
+            if only and only not in mode and mode not in ("dense", "bm25"):
+                continue
+            m = mean_metrics({q["id"]: rank(q) for q in data["queries"]}, qrels)
+            print(f"{data['set']:<14} {data['model']:<7} {data['split']:<6} {mode:<16} nDCG@10 {m['ndcg@10']:.4f} "
                   f"R@100 {m['recall@100']:.4f} MRR@10 {m['mrr@10']:.4f}")
 
 
@@ -101,11 +128,12 @@ def main() -> None:
     d.add_argument("--reanalyse", action="store_true", help="recompute the keyword terms from the stored text first")
     s = commands.add_parser("score")
     s.add_argument("dumps", type=Path, nargs="+")
+    s.add_argument("--only", help="variants whose name holds this")
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.dataset, args.model, args.split, args.out, args.reanalyse)
     else:
-        score(args.dumps)
+        score(args.dumps, args.only)
 
 
 if __name__ == "__main__":

@@ -152,7 +152,8 @@ class Engine:
         return embedder
 
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self._embed_query, self.reranker, self.store.build_fts_index)
+        return Retriever(self.store, self._embed_query, self.reranker, self.store.build_fts_index,
+                         fusion=self.settings["retrieval.fusion"], dense_model=self.expected_identity())
 
     def _check_scope(self, scope: str | None) -> str | None:
         if scope and not any(paths.is_under(scope, root) for root in self.roots()):

@@ -197,7 +197,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                rerank: Optional[bool] = None) -> dict[str, Any]:
         response = engine.search(q, scope or None, limit, hybrid=hybrid, rerank=rerank)
         return {"query": response.query, "results": [r.as_dict() for r in response.results],
-                "notices": response.notices, "timings_ms": response.timings_ms}
+                "notices": response.notices, "timings_ms": response.timings_ms, "fusion": response.fusion}
 
     @app.get("/api/tree", summary="The meaning tree: relevance heat over the folders (SPEC §5)")
     def tree(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,

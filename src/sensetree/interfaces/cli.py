@@ -276,6 +276,8 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if not response.results:
         console.print("no results")
+    if explain and response.fusion:
+        console.print("[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]")
     for rank, r in enumerate(response.results, start=1):
         console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]  [dim]{escape(r.path)}[/]")
         console.print(Text("    ") + _highlight(r.snippet, response.query))
@@ -341,7 +343,7 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
         response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank)
     if json_out:
         _print_json({"query": response.query, "results": [r.as_dict() for r in response.results],
-                     "notices": response.notices})
+                     "notices": response.notices, "fusion": response.fusion})
     else:
         _print_results(response, explain)
 

@@ -72,6 +72,7 @@ class SearchResponse:
     results: list[SearchResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # degraded legs, skipped stages: said, never hidden
     timings_ms: dict[str, float] = field(default_factory=dict)
+    fusion: dict | None = None  # how the legs were fused (method, leg weights and why), when both ran
 
 
 @dataclass

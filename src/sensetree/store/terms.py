@@ -70,12 +70,13 @@ def query_terms(query: str) -> str:
     return " ".join(dict.fromkeys(terms + segments))
 
 
-def query_languages(query: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def query_languages(query: str) -> tuple[str, ...]:
     """The languages a query is likely to be in, most likely first (the best guess always)."""
     if not query.strip():
-        return []
+        return ()
     ranked = _identifier().rank(query)
-    return [code for code, share in ranked[:3] if share >= QUERY_LANGUAGE_SHARE] or [ranked[0][0]]
+    return tuple(code for code, share in ranked[:3] if share >= QUERY_LANGUAGE_SHARE) or (ranked[0][0],)
 
 
 def detect_language(text: str) -> str | None:
