@@ -32,7 +32,8 @@ from sensetree.store.terms import query_languages  # noqa: E402
 POOL = 160  # the pipeline's pool at limit 100, as `sensetree eval` searches
 
 
-def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool) -> Path:
+def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25_only: bool = False,
+         tag: str = "") -> Path:
     dataset = dataset.resolve()
     queries, qrels = load_split(dataset, split)
     with Engine(default_data_dir()) as engine, eval_engine(engine, dataset, model, print) as (evaluator, mapping):
@@ -47,7 +48,7 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool) -> P
         for query in queries:
             text = query["text"]
             started = time.perf_counter()
-            dense = dense_leg(store, retriever.embed_query(text), POOL, None)
+            dense = [] if bm25_only else dense_leg(store, retriever.embed_query(text), POOL, None)
             dense_ms = (time.perf_counter() - started) * 1000
             started = time.perf_counter()
             sparse = sparse_leg(store, text, POOL, None, store.build_fts_index)
@@ -57,7 +58,7 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool) -> P
                 "dense": [[mapping.get(c.path, c.path), c.chunk_index, round(c.cosine, 6), c.lang] for c in dense],
                 "bm25": [[mapping.get(c.path, c.path), c.chunk_index, round(c.bm25, 6), c.lang] for c in sparse]})
         name = f"{dataset.parent.name}-{dataset.name}" if dataset.parent.name == "xquad" else dataset.name
-        target = out / f"{name}.{model}.{split}.json"
+        target = out / f"{name}.{model}.{split}{tag}.json"
         out.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps({"set": name, "model": model, "identity": evaluator.embedder.identity,
                                       "split": split, "qrels": {r["id"]: qrels[r["id"]] for r in records},
@@ -88,7 +89,7 @@ def variants(data: dict) -> dict:
         return LegWeights(1.0 if reads else 0.0, 1.0)
 
     out = {
-        "dense": lambda r: files_of(candidates(r)[0]),
+        **({} if not data["queries"][0]["dense"] else {"dense": lambda r: files_of(candidates(r)[0])}),
         "bm25": lambda r: files_of(candidates(r)[1]),
         "rrf-chunks": lambda r: files_of(fuse(*candidates(r))),
         "rrf-files": lambda r: files_of(fuse_files(*candidates(r), EQUAL)),
@@ -110,7 +111,7 @@ def score(paths: list[Path], only: str | None = None) -> None:
         data = json.loads(path.read_text())
         qrels = data["qrels"]
         for mode, rank in variants(data).items():
-            if only and only not in mode and mode not in ("dense", "bm25"):
+            if only and only not in mode:
                 continue
             m = mean_metrics({q["id"]: rank(q) for q in data["queries"]}, qrels)
             print(f"{data['set']:<14} {data['model']:<7} {data['split']:<6} {mode:<16} nDCG@10 {m['ndcg@10']:.4f} "
@@ -126,12 +127,14 @@ def main() -> None:
     d.add_argument("--split", default="test")
     d.add_argument("--out", type=Path, default=Path("/tmp/sensetree-fusion-dumps"))
     d.add_argument("--reanalyse", action="store_true", help="recompute the keyword terms from the stored text first")
+    d.add_argument("--bm25-only", action="store_true", help="skip the dense leg (to compare text analyses)")
+    d.add_argument("--tag", default="", help="added to the dump's file name")
     s = commands.add_parser("score")
     s.add_argument("dumps", type=Path, nargs="+")
     s.add_argument("--only", help="variants whose name holds this")
     args = parser.parse_args()
     if args.command == "dump":
-        dump(args.dataset, args.model, args.split, args.out, args.reanalyse)
+        dump(args.dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag)
     else:
         score(args.dumps, args.only)
 

@@ -39,6 +39,8 @@ VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens 
 FTS_COLUMN = "terms"
 FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
                   stem=False, remove_stop_words=False, ascii_folding=False)
+MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
+LANGUAGES_TTL = 30.0
 ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
 
@@ -109,6 +111,7 @@ class ChunkStore:
         self.directory = directory
         self._connect()
         self._write_lock = threading.RLock()
+        self._languages: tuple[int | None, float, list[str]] = (None, -LANGUAGES_TTL, [])
 
     def _connect(self) -> None:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
@@ -307,7 +310,7 @@ class ChunkStore:
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
         """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
-        terms = query_terms(text)
+        terms = query_terms(text, self.main_languages())
         if not terms:
             return []
 
@@ -317,6 +320,21 @@ class ChunkStore:
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
+
+        return self._read(read, [])
+
+    def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
+        """The languages of at least ``share`` of the chunks; counted again when the table changed,
+        at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
+        def read(table) -> list[str]:
+            version, counted_at = table.version, time.monotonic()
+            if self._languages[0] != version and counted_at - self._languages[1] >= LANGUAGES_TTL:
+                counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
+                          if "lang" in table.schema.names else [])
+                total = sum(c["counts"] for c in counts) or 1
+                self._languages = (version, counted_at, [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                                                         if c["values"] and c["counts"] / total >= share])
+            return self._languages[2]
 
         return self._read(read, [])
 
