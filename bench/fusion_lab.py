@@ -17,6 +17,7 @@ import json
 import statistics
 import sys
 import time
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -88,6 +89,26 @@ def variants(data: dict) -> dict:
         reads = not english_only or "en" in record["langs"]
         return LegWeights(1.0 if reads else 0.0, 1.0)
 
+    def convex(record: dict, alpha: float, weights: LegWeights | None = None) -> list[str]:
+        """Min-max normalised best-chunk scores per file, alpha * dense + (1 - alpha) * bm25."""
+        w = weights or gated(record)
+        a = alpha * w.dense / max(1e-9, alpha * w.dense + (1 - alpha) * w.bm25)
+        fused: dict[str, float] = {}
+        for hits, share in ((record["dense"], a), (record["bm25"], 1 - a)):
+            if not hits or share == 0:
+                continue
+            best: dict[str, float] = {}
+            for doc, _, value, _ in hits:
+                best[doc] = max(best.get(doc, float("-inf")), value)
+            top, low = max(best.values()), min(best.values())
+            for doc, value in best.items():
+                fused[doc] = fused.get(doc, 0.0) + share * (value - low) / ((top - low) or 1.0)
+        return sorted(fused, key=lambda doc: -fused[doc])
+
+    def weighted_rrf(record: dict, k: int, bm25_weight: float) -> list[str]:
+        w = gated(record)
+        return files_of(fuse_files(*candidates(record), LegWeights(w.dense, w.bm25 * bm25_weight), k=k))
+
     out = {
         **({} if not data["queries"][0]["dense"] else {"dense": lambda r: files_of(candidates(r)[0])}),
         "bm25": lambda r: files_of(candidates(r)[1]),
@@ -95,6 +116,11 @@ def variants(data: dict) -> dict:
         "rrf-files": lambda r: files_of(fuse_files(*candidates(r), EQUAL)),
         "gated-files": lambda r: files_of(fuse_files(*candidates(r), gated(r))),
     }
+    for alpha in (0.3, 0.4, 0.5, 0.6, 0.7):
+        out[f"convex-{alpha}"] = lambda r, alpha=alpha: convex(r, alpha)
+    for k in (10, 30, 60, 100):
+        for bw in (0.7, 1.0, 1.4):
+            out[f"wrrf-k{k}-b{bw}"] = lambda r, k=k, bw=bw: weighted_rrf(r, k, bw)
     return out
 
 
@@ -104,6 +130,31 @@ def mean_metrics(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]
         for name, value in score_ranking(ranking, qrels[qid]).items():
             totals[name] = totals.get(name, 0.0) + value
     return {name: value / max(1, len(rankings)) for name, value in totals.items()}
+
+
+def in_part(qid: str, part: str) -> bool:
+    """Sets with only a test split are cut in two by query id: a quarter to tune on, the rest to report."""
+    tune = zlib.crc32(qid.encode()) % 4 == 0
+    return part == "all" or (part == "tune") == tune
+
+
+def grid(paths: list[Path], only: str | None, part: str) -> None:
+    """nDCG@10 of every variant on every dump, and its worst margin over the better single leg."""
+    columns, table = [], {}
+    for path in paths:
+        data = json.loads(path.read_text())
+        split_part = part if data["split"] == "test" and data["set"] not in ("scifact", "nfcorpus") else "all"
+        records = [q for q in data["queries"] if in_part(q["id"], split_part)]
+        columns.append(f"{data['set'].replace('xquad-', '')}/{data['model']}/{data['split'][:2]}")
+        for mode, rank in variants(data).items():
+            if only and only not in mode and mode not in ("dense", "bm25"):
+                continue
+            table.setdefault(mode, []).append(mean_metrics({q["id"]: rank(q) for q in records}, data["qrels"])["ndcg@10"])
+    print(f"{'variant':<16}" + "".join(f"{c:>18}" for c in columns) + f"{'min margin':>12}")
+    best_leg = [max(table.get("dense", [0] * len(columns))[i], table["bm25"][i]) for i in range(len(columns))]
+    for mode, values in table.items():
+        margin = min(v - b for v, b in zip(values, best_leg))
+        print(f"{mode:<16}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
 
 
 def score(paths: list[Path], only: str | None = None) -> None:
@@ -132,9 +183,16 @@ def main() -> None:
     s = commands.add_parser("score")
     s.add_argument("dumps", type=Path, nargs="+")
     s.add_argument("--only", help="variants whose name holds this")
+    g = commands.add_parser("grid")
+    g.add_argument("dumps", type=Path, nargs="+")
+    g.add_argument("--only", help="variants whose name holds this")
+    g.add_argument("--part", default="tune", choices=("tune", "rest", "all"),
+                   help="for sets with only a test split: the quarter of queries to tune on, or the rest")
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag)
+    elif args.command == "grid":
+        grid(args.dumps, args.only, args.part)
     else:
         score(args.dumps, args.only)
 
