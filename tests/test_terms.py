@@ -24,11 +24,18 @@ def test_each_chunk_is_stemmed_in_its_own_language():
     german = analyse(GERMAN)
     assert german.language == "de"
     assert "beschloss" in german.terms.split()            # the German stemmer, never the English one
-    assert "die" not in german.terms.split()              # German stop words
+    assert "beschlossen" not in german.terms.split()
     english = analyse(ENGLISH)
     assert english.language == "en"
     assert {"run", "protein", "experi"} <= set(english.terms.split())
-    assert "the" not in english.terms.split()
+
+
+def test_stop_words_stay_in_chunks_and_leave_queries():
+    assert {"die", "des"} <= set(analyse(GERMAN).terms.split())
+    assert "the" in analyse(ENGLISH).terms.split()
+    assert query_terms("Wie wurde über die Revision entschieden?", ["de"]).split()[0] == "wurde"
+    assert "die" not in query_terms("Wie wurde über die Revision entschieden?", ["de"]).split()
+    assert query_terms("the", ["en"]) == "the"             # a query of stop words alone keeps them
 
 
 def test_unknown_language_is_neither_stemmed_nor_stripped():

@@ -42,11 +42,13 @@ SNOWBALL = {
 }
 # Where accents tell words apart (Vietnamese tones: ma, má, mà, mả, mã, mạ), they are kept.
 KEEP_ACCENTS = {"vi"}
-DETECT_CHARS = 400          # enough for a sure guess; the cost grows with the length
+DETECT_CHARS = 200          # enough for a sure guess; the cost grows with the length
 QUERY_LANGUAGE_SHARE = 0.2  # a query is also analysed under any language at least this likely
 
 _PAIRED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005"
 _DICTIONARY = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_UNSPACED = regex.compile(rf"[{_PAIRED}{_DICTIONARY}]")
+_WORD = regex.compile(rf"(?V1)[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+")
 _TOKEN = regex.compile(
     rf"(?V1)(?P<paired>[{_PAIRED}]+)|(?P<dictionary>[{_DICTIONARY}]+)|(?P<word>[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+)")
 
@@ -104,10 +106,13 @@ def _split(text: str, pairs_only: bool = False) -> tuple[list[str], list[str]]:
 
     A query's CJK runs give only their pairs (a lone character stays itself): a chunk holds both.
     """
+    text = text.lower()
+    if not _UNSPACED.search(text):
+        return _WORD.findall(text), []
     words: list[str] = []
     segments: list[str] = []
     dictionary_runs: list[str] = []
-    for match in _TOKEN.finditer(text.lower()):
+    for match in _TOKEN.finditer(text):
         kind = match.lastgroup
         if kind == "word":
             words.append(match.group())
@@ -155,8 +160,8 @@ def _words(words: list[str], language: str | None) -> list[str]:
         return []
     stemmer = STEMMED.get(language or "")
     if stemmer:
-        words = _tokenize(words, stemmer, stem=True)
-    elif language in SNOWBALL:
+        return _tokenize(words, stemmer, stem=True, ascii_folding=True)  # LanceDB stems, then folds
+    if language in SNOWBALL:
         words = _snowball(SNOWBALL[language]).stemWords(words)
     return _tokenize(words, "English", ascii_folding=True) if language not in KEEP_ACCENTS else words
 
