@@ -25,12 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from sensetree.config import default_data_dir  # noqa: E402
 from sensetree.engine import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
-from sensetree.search.fusion import EQUAL, LegWeights, fuse, fuse_files  # noqa: E402
+import sensetree.search.fusion as fusion_module  # noqa: E402
+from sensetree.search.fusion import LegWeights, fuse, fuse_files, leg_weights  # noqa: E402
 from sensetree.search.legs import dense_leg, sparse_leg  # noqa: E402
 from sensetree.search.types import Candidate  # noqa: E402
 from sensetree.store.terms import query_languages  # noqa: E402
 
 POOL = 160  # the pipeline's pool at limit 100, as `sensetree eval` searches
+EVAL = Path("/work/shared/eval")
 
 
 def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25_only: bool = False,
@@ -55,7 +57,7 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25
             sparse = sparse_leg(store, text, POOL, None, store.build_fts_index)
             bm25_ms = (time.perf_counter() - started) * 1000
             records.append({
-                "id": str(query["_id"]), "langs": query_languages(text), "dense_ms": dense_ms, "bm25_ms": bm25_ms,
+                "id": str(query["_id"]), "query": text, "langs": query_languages(text), "dense_ms": dense_ms, "bm25_ms": bm25_ms,
                 "dense": [[mapping.get(c.path, c.path), c.chunk_index, round(c.cosine, 6), c.lang] for c in dense],
                 "bm25": [[mapping.get(c.path, c.path), c.chunk_index, round(c.bm25, 6), c.lang] for c in sparse]})
         name = f"{dataset.parent.name}-{dataset.name}" if dataset.parent.name == "xquad" else dataset.name
@@ -82,46 +84,37 @@ def files_of(fused: list[Candidate]) -> list[str]:
 
 
 def variants(data: dict) -> dict:
-    """name -> record -> ranking of corpus ids."""
-    english_only = "MiniLM" in data["identity"]
+    """name -> record -> ranking of corpus ids: the legs alone, the seed's RRF, the product's
+    weighted fusion, and that fusion with other dense shares (the product's language gate kept)."""
+    model = data["identity"]
 
-    def gated(record: dict) -> LegWeights:
-        reads = not english_only or "en" in record["langs"]
-        return LegWeights(1.0 if reads else 0.0, 1.0)
-
-    def convex(record: dict, alpha: float, weights: LegWeights | None = None) -> list[str]:
-        """Min-max normalised best-chunk scores per file, alpha * dense + (1 - alpha) * bm25."""
-        w = weights or gated(record)
-        a = alpha * w.dense / max(1e-9, alpha * w.dense + (1 - alpha) * w.bm25)
-        fused: dict[str, float] = {}
-        for hits, share in ((record["dense"], a), (record["bm25"], 1 - a)):
-            if not hits or share == 0:
-                continue
-            best: dict[str, float] = {}
-            for doc, _, value, _ in hits:
-                best[doc] = max(best.get(doc, float("-inf")), value)
-            top, low = max(best.values()), min(best.values())
-            for doc, value in best.items():
-                fused[doc] = fused.get(doc, 0.0) + share * (value - low) / ((top - low) or 1.0)
-        return sorted(fused, key=lambda doc: -fused[doc])
-
-    def weighted_rrf(record: dict, k: int, bm25_weight: float) -> list[str]:
-        w = gated(record)
-        return files_of(fuse_files(*candidates(record), LegWeights(w.dense, w.bm25 * bm25_weight), k=k))
+    def weighted(record: dict, share: float | None = None) -> list[str]:
+        dense, sparse = candidates(record)
+        weights = leg_weights(record["query"], model, dense, sparse)
+        if share is not None and weights.dense > 0:
+            weights = LegWeights(share, 1.0 - share)
+        return files_of(fuse_files(dense, sparse, weights))
 
     out = {
         **({} if not data["queries"][0]["dense"] else {"dense": lambda r: files_of(candidates(r)[0])}),
         "bm25": lambda r: files_of(candidates(r)[1]),
         "rrf-chunks": lambda r: files_of(fuse(*candidates(r))),
-        "rrf-files": lambda r: files_of(fuse_files(*candidates(r), EQUAL)),
-        "gated-files": lambda r: files_of(fuse_files(*candidates(r), gated(r))),
+        "weighted": weighted,
     }
-    for alpha in (0.3, 0.4, 0.5, 0.6, 0.7):
-        out[f"convex-{alpha}"] = lambda r, alpha=alpha: convex(r, alpha)
-    for k in (10, 30, 60, 100):
-        for bw in (0.7, 1.0, 1.4):
-            out[f"wrrf-k{k}-b{bw}"] = lambda r, k=k, bw=bw: weighted_rrf(r, k, bw)
+    for share in (0.3, 0.4, 0.5, 0.6, 0.7):
+        out[f"weighted-{share}"] = lambda r, share=share: weighted(r, share)
+    for name, floors in {"minmax-both": {"cosine": None, "bm25": None}, "floor0-both": {"cosine": 0.0, "bm25": 0.0}}.items():
+        out[name] = lambda r, floors=floors: with_floors(floors, weighted, r)
     return out
+
+
+def with_floors(floors: dict, rank, record: dict) -> list[str]:
+    saved = dict(fusion_module.FLOORS)
+    fusion_module.FLOORS.update(floors)
+    try:
+        return rank(record)
+    finally:
+        fusion_module.FLOORS.update(saved)
 
 
 def mean_metrics(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
@@ -130,6 +123,17 @@ def mean_metrics(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]
         for name, value in score_ranking(ranking, qrels[qid]).items():
             totals[name] = totals.get(name, 0.0) + value
     return {name: value / max(1, len(rankings)) for name, value in totals.items()}
+
+
+def load_dump(path: Path) -> dict:
+    """A dump, with each query's text (dumps from before it was stored get it from the dataset)."""
+    data = json.loads(path.read_text())
+    if "query" not in data["queries"][0]:
+        folder = EVAL / data["set"].replace("xquad-", "xquad/")
+        texts = {str(q["_id"]): q["text"] for q in map(json.loads, (folder / "queries.jsonl").open(encoding="utf-8"))}
+        for record in data["queries"]:
+            record["query"] = texts[record["id"]]
+    return data
 
 
 def in_part(qid: str, part: str) -> bool:
@@ -142,7 +146,7 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
     """nDCG@10 of every variant on every dump, and its worst margin over the better single leg."""
     columns, table = [], {}
     for path in paths:
-        data = json.loads(path.read_text())
+        data = load_dump(path)
         split_part = part if data["split"] == "test" and data["set"] not in ("scifact", "nfcorpus") else "all"
         records = [q for q in data["queries"] if in_part(q["id"], split_part)]
         columns.append(f"{data['set'].replace('xquad-', '')}/{data['model']}/{data['split'][:2]}")
@@ -159,7 +163,7 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
 
 def score(paths: list[Path], only: str | None = None) -> None:
     for path in paths:
-        data = json.loads(path.read_text())
+        data = load_dump(path)
         qrels = data["qrels"]
         for mode, rank in variants(data).items():
             if only and only not in mode:

@@ -272,23 +272,32 @@ def test_tree_without_hits_or_tops():
 # --- weighted fusion on files (retrieval.fusion = "weighted") ---------------------------------------
 
 
-def test_file_fusion_ranks_a_file_by_its_best_chunk_in_each_leg():
-    # b's chunk 1 is dense rank 1, its chunk 3 BM25 rank 1: the file gathers both ranks
-    legs = ([dense("b", 1, chunk=1), dense("a", 2), dense("b", 3, chunk=2)], [bm25("b", 1, chunk=3), bm25("a", 2)])
-    fused = fuse_files(*legs, EQUAL)
-    assert [c.path for c in fused] == ["b", "a"]
-    b, a = fused
-    assert b.rrf == pytest.approx(2 / 61) and a.rrf == pytest.approx(2 / 62)
-    assert b.chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
-    assert fuse(*legs)[0].key == ("a", 0)  # on chunks, a's one chunk found twice wins
+def test_file_fusion_scores_a_file_by_its_best_chunk_in_each_leg():
+    # b's chunk 1 is the best dense hit, its chunk 3 the best BM25 hit: the file gathers both
+    legs = ([dense("b", 1, chunk=1, cosine=0.9), dense("a", 2, cosine=0.8), dense("b", 3, chunk=2, cosine=0.7),
+             dense("c", 4, cosine=0.5)],
+            [bm25("b", 1, chunk=3, score=12.0), bm25("a", 2, score=9.0), bm25("d", 3, score=3.0)])
+    fused = fuse_files(*legs, LegWeights(0.5, 0.5))
+    assert [c.path for c in fused] == ["b", "a", "d", "c"]
+    scores = {c.path: c.rrf for c in fused}
+    # best-chunk scores scaled to [0, 1]: dense over its pool (0.5..0.9), BM25 from 0 to its best (12)
+    assert scores["b"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
+    assert scores["a"] == pytest.approx(0.5 * 0.75 + 0.5 * 9 / 12)
+    assert scores["d"] == pytest.approx(0.5 * 3 / 12) and scores["c"] == pytest.approx(0.0)
+    assert fused[0].chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
+    assert fuse(*legs)[0].key == ("a", 0)  # on chunks, RRF puts a's one chunk found twice first
 
 
 def test_file_fusion_follows_the_leg_weights():
-    legs = ([dense("x", 1), dense("y", 2)], [bm25("y", 1), bm25("z", 2), bm25("x", 3)])
+    legs = ([dense("x", 1, cosine=0.9), dense("y", 2, cosine=0.6)],
+            [bm25("y", 1, score=8.0), bm25("z", 2, score=5.0), bm25("x", 3, score=2.0)])
     assert [c.path for c in fuse_files(*legs, LegWeights(0.0, 1.0))] == ["y", "z", "x"]
-    assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][:2] == ["x", "y"]
-    weighted = fuse_files(*legs, LegWeights(0.5, 1.0))
-    assert {c.path: c.rrf for c in weighted}["x"] == pytest.approx(0.5 / 61 + 1 / 63)
+    assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][0] == "x"
+    weighted = {c.path: c.rrf for c in fuse_files(*legs, LegWeights(0.3, 0.7))}
+    assert weighted["x"] == pytest.approx(0.3 + 0.7 * 2 / 8) and weighted["y"] == pytest.approx(0.7)
+    assert weighted["z"] == pytest.approx(0.7 * 5 / 8)
+    one = fuse_files([dense("x", 1, cosine=0.4)], [], EQUAL)  # a one-file pool scales to 1
+    assert one[0].rrf == pytest.approx(EQUAL.dense)
     assert fuse_files([], [], EQUAL) == []
 
 
@@ -516,11 +525,14 @@ def test_display_score_hybrid_without_rerank(corpus):
 def test_display_score_with_weighted_fusion(corpus):
     query = "sourdough loaf 7Q4XZ9K2"
     response = corpus.retriever().search(query, limit=5, rerank_on=False)
-    assert response.fusion["method"] == "weighted" and response.fusion["dense"] == 1.0
+    assert response.fusion["method"] == "weighted" and response.fusion["dense"] == EQUAL.dense
     router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
     sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
-    file_rank = list(dict.fromkeys(h.path for h in sparse_hits)).index(router.path) + 1
-    assert router.legs == ["bm25"] and router.rrf == pytest.approx(1 / (60 + file_rank))
+    best = {}
+    for h in sparse_hits:
+        best[h.path] = max(best.get(h.path, 0.0), h.bm25)
+    assert router.legs == ["bm25"]
+    assert router.rrf == pytest.approx(response.fusion["bm25"] * best[router.path] / max(best.values()))
     assert router.score == pytest.approx(router.rrf / response.results[0].rrf)
     assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
     assert corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False).fusion == {"method": "rrf", "k": 60}
@@ -545,7 +557,7 @@ def test_display_score_both_off_is_raw_cosine(corpus):
 
 def test_both_legs_outrank_a_better_dense_only_chunk(corpus):
     query = "chocolate cake recipe with butter and eggs"
-    response = corpus.retriever().search(query, limit=10, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=10, rerank_on=False)
     order = [r.path for r in response.results]
     carbonara = response.results[order.index(corpus.path("cooking/pasta_carbonara.txt"))]
     dense_only = [r for r in response.results if r.legs == ["dense"]]

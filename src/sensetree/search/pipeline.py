@@ -123,7 +123,7 @@ class Retriever:
             response.fusion = {"method": "rrf", "k": RRF_K}
             return fuse(dense_hits, sparse_hits)
         weights = leg_weights(query, self.dense_model, dense_hits, sparse_hits)
-        response.fusion = {"method": "weighted", "k": RRF_K, **weights.as_dict()}
+        response.fusion = {"method": "weighted", **weights.as_dict()}
         return fuse_files(dense_hits, sparse_hits, weights)
 
     def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400) -> tuple[TreeNode | None, list[str]]:

@@ -18,7 +18,7 @@ class Candidate:
     cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None
     bm25: float | None = None
-    rrf: float = 0.0
+    rrf: float = 0.0                 # the fused score: RRF, or the weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
     score: float = 0.0               # what the user sees, in [0, 1] (SPEC §3 table)
 
