@@ -103,6 +103,43 @@ def variants(data: dict) -> dict:
     }
     for share in (0.3, 0.4, 0.5, 0.6, 0.7):
         out[f"weighted-{share}"] = lambda r, share=share: weighted(r, share)
+    def rrf_files(record: dict, k: int = 60, gate: bool = True) -> dict[str, float]:
+        dense, sparse = candidates(record)
+        w = leg_weights(record["query"], model, dense, sparse) if gate else LegWeights(1, 1)
+        scores: dict[str, float] = {}
+        for ranking, weight in ((files_of(dense), 1.0 if w.dense > 0 else 0.0), (files_of(sparse), 1.0)):
+            for rank, doc in enumerate(ranking, start=1):
+                scores[doc] = scores.get(doc, 0.0) + weight / (k + rank)
+        return scores
+
+    def mix(record: dict, part: float) -> list[str]:
+        dense, sparse = candidates(record)
+        convex = {c.path: c.rrf for c in fuse_files(dense, sparse, leg_weights(record["query"], model, dense, sparse))}
+        ranks = rrf_files(record)
+        top = max(ranks.values(), default=1.0) or 1.0
+        fused = {doc: (1 - part) * convex.get(doc, 0.0) + part * ranks.get(doc, 0.0) / top for doc in convex | ranks}
+        return sorted(fused, key=lambda d: -fused[d])
+
+    def convex_chunks(record: dict, share: float = 0.5) -> list[str]:
+        dense, sparse = candidates(record)
+        w = leg_weights(record["query"], model, dense, sparse)
+        wd = share if w.dense > 0 else 0.0
+        fused: dict[tuple, float] = {}
+        for leg, attr, weight, floor in ((dense, "cosine", wd, None), (sparse, "bm25", 1 - wd if wd else 1.0, 0.0)):
+            if not leg:
+                continue
+            values = [getattr(c, attr) for c in leg]
+            high = max(values); low = min(values) if floor is None else floor
+            for c in leg:
+                fused[c.key] = fused.get(c.key, 0.0) + weight * ((getattr(c, attr) - low) / ((high - low) or 1.0))
+        return list(dict.fromkeys(key[0] for key in sorted(fused, key=lambda k: -fused[k])))
+
+    for share in (0.4, 0.5, 0.6):
+        out[f"convex-chunks-{share}"] = lambda r, share=share: convex_chunks(r, share)
+    for k in (20, 60):
+        out[f"rrf-files-k{k}"] = lambda r, k=k: sorted((s := rrf_files(r, k)), key=lambda d: -s[d])
+    for part in (0.25, 0.5, 0.75):
+        out[f"mix-{part}"] = lambda r, part=part: mix(r, part)
     for name, floors in {"minmax-both": {"cosine": None, "bm25": None}, "floor0-both": {"cosine": 0.0, "bm25": 0.0}}.items():
         out[name] = lambda r, floors=floors: with_floors(floors, weighted, r)
     return out
@@ -161,6 +198,34 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
         print(f"{mode:<16}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
 
 
+def table(paths: list[Path], baseline: Path | None) -> None:
+    """Markdown rows: dense, bm25, the seed's RRF and the weighted fusion, beside an earlier build's
+    `sensetree eval` report (``base-<set>-<model>.json`` in ``baseline``: its hybrid is the seed's RRF)."""
+    print("| set | model | split | mode | nDCG@10 | R@100 | MRR@10 | leg p50 ms | before nDCG@10 | R@100 | MRR@10 | p50 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for path in paths:
+        data = load_dump(path)
+        ranks = variants(data)
+        before = {}
+        if baseline and data["split"] == "test":
+            old = baseline / f"base-{data['set']}-{data['model']}.json"
+            before = json.loads(old.read_text()) if old.exists() else {}
+        dense_ms = statistics.median(q["dense_ms"] for q in data["queries"])
+        bm25_ms = statistics.median(q["bm25_ms"] for q in data["queries"])
+        for mode, old_mode, ms in (("dense", "dense", f"{dense_ms:.0f}"), ("bm25", "bm25", f"{bm25_ms:.0f}"),
+                                   ("rrf-chunks", "hybrid", f"{dense_ms:.0f} + {bm25_ms:.0f}"),
+                                   ("weighted", None, f"{dense_ms:.0f} + {bm25_ms:.0f}")):
+            if mode not in ranks:
+                continue
+            m = mean_metrics({q["id"]: ranks[mode](q) for q in data["queries"]}, data["qrels"])
+            was = before.get(old_mode, {}) if old_mode else {}
+            old_cells = ([f"{was[k]:.3f}" for k in ("ndcg@10", "recall@100", "mrr@10")] + [f"{was['p50_ms']:.0f}"]
+                         if was else ["—"] * 4)
+            label = {"rrf-chunks": "hybrid, seed RRF", "weighted": "hybrid, weighted"}.get(mode, mode)
+            print(f"| {data['set']} | {data['model']} | {data['split']} | {label} | {m['ndcg@10']:.3f} | "
+                  f"{m['recall@100']:.3f} | {m['mrr@10']:.3f} | {ms} | " + " | ".join(old_cells) + " |")
+
+
 def score(paths: list[Path], only: str | None = None) -> None:
     for path in paths:
         data = load_dump(path)
@@ -187,6 +252,9 @@ def main() -> None:
     s = commands.add_parser("score")
     s.add_argument("dumps", type=Path, nargs="+")
     s.add_argument("--only", help="variants whose name holds this")
+    t = commands.add_parser("table")
+    t.add_argument("dumps", type=Path, nargs="+")
+    t.add_argument("--baseline", type=Path)
     g = commands.add_parser("grid")
     g.add_argument("dumps", type=Path, nargs="+")
     g.add_argument("--only", help="variants whose name holds this")
@@ -195,6 +263,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag)
+    elif args.command == "table":
+        table(args.dumps, args.baseline)
     elif args.command == "grid":
         grid(args.dumps, args.only, args.part)
     else:
