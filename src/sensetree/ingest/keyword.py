@@ -188,10 +188,16 @@ class KeywordPhase:
             sense = pinned.get(item.path, item.excerpt)
             if item.path not in pinned:
                 senses.append((item.path, item.excerpt, "pending" if self._qualifies(item) else "excerpt"))
-            rows += [ChunkRow(item.path, index, text, None, item.content_hash, item.mtime,
-                              location=item.locations[index] if index < len(item.locations) else None,
-                              doc_type=item.doc_type, size=item.size)
-                     for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type))]
+            analyses = list(item.analyses) or [None] * len(item.chunks)
+            if item.path in pinned:
+                analyses[0] = None  # chunk 0 carries the pinned sense, not the excerpt the worker analysed
+            for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type)):
+                analysis = analyses[index] if index < len(analyses) else None
+                rows.append(ChunkRow(item.path, index, text, None, item.content_hash, item.mtime,
+                                     location=item.locations[index] if index < len(item.locations) else None,
+                                     doc_type=item.doc_type, size=item.size,
+                                     lang=analysis.language if analysis else None,
+                                     terms=analysis.terms if analysis else None))
         paths = [item.path for item in items]
         self.catalog.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
         self.store.replace_files(paths, rows, "", self._dimension())

@@ -33,7 +33,8 @@ from .extract import (
     extract_bytes,
     is_archive,
 )
-from .sense import excerpt_sense
+from ..store.terms import Analysis, analyse
+from .sense import excerpt_sense, stored_texts
 from .walker import block_summary
 
 ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time limit: it holds many files
@@ -64,6 +65,7 @@ class Prepared:
     chunks: list[str] = field(default_factory=list)
     locations: list[str | None] = field(default_factory=list)  # per chunk: JSON of the places it covers
     excerpt: str = ""            # the sense until a model writes one
+    analyses: list[Analysis] = field(default_factory=list)  # of the stored texts, chunk 0 behind the excerpt
     text_chars: int = 0
     is_block: bool = False       # a block folder's sense is its fixed description, never a model's
     context_only: bool = False
@@ -142,6 +144,7 @@ def _prepare_block(job: Job, item: Prepared) -> None:
     item.locations = [None] * len(item.chunks)
     item.excerpt = f"Folder {path.name} holding {count} files ({types})."
     item.text_chars = len(text)
+    _analyse(item)
 
 
 def _prepare_file(job: Job, item: Prepared) -> None:
@@ -204,6 +207,12 @@ def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
     item.excerpt, item.text_chars = excerpt_sense(text), len(text)
     item.notes = list(extraction.notes)
     item.ocr_pages, item.ocr_seconds, item.ocr_wanted = extraction.ocr_pages, extraction.ocr_seconds, extraction.ocr_wanted
+    _analyse(item)
+
+
+def _analyse(item: Prepared) -> None:
+    """The keyword analysis of what will be stored, made here, in the worker, where the cores are."""
+    item.analyses = [analyse(text) for text in stored_texts(item.chunks, item.excerpt, item.doc_type)]
 
 
 def _locations(extraction: Extraction, start: int, end: int) -> str | None:

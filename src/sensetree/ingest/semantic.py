@@ -139,7 +139,7 @@ class SemanticPhase:
         seconds = time.perf_counter() - started
         chunks = [c for file, _ in ready for c in file.chunks]
         self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"], c["mtime"],
-                                         c["location"], c["doc_type"] or "", c["size"] or 0)
+                                         c["location"], c["doc_type"] or "", c["size"] or 0, c.get("lang"), c.get("terms"))
                                 for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
         self.catalog.save_senses((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
         progress.embedding.add(len(chunks), seconds)
@@ -168,6 +168,7 @@ class SemanticPhase:
                 progress.sense.add(1, time.perf_counter() - started)
             sense = SenseRow(written.text, written.source, False)
             first["text"] = sense_head(sense.text, doc_type) + raw[0]
+            first["terms"] = None  # analysed again by the store, with the sense it now carries
         file.sense = sense
         return file, embedding_context(sense.text, paths.name_of(file.row.path))
 

@@ -313,13 +313,15 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
                      f"{files - embedded:,} take part through the keyword (BM25) leg only[/]")
     if not response.results:
         console.print("no results")
+    if explain and response.fusion:
+        console.print("[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]")
     for rank, r in enumerate(response.results, start=1):
         console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]  [dim]{escape(r.path)}[/]")
         console.print(Text("    ") + _highlight(r.snippet, response.query))
         if explain:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
             console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
-                          f"bm25 rank {r.bm25_rank or '—'} · rrf {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+                          f"bm25 rank {r.bm25_rank or '—'} · fused {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
 
 
 def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:

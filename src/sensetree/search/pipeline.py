@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import paths
 from ..store.chunks import ChunkStore
-from .fusion import fuse
+from .fusion import RRF_K, fuse, fuse_files, leg_weights
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
@@ -44,9 +44,12 @@ class Retriever:
     reranker: Callable[[], Scorer | None]               # None when unavailable (the engine says why)
     build_fts_index: Callable[[], None]
     exists: Callable[[str], bool] = os.path.exists
+    fusion: str = "weighted"                            # retrieval.fusion
+    dense_model: str = ""                               # the embedding model's identity: which languages it reads
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
-               hybrid: bool = True, rerank_on: bool = True, dense: bool = True) -> SearchResponse:
+               hybrid: bool = True, rerank_on: bool = True, dense: bool = True,
+               fusion: str | None = None) -> SearchResponse:
         timings: dict[str, float] = {}
         query, response = self._prepare(query)
         if not query:
@@ -89,7 +92,7 @@ class Retriever:
         hybrid = hybrid or not dense or embedding_failed
 
         if hybrid:
-            candidates = fuse(dense_hits, sparse_hits)
+            candidates = self._fuse(query, dense_hits, sparse_hits, fusion or self.fusion, response)
             best = candidates[0].rrf if candidates else 1.0
             for c in candidates:
                 c.score = c.cosine if c.cosine is not None else c.rrf / best
@@ -112,6 +115,16 @@ class Retriever:
         response.results = self._finish(candidates, limit)
         response.timings_ms = timings
         return response
+
+    def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
+              response: SearchResponse) -> list[Candidate]:
+        """The fused list, and in ``response`` the fusion used and its leg weights (for --explain)."""
+        if fusion == "rrf":
+            response.fusion = {"method": "rrf", "k": RRF_K}
+            return fuse(dense_hits, sparse_hits)
+        weights = leg_weights(query, self.dense_model, dense_hits, sparse_hits)
+        response.fusion = {"method": "weighted", **weights.as_dict()}
+        return fuse_files(dense_hits, sparse_hits, weights)
 
     def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400) -> tuple[TreeNode | None, list[str]]:
         """Dense leg only, best score per existing file, max propagated up to the scope or every root."""

@@ -13,11 +13,12 @@ class Candidate:
     path: str
     chunk_index: int
     text: str
+    lang: str | None = None          # the chunk's language, detected at indexing time
     dense_rank: int | None = None
     cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None
     bm25: float | None = None
-    rrf: float = 0.0
+    rrf: float = 0.0                 # the fused score: RRF, or the weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
     score: float = 0.0               # what the user sees, in [0, 1] (SPEC §3 table)
 
@@ -72,12 +73,14 @@ class SearchResponse:
     notices: list[str] = field(default_factory=list)  # degraded legs, skipped stages: said, never hidden
     timings_ms: dict[str, float] = field(default_factory=dict)
     coverage: tuple[int, int] | None = None  # (files, of them embedded) in scope, while indexing is not done
+    fusion: dict | None = None  # how the legs were fused (method, leg weights and why), when both ran
 
     def as_dict(self) -> dict:
         """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
         coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1]}
         return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
-                "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage}
+                "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
+                "fusion": self.fusion}
 
 
 @dataclass

@@ -20,7 +20,7 @@ import re
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
@@ -29,14 +29,22 @@ import numpy as np
 import pyarrow as pa
 
 from ..paths import sql_literal
+from .terms import analyse, query_terms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 TABLE = "chunks"
 VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
-FTS_CONFIG = dict(with_position=False, base_tokenizer="simple", language="English", stem=True,
-                  remove_stop_words=True, ascii_folding=True, lower_case=True)
+# The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
+# language, stemming and stop words, words cut out of scripts written without spaces), so the index
+# itself only splits on spaces.
+FTS_COLUMN = "terms"
+FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
+                  stem=False, remove_stop_words=False, ascii_folding=False)
+MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
+LANGUAGES_TTL = 30.0
+ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ class ChunkRow:
     location: str | None = None  # JSON list of the places it covers: [{"page": 3}, {"page": 4}]
     doc_type: str = ""           # the file's, for filters (pdf, docx, markdown...)
     size: int = 0                # the file's bytes, for filters
+    lang: str | None = None      # the keyword analysis of ``text`` (terms.py), when the caller made it
+    terms: str | None = None     # already (in a worker process); else the store makes it
 
 
 # Columns of the file a chunk belongs to, kept on every chunk so that filters run inside LanceDB.
@@ -66,7 +76,22 @@ def schema(dimension: int) -> pa.Schema:
         pa.field("mtime", pa.float64()),
         pa.field("embed_model", pa.string()),
         *FILE_FIELDS,
+        *ANALYSIS_FIELDS,
     ])
+
+
+def _analysis(rows: Sequence[ChunkRow]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` of the rows: as the caller analysed them, or analysed here."""
+    pairs = [(r.lang, r.terms) if r.terms is not None else astuple(analyse(r.text)) for r in rows]
+    return {"lang": pa.array([lang for lang, _ in pairs], pa.string()),
+            FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string())}
+
+
+def analysed_columns(texts: Sequence[str]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` for stored texts: what the keyword leg searches (derived, never written by hand)."""
+    analyses = [analyse(text) for text in texts]
+    return {"lang": pa.array([a.language for a in analyses], pa.string()),
+            FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
 
 
 class StoreDamaged(RuntimeError):
@@ -105,7 +130,8 @@ class ChunkStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self._connect()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._languages: tuple[int | None, float, list[str]] = (None, -LANGUAGES_TTL, [])
 
     def _connect(self) -> None:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
@@ -167,6 +193,8 @@ class ChunkStore:
             table = self.table
             if table is not None and table.schema.field("vector").type.list_size != dimension:
                 raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
+            if table is not None:
+                self._add_analysis(table)
             if table is not None and paths:
                 for start in range(0, len(paths), 400):
                     table.delete(_in_list(paths[start:start + 400]))
@@ -214,6 +242,7 @@ class ChunkStore:
             "location": pa.array([r.location for r in rows], pa.string()),
             "doc_type": pa.array([r.doc_type for r in rows], pa.string()),
             "size": pa.array([r.size for r in rows], pa.int64()),
+            **_analysis(rows),
         }, schema=schema(dimension))
 
     def delete_paths(self, paths: Sequence[str]) -> None:
@@ -259,7 +288,7 @@ class ChunkStore:
 
         self._table.create_index("path", config=BTree(), replace=True)
         self._create_filter_indexes(self._table)
-        self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+        self._table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
 
     @staticmethod
     def _create_filter_indexes(table) -> None:
@@ -270,14 +299,40 @@ class ChunkStore:
         table.create_index("mtime", config=BTree(), replace=True)
 
     def has_fts_index(self) -> bool:
-        return self._read(lambda table: any(i.columns == ["text"] for i in table.list_indices()), False)
+        return self._read(lambda table: any(i.columns == [FTS_COLUMN] for i in table.list_indices()), False)
 
     def build_fts_index(self) -> None:
+        """(Re)build the keyword index; a table written before ``terms`` existed is analysed first."""
         from lancedb.index import FTS
 
         with self._write_lock:
             if self.table is not None:
-                self.table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+                self._add_analysis(self.table)
+                self.table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+
+    def reanalyse(self) -> int:
+        """Recompute ``lang`` and ``terms`` of every row from its stored text, keeping the vectors;
+        the number of rows analysed. For a table from before the analysis, or after it changed."""
+        with self._write_lock:
+            return 0 if self.table is None else self._analyse_rows(self.table)
+
+    def _add_analysis(self, table) -> None:
+        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk)."""
+        if FTS_COLUMN not in table.schema.names:
+            log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
+
+    @staticmethod
+    def _analyse_rows(table, batch_rows: int = 20_000) -> int:
+        if FTS_COLUMN not in table.schema.names:
+            table.add_columns(pa.schema(list(ANALYSIS_FIELDS)))
+        stored = table.search().select(["path", "chunk_index", "text"]).limit(None).to_arrow()
+        done = 0
+        for start in range(0, stored.num_rows, batch_rows):
+            part = stored.slice(start, batch_rows)
+            update = pa.table({"path": part["path"], "chunk_index": part["chunk_index"],
+                               **analysed_columns(part["text"].to_pylist())})
+            done += table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
+        return done
 
     def optimize(self) -> None:
         """Compact fragments and fold new rows into every index; retried on commit conflicts."""
@@ -319,7 +374,7 @@ class ChunkStore:
 
         def read(table) -> list[dict]:
             query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                     .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
+                     .distance_type("cosine").limit(k).select(_hit_columns(table, "_distance")))
             if where:
                 query = query.where(where, prefilter=True)
             if any(i.columns == ["vector"] for i in table.list_indices()):
@@ -332,11 +387,14 @@ class ChunkStore:
         return self._read(read, [])
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
-        """The ``k`` best chunks by BM25 on the stored text; raises ValueError without an FTS index."""
+        """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
+        terms = query_terms(text, self.main_languages())
+        if not terms:
+            return []
 
         def read(table) -> list[dict]:
-            query = (table.search(text, query_type="fts", fts_columns="text")
-                     .limit(k).select(["path", "chunk_index", "text", "_score"]))
+            query = (table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
+                     .limit(k).select(_hit_columns(table, "_score")))
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
@@ -350,7 +408,7 @@ class ChunkStore:
             where = f"{_in_list(paths[start:start + 400])} AND vector IS NULL"
             rows += self._read(lambda table: table.search().where(where)
                                .select(["path", "chunk_index", "text", "content_hash", "mtime",
-                                        *(f.name for f in FILE_FIELDS)])
+                                        *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])
                                .limit(None).to_list(), [])
         return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
 
@@ -373,6 +431,21 @@ class ChunkStore:
         where = f"path = {sql_literal(path)} AND chunk_index = {int(chunk_index)}"
         rows = self._read(lambda table: table.search().where(where).select(["text"]).limit(1).to_list(), [])
         return rows[0]["text"] if rows else None
+
+    def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
+        """The languages of at least ``share`` of the chunks; counted again when the table changed,
+        at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
+        def read(table) -> list[str]:
+            version, counted_at = table.version, time.monotonic()
+            if self._languages[0] != version and counted_at - self._languages[1] >= LANGUAGES_TTL:
+                counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
+                          if "lang" in table.schema.names else [])
+                total = sum(c["counts"] for c in counts) or 1
+                self._languages = (version, counted_at, [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                                                         if c["values"] and c["counts"] / total >= share])
+            return self._languages[2]
+
+        return self._read(read, [])
 
     def chunks_of(self, path: str) -> list[dict]:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
@@ -439,6 +512,12 @@ class ChunkStore:
             except Exception:
                 shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
             return None
+
+
+def _hit_columns(table, score: str) -> list[str]:
+    """What a leg reads of each hit; ``lang`` once the table has it (a table from before is migrated on
+    its next write or keyword-index build)."""
+    return ["path", "chunk_index", "text", *(["lang"] if "lang" in table.schema.names else []), score]
 
 
 def _read_back(table) -> str | None:
