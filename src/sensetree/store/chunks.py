@@ -194,6 +194,7 @@ class ChunkStore:
             if table is not None and table.schema.field("vector").type.list_size != dimension:
                 raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
             if table is not None:
+                self._add_file_fields(table)
                 self._add_analysis(table)
             if table is not None and paths:
                 for start in range(0, len(paths), 400):
@@ -260,20 +261,18 @@ class ChunkStore:
                 self._db.drop_table(TABLE)
             self._table = None
 
-    def missing_file_fields(self) -> list[str]:
-        """Columns a table written by an earlier version lacks (``add_file_fields`` adds them)."""
-        return self._read(lambda table: [f.name for f in FILE_FIELDS if f.name not in table.schema.names], [])
+    def unfilled_files(self) -> bool:
+        """Whether chunks written by an earlier version lack their file's type and size (``fill_file_fields``)."""
+        return self._read(lambda table: any(f.name not in table.schema.names for f in FILE_FIELDS)
+                          or table.count_rows("doc_type IS NULL") > 0, False)
 
-    def add_file_fields(self, files: dict[str, tuple[str, int]]) -> None:
-        """Add the per-file columns to an older table, filled from ``files`` (path -> (doc_type, size));
-        the chunks keep their vectors. Places in a file (pages...) come with the next read of it."""
+    def fill_file_fields(self, files: dict[str, tuple[str, int]]) -> None:
+        """Give the chunks of an older table their file's type and size from ``files`` (path -> (doc_type, size));
+        they keep their vectors. Places in a file (pages...) come with the next read of it."""
         with self._write_lock:
             table = self.table
-            missing = [f for f in FILE_FIELDS if f.name not in table.schema.names]
-            if not missing:
-                return
-            table.add_columns(pa.schema(missing))
-            keys = table.search().select(["path", "chunk_index"]).limit(None).to_arrow()
+            self._add_file_fields(table)
+            keys = table.search().where("doc_type IS NULL").select(["path", "chunk_index"]).limit(None).to_arrow()
             for start in range(0, keys.num_rows, 50_000):
                 part = keys.slice(start, 50_000)
                 known = [files.get(p, ("", 0)) for p in part["path"].to_pylist()]
@@ -281,6 +280,12 @@ class ChunkStore:
                     "path": part["path"], "chunk_index": part["chunk_index"],
                     "doc_type": pa.array([k[0] for k in known], pa.string()),
                     "size": pa.array([k[1] for k in known], pa.int64())}))
+
+    def _add_file_fields(self, table) -> None:
+        """Columns a table written by an earlier version lacks, added empty (a change of schema only)."""
+        missing = [f for f in FILE_FIELDS if f.name not in table.schema.names]
+        if missing:
+            table.add_columns(pa.schema(missing))
             self._create_filter_indexes(table)
 
     def _create_scalar_indexes(self) -> None:

@@ -37,12 +37,12 @@ class Storage:
         self._migrate()
 
     def _migrate(self) -> None:
-        """A chunks table written by an earlier version gets the columns filters need, without re-embedding."""
-        if not self.store.missing_file_fields() or not self.writer_free():
+        """A chunks table written by an earlier version gets what filters need, without re-embedding."""
+        if not self.store.unfilled_files() or not self.writer_free():
             return
         with self.writer():
             files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.iter_rows()}
-            self.recovering(lambda: self.store.add_file_fields(files))
+            self.recovering(lambda: self.store.fill_file_fields(files))
 
     def close(self) -> None:
         self.catalog.close()
