@@ -437,7 +437,7 @@ def test_one_result_per_file_with_its_best_chunk(corpus):
     assert len(found) == 1
     assert response.results[0] is found[0]
     assert (found[0].chunk_index, found[0].legs, found[0].dense_rank, found[0].bm25_rank) == (0, ["dense", "bm25"], 1, 1)
-    assert found[0].snippet == snippet(BREAD[0])
+    assert found[0].snippet == snippet(BREAD[0], 0, "sourdough starter")
     assert found[0].name == "sourdough_guide.txt"
     assert len({r.path for r in response.results}) == len(response.results)
 
@@ -447,7 +447,7 @@ def test_one_result_per_file_with_its_best_chunk(corpus):
     best = next(h for h in hits if h.path == guide)
     (result,) = [r for r in plain.results if r.path == guide]
     assert result.chunk_index == best.chunk_index == 2
-    assert result.snippet == snippet(BREAD[2])
+    assert result.snippet == snippet(BREAD[2], 2, "bake the loaf in a Dutch oven")
 
 
 def test_deleted_file_is_dropped(corpus):
@@ -467,18 +467,30 @@ def test_snippet_collapses_whitespace_and_cuts(corpus):
     assert top.path == corpus.path("reports/quarterly.txt")
     flat = re.sub(r"\s+", " ", QUARTERLY)
     assert len(flat) > 240
-    assert top.snippet == flat[:240].rstrip() + "…"
-    assert len(top.snippet) <= 241
+    assert top.snippet.strip("…") in flat and len(top.snippet) <= 242
     assert "\n" not in top.snippet and "\t" not in top.snippet and "  " not in top.snippet
     for r in response.results:
-        assert len(r.snippet) <= 241
+        assert len(r.snippet) <= 242
 
 
 def test_snippet_function():
-    assert snippet("  a \n\n b\t c  ") == "a b c"
-    assert snippet("x" * 240) == "x" * 240
-    assert snippet("x" * 241) == "x" * 240 + "…"
-    assert snippet("y" * 239 + " " + "z" * 10) == "y" * 239 + "…"  # the cut's trailing space goes
+    assert snippet("  a \n\n b\t c  ", 1) == "a b c"
+    assert snippet("x" * 240, 1) == "x" * 240
+    assert snippet("x" * 241, 1) == "x" * 240 + "…"
+    assert snippet("y" * 239 + " " + "z" * 10, 1) == "y" * 239 + "…"  # the cut's trailing space goes
+
+
+def test_a_snippet_shows_the_documents_words_around_the_match_not_the_sense_line():
+    """Chunk 0 keeps ``[type] sense`` in front for retrieval; without a model's sense that is the
+    text's own start, which used to show twice. The snippet is the text itself, around the best sentence."""
+    opening = "Annual report, chapter one. "
+    filler = "The committee met again and discussed nothing of note. " * 6
+    stored = f"[pdf] {opening}{filler[:200]}\n\n{opening}{filler}The invoice FR76-3000 was paid late by Acme. {filler}"
+    shown = snippet(stored, 0, "invoice paid late")
+    assert "The invoice FR76-3000 was paid late by Acme." in shown
+    assert shown.startswith("…") and shown.endswith("…") and "[pdf]" not in shown
+    assert snippet(stored, 0).startswith(opening) and snippet(stored, 0).count(opening) == 1
+    assert snippet(stored, 3, "invoice").startswith("…")  # later chunks have no sense line to drop
 
 
 def test_display_score_hybrid_without_rerank(corpus):
@@ -586,7 +598,7 @@ def test_limit_is_clamped_to_100(tmp_path, embedder):
         path.parent.mkdir(exist_ok=True)
         path.write_text("filler")
         v = rng.standard_normal(384).astype(np.float32)
-        rows.append(ChunkRow(str(path), 0, f"filler note number {i}", v / np.linalg.norm(v), "h", 0.0))
+        rows.append(ChunkRow(str(path), 0, f"filler note number {i}", v / np.linalg.norm(v), f"h{i}", 0.0))
     store.replace_files([r.path for r in rows], rows, embedder.identity, 384)
     retriever = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index)
     assert len(retriever.search("filler note", limit=500, rerank_on=False).results) == 100
@@ -722,7 +734,8 @@ def test_rerank_in_the_pipeline(corpus, cross_encoder):
     scores = [r.score for r in response.results]
     assert scores == sorted(scores, reverse=True)
     for r in response.results:
-        text = next(t for t in corpus.files[corpus.rel(r.path)] if snippet(t) == r.snippet)
+        text = next(t for t in corpus.files[corpus.rel(r.path)] if snippet(t, r.chunk_index, "sourdough loaf 7Q4XZ9K2")
+                    == r.snippet)
         assert r.score == pytest.approx(sigmoid(float(logits[text[:PASSAGE_CHARS]])), abs=1e-5)
         assert r.rerank == r.score
 

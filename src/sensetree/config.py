@@ -21,6 +21,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
     "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
     "indexing.overlap": (200, "characters of overlap (capped at half the chunk size)"),

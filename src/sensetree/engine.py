@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -21,6 +22,7 @@ from .config import Settings, default_data_dir
 from .errors import SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.extract import OcrSettings
+from .ingest.extract.registry import resolve_types
 from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress
 from .ingest.options import OcrOptions
 from .ingest.scan import ScanReport, scan
@@ -33,7 +35,7 @@ from .models.manager import Models
 from .notices import Notices
 from .reader import Reader, on_disk
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.types import SearchResponse, TreeNode
+from .search.types import Filters, SearchResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
 from .store.storage import Storage
@@ -102,15 +104,18 @@ class Engine:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
 
     def search(self, query: str, scope: str | None = None, limit: int = 20, *,
-               hybrid: bool | None = None, rerank: bool | None = None) -> SearchResponse:
+               hybrid: bool | None = None, rerank: bool | None = None, filters: Filters | None = None) -> SearchResponse:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
         hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
         rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
         problem = self._recovering(lambda: self._check_scope(scope))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
-        response = self._recovering(lambda: self.retriever().search(query, scope, limit, hybrid=hybrid,
-                                                                    rerank_on=rerank))
+        collapse = self.settings["retrieval.collapse_duplicates"]
+        response = self._recovering(lambda: self.retriever().search(
+            query, scope, limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
+        if collapse:
+            self._list_copies(response)
         response.notices[:0] = self.notices.take()  # a repair made on the way
         if rerank and self.models.reranker_problem:
             response.notices += self._once_per_data_dir("reranker", self.settings["retrieval.reranker_model"],
@@ -129,11 +134,34 @@ class Engine:
             pass
         return [notice]
 
-    def tree(self, query: str, scope: str | None = None, limit: int = 400) -> tuple[TreeNode | None, list[str]]:
+    def _list_copies(self, response: SearchResponse) -> None:
+        """Every other place a result's content is found, not only the copies that ranked."""
+        hashes = {r.content_hash: r for r in response.results if r.content_hash}
+        for content_hash, copies in self.catalog.paths_with_hashes(hashes).items():
+            result = hashes[content_hash]
+            result.duplicates = sorted(set(result.duplicates) | {p for p in copies if p != result.path})
+
+    @staticmethod
+    def filters(types: str | list[str] | None = None, modified_after: str | None = None,
+                modified_before: str | None = None) -> Filters | None:
+        """Filters from what a user types: ``pdf,docx`` or extensions, and days (``2026-01-01``, inclusive)."""
+        names = types.split(",") if isinstance(types, str) else list(types or [])
+        try:
+            doc_types = resolve_types(names)
+            after = _day(modified_after) if modified_after else None
+            before = _day(modified_before) + 86_400 if modified_before else None
+        except ValueError as exc:
+            raise SenseTreeError(str(exc)) from None
+        if not (doc_types or after or before):
+            return None
+        return Filters(doc_types, after, before)
+
+    def tree(self, query: str, scope: str | None = None, limit: int = 400,
+             filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
         problem = self._recovering(lambda: self._check_scope(scope))
         if problem:
             return None, [*self.notices.take(), problem]
-        node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit))
+        node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))
         coverage = self._coverage(scope)
         if coverage:
             files, embedded = coverage
@@ -324,3 +352,11 @@ class Engine:
 
         with self.writer():
             watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed)
+
+
+def _day(text: str) -> float:
+    """The start of a day (YYYY-MM-DD, local time) in epoch seconds."""
+    try:
+        return datetime.strptime(text.strip(), "%Y-%m-%d").timestamp()
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date; write it as YYYY-MM-DD") from None

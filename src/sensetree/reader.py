@@ -21,7 +21,7 @@ from pathlib import Path
 from . import paths
 from .ingest.chunker import rejoin
 from .ingest.extract import ExtractionError, extract, is_archive
-from .ingest.sense import without_head
+from .store.stored_text import without_head
 from .ingest.walker import is_hidden
 from .store.chunks import ChunkStore
 
@@ -178,6 +178,10 @@ class Reader:
         entries = [FolderEntry(e.name, paths.normalize(e.path), e.is_dir()) for e in items[:limit]]
         return FolderListing(path, entries, max(0, len(items) - limit))
 
+    def chunk(self, path: str, chunk_index: int) -> dict | None:
+        """One stored chunk of a file inside the roots (what a search result matched): text, location."""
+        return self.store.chunk(self.check(path), chunk_index)
+
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
-        """The stored text of one chunk of a file inside the roots (what a search result matched)."""
-        return self.store.chunk_text(self.check(path), chunk_index)
+        found = self.chunk(path, chunk_index)
+        return found["text"] if found else None

@@ -195,29 +195,39 @@ def _members(job: Job, archive_mtime: float):
 
 
 def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
-    """The chunks of an extraction, each with the places in the file it covers."""
+    """The chunks of an extraction, each with the place in the file it comes from."""
     text = extraction.text  # final: extraction normalises once (extract/normalise.py)
     if not text.strip():
         extraction = Extraction(context_descriptor(Path(item.path), "empty"), "context", True)
         text = extraction.text
     item.doc_type, item.context_only = extraction.doc_type, extraction.context_only
-    spans = chunk_spans(text, job.chunk_size, job.overlap)
-    item.chunks = [c.text for c in spans] or [text.strip() or item.path]
-    item.locations = [_locations(extraction, c.start, c.end) for c in spans] or [None]
+    chunks = [(chunk.text, place) for start, end, place in _parts(extraction)
+              for chunk in chunk_spans(text[start:end], job.chunk_size, job.overlap)]
+    item.chunks = [chunk for chunk, _ in chunks] or [text.strip() or item.path]
+    item.locations = [place for _, place in chunks] or [None]
     item.excerpt, item.text_chars = excerpt_sense(text), len(text)
     item.notes = list(extraction.notes)
     item.ocr_pages, item.ocr_seconds, item.ocr_wanted = extraction.ocr_pages, extraction.ocr_seconds, extraction.ocr_wanted
     _analyse(item)
 
 
+def _parts(extraction: Extraction) -> list[tuple[int, int, str | None]]:
+    """(start, end, place as JSON) of the stretches chunked apart: each page, slide, sheet or chapter on
+    its own, so that every chunk knows exactly where it comes from; unlocated text in between as it is."""
+    parts, at = [], 0
+    for span in extraction.spans:
+        if span.start > at:
+            parts.append((at, span.start, None))
+        parts.append((span.start, span.end, json.dumps([span.location], ensure_ascii=False, separators=(",", ":"))))
+        at = span.end
+    if at < len(extraction.text):
+        parts.append((at, len(extraction.text), None))
+    return parts
+
+
 def _analyse(item: Prepared) -> None:
     """The keyword analysis of what will be stored, made here, in the worker, where the cores are."""
     item.analyses = [analyse(text) for text in stored_texts(item.chunks, item.excerpt, item.doc_type)]
-
-
-def _locations(extraction: Extraction, start: int, end: int) -> str | None:
-    places = extraction.locations_between(start, end)
-    return json.dumps(places, ensure_ascii=False, separators=(",", ":")) if places else None
 
 
 _OCRS: dict[OcrSettings, Ocr] = {}

@@ -27,7 +27,8 @@ from ..store.catalog import Catalog, FileRow, SenseRow
 from ..store.chunks import ChunkRow, ChunkStore
 from .chunker import rejoin
 from .progress import Progress
-from .sense import SENSE_INPUT_CHARS, SenseWriter, embedded_text, embedding_context, sense_head
+from ..store.stored_text import sense_head
+from .sense import SENSE_INPUT_CHARS, SenseWriter, embedded_text, embedding_context
 from .pause import wait_for_endpoint
 from .workers import call_interruptibly
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from ..models.llm import ChatClient, LLMError
+from ..store.stored_text import sense_head
 
 log = logging.getLogger(__name__)
 
@@ -77,18 +78,6 @@ class SenseWriter:
         if not answer:
             return Sense(excerpt_sense(text), "excerpt")
         return Sense(answer[:SENSE_MAX_CHARS], "llm")
-
-
-def sense_head(sense: str, doc_type: str) -> str:
-    """What chunk 0's stored text starts with: ``[type] sense`` on one line, then a blank line."""
-    return f"[{doc_type}] {' '.join(sense.split())}".rstrip() + "\n\n"
-
-
-def without_head(stored: str) -> str:
-    """Chunk 0's own text, without the ``[type] sense`` line the index keeps in front of it."""
-    if stored.startswith("[") and "\n\n" in stored:
-        return stored.split("\n\n", 1)[1]
-    return stored
 
 
 def stored_texts(chunks: list[str], sense: str, doc_type: str) -> list[str]:

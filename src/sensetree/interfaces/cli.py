@@ -304,6 +304,18 @@ def _highlight(snippet: str, query: str) -> Text:
     return text
 
 
+TypesOption = typer.Option(None, "--type", help="Only these types: pdf,docx,md,jpg... (a type or an extension).")
+AfterOption = typer.Option(None, "--modified-after", help="Only files modified on or after this day (YYYY-MM-DD).")
+BeforeOption = typer.Option(None, "--modified-before", help="Only files modified on or before this day (YYYY-MM-DD).")
+
+
+def _filters(engine: Engine, types: Optional[str], after: Optional[str], before: Optional[str]):
+    try:
+        return engine.filters(types, after, before)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+
+
 def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
@@ -316,8 +328,14 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
     if explain and response.fusion:
         console.print("[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]")
     for rank, r in enumerate(response.results, start=1):
-        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]  [dim]{escape(r.path)}[/]")
+        where = f" [cyan]{escape(r.location_label)}[/]" if r.location_label else ""
+        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]{where}  "
+                      f"[dim]{escape(r.path)}[/]")
         console.print(Text("    ") + _highlight(r.snippet, response.query))
+        if r.duplicates:
+            others = len(r.duplicates)
+            console.print(f"    [dim]also in {others} other place{'s' if others > 1 else ''}: "
+                          f"{escape(', '.join(r.duplicates[:3]))}{' …' if others > 3 else ''}[/]")
         if explain:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
             console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
@@ -359,15 +377,18 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
            hybrid: Optional[bool] = typer.Option(None, "--hybrid/--no-hybrid", help="Override retrieval.hybrid."),
            rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank", help="Override retrieval.rerank."),
            queries: Optional[Path] = typer.Option(None, "--queries", help="JSONL file of {\"query\", \"scope\"?, \"limit\"?}."),
+           types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
+           modified_before: Optional[str] = BeforeOption,
            json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Ranked files for a query: hybrid retrieval, fused, reranked, one result per file."""
     if (query is None) == (queries is None):
         _fail("give a QUERY or --queries FILE")
     with _engine(data_dir) as engine:
+        filters = _filters(engine, types, modified_after, modified_before)
         if queries is not None:
             answers = []
             for text, item_scope, item_limit in _batch(queries, scope, limit):
-                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank)
+                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank, filters=filters)
                 answers.append({**r.as_dict(), "query": text})
             if json_out:
                 _print_json(answers)
@@ -377,7 +398,7 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
                     for x in answer["results"]:
                         console.print(f"{x['score'] * 100:3.0f}% {escape(x['path'])}")
             return
-        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank)
+        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank, filters=filters)
     if json_out:
         _print_json(response.as_dict())
     else:
@@ -396,10 +417,12 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
 @app.command()
 def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
          limit: int = typer.Option(400, "--limit", help="Chunks considered (10-1000)."),
+         types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
+         modified_before: Optional[str] = BeforeOption,
          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """The meaning tree: which part of your folders is about the query."""
     with _engine(data_dir) as engine:
-        node, notices = engine.tree(query, scope, limit)
+        node, notices = engine.tree(query, scope, limit, _filters(engine, types, modified_after, modified_before))
     if json_out:
         _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
         return

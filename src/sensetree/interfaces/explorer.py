@@ -15,7 +15,8 @@ from typing import Any
 
 from .. import paths
 from ..engine import Engine
-from ..ingest.sense import without_head
+from ..search.snippets import place
+from ..store.stored_text import body
 from ..ingest.walker import block_reason
 from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry
 
@@ -108,11 +109,13 @@ class Explorer:
         shown = self.reader.read_text(path, PREVIEW_CHARS)
         text = shown.text
         start = end = -1
-        chunk = self.reader.chunk_text(shown.path, chunk_index)
+        chunk = self.reader.chunk(shown.path, chunk_index)
         if chunk:
-            start, end = _locate(text, without_head(chunk) if chunk_index == 0 else chunk)
+            start, end = _locate(text, body(chunk["text"], chunk_index))
+        location, label = place(chunk.get("location") if chunk else None)
         return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
-                "chunk_index": chunk_index, "truncated": shown.truncated}
+                "chunk_index": chunk_index, "location": location, "location_label": label,
+                "truncated": shown.truncated}
 
 
 def _locate(text: str, chunk: str, words: int = 30) -> tuple[int, int]:

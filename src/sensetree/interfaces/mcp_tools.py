@@ -18,6 +18,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..engine import Engine
+from ..errors import SenseTreeError
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
 from ..search.types import TreeNode
 from .explorer import Explorer
@@ -37,6 +38,8 @@ Scope = Annotated[str | None, Field(description="Optional folder to search in, i
 FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
 FolderPath = Annotated[str, Field(description="Full path of a folder inside an indexed root; empty for the roots.")]
 Limit = Annotated[int, Field(ge=1, le=50, description="How many files to return (1-50).")]
+Types = Annotated[str | None, Field(description="Only these file types, comma-separated: pdf,docx,md,jpg.")]
+Day = Annotated[str | None, Field(description="A day, YYYY-MM-DD (inclusive).")]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -47,6 +50,9 @@ class SearchHit(TypedDict):
     score: float
     snippet: str
     chunk_index: int
+    location: dict | None
+    location_label: str
+    duplicates: list[str]
 
 
 class SearchAnswer(TypedDict):
@@ -120,18 +126,26 @@ class Tools:
             raise ToolError(f"{folder} is not a folder")
         return folder
 
-    def search_files(self, query: Query, scope: Scope = None, limit: Limit = 10) -> SearchAnswer:
+    def search_files(self, query: Query, scope: Scope = None, limit: Limit = 10, types: Types = None,
+                     modified_after: Day = None, modified_before: Day = None) -> SearchAnswer:
         """Find the user's files that are about the query, best first, one result per file.
 
         Returns an object with query, scope, results and notices. Each result has its rank, full path,
         file name, a score between 0 and 1 (higher is more relevant), a snippet of the passage that
-        matched and that passage's chunk_index. Pass a result's path to read_file for the whole text.
-        Notices say when retrieval was degraded (a search leg that could not run, a skipped stage).
+        matched, that passage's chunk_index and location in the file (a page, slide, sheet or chapter,
+        with a label such as "p. 12"), and the other paths holding an identical copy (duplicates).
+        types, modified_after and modified_before narrow the search to those files. Pass a result's path
+        to read_file for the whole text. Notices say when retrieval was degraded (a search leg that could
+        not run, a skipped stage).
         """
         if not query.strip():
             raise ToolError("give a query: what the files should be about")
         folder = self._scope_folder(scope)
-        response = self.engine.search(query, folder, limit)
+        try:
+            filters = self.engine.filters(types, modified_after, modified_before)
+        except SenseTreeError as exc:
+            raise ToolError(str(exc)) from None
+        response = self.engine.search(query, folder, limit, filters=filters)
         # A link to a file is indexed where it sits, but read_file refuses what it leads to outside the
         # roots; a snippet of it would hand out that text all the same.
         reader = self.engine.reader()

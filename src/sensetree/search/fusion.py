@@ -118,8 +118,7 @@ def _merge(dense: list[Candidate], sparse: list[Candidate]) -> dict[tuple[str, i
         for candidate in leg:
             found = merged.get(candidate.key)
             if found is None:
-                merged[candidate.key] = found = Candidate(candidate.path, candidate.chunk_index, candidate.text,
-                                                          candidate.lang)
+                merged[candidate.key] = found = candidate.bare()
             found.absorb(candidate)
     return merged
 

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE INDEX IF NOT EXISTS files_status ON files(status);
 CREATE INDEX IF NOT EXISTS files_root ON files(root);
+CREATE INDEX IF NOT EXISTS files_hash ON files(content_hash);
 CREATE TABLE IF NOT EXISTS senses (
     path TEXT PRIMARY KEY, sense TEXT NOT NULL, source TEXT NOT NULL, pinned INTEGER NOT NULL DEFAULT 0
 );
@@ -381,6 +382,17 @@ class Catalog:
     def sense(self, path: str) -> SenseRow | None:
         rows = self._run("SELECT sense, source, pinned FROM senses WHERE path = ?", (path,))
         return SenseRow(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+
+    def paths_with_hashes(self, hashes: Iterable[str]) -> dict[str, list[str]]:
+        """content hash -> the paths of the files that hold that content (copies of one file)."""
+        found: dict[str, list[str]] = {}
+        hashes = list(hashes)
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            for path, content_hash in self._run(f"SELECT path, content_hash FROM files WHERE content_hash IN "
+                                                f"({', '.join('?' * len(part))})", part):
+                found.setdefault(content_hash, []).append(path)
+        return found
 
     def senses(self, paths: Iterable[str]) -> dict[str, SenseRow]:
         found: dict[str, SenseRow] = {}

@@ -432,10 +432,20 @@ class ChunkStore:
     def count_embedded(self) -> int:
         return self.count("vector IS NOT NULL")
 
-    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+    def chunk(self, path: str, chunk_index: int) -> dict | None:
+        """One stored chunk: its text and, once the table has it, its location."""
         where = f"path = {sql_literal(path)} AND chunk_index = {int(chunk_index)}"
-        rows = self._read(lambda table: table.search().where(where).select(["text"]).limit(1).to_list(), [])
-        return rows[0]["text"] if rows else None
+
+        def read(table) -> list[dict]:
+            columns = ["text", *(["location"] if "location" in table.schema.names else [])]
+            return table.search().where(where).select(columns).limit(1).to_list()
+
+        rows = self._read(read, [])
+        return rows[0] if rows else None
+
+    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+        found = self.chunk(path, chunk_index)
+        return found["text"] if found else None
 
     def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
         """The languages of at least ``share`` of the chunks; counted again when the table changed,
@@ -520,9 +530,10 @@ class ChunkStore:
 
 
 def _hit_columns(table, score: str) -> list[str]:
-    """What a leg reads of each hit; ``lang`` once the table has it (a table from before is migrated on
-    its next write or keyword-index build)."""
-    return ["path", "chunk_index", "text", *(["lang"] if "lang" in table.schema.names else []), score]
+    """What a leg reads of each hit; the newer columns once the table has them (a table from before is
+    migrated on its next write or keyword-index build)."""
+    newer = [name for name in ("lang", "location") if name in table.schema.names]
+    return ["path", "chunk_index", "text", "content_hash", *newer, score]
 
 
 def _read_back(table) -> str | None:

@@ -6,6 +6,8 @@ test checks the two agree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .archives import EXTENSIONS as ARCHIVE_EXTENSIONS
 from .archives import read_archive
 from .base import Extractor
@@ -85,3 +87,19 @@ def formats_markdown() -> str:
 
 if __name__ == "__main__":  # python -m sensetree.ingest.extract.registry > the README's table
     print(formats_markdown())
+
+
+def resolve_types(names: Iterable[str]) -> tuple[str, ...]:
+    """The document types a user means by ``pdf,docx,md,jpg``: a type's name, or an extension it answers
+    to (``md`` is markdown, ``jpg`` an image). ValueError, saying which names are known, for any other."""
+    found: list[str] = []
+    for name in names:
+        key = name.strip().lower().lstrip(".")
+        if not key:
+            continue
+        extractor = BY_TYPE.get(key) or BY_EXTENSION.get(key)
+        if extractor is None:
+            raise ValueError(f"unknown file type {name!r}; use a type ({', '.join(sorted(BY_TYPE))}) "
+                             "or a file extension such as md or jpg")
+        found.append(extractor.doc_type)
+    return tuple(dict.fromkeys(found))

@@ -11,6 +11,11 @@ class PathBody(BaseModel):
     path: str = Field(description="an absolute path inside a root")
 
 
+class OpenBody(BaseModel):
+    path: str = Field(description="an absolute path inside a root")
+    page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
+
+
 class OptionalPathBody(BaseModel):
     path: Optional[str] = Field(None, description="a path inside a root; omitted = every failed file")
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from ...reader import Unreadable
+from ...reader import Unreadable, archive_of
 from ..explorer import Explorer
-from .bodies import FolderModeBody, PathBody, SenseBody
+from .bodies import FolderModeBody, OpenBody, PathBody, SenseBody
 from .context import ApiContext, context
 
 router = APIRouter()
@@ -55,16 +56,17 @@ def preview(path: str, chunk: int = Query(0, ge=0), ctx: ApiContext = Depends(co
     return shown
 
 
-@router.post("/api/open", summary="Open a file in the system's default application")
-def open_file(body: PathBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+@router.post("/api/open", summary="Open a file in the system's default application (at a page, where it takes one)")
+def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     path = ctx.engine.reader().check(body.path)
-    if not os.path.exists(path):
+    opened = path if os.path.exists(path) else archive_of(path)  # a member opens as its archive
+    if opened is None:
         raise FileNotFoundError(f"{path} does not exist")
     try:
-        _open_with_system(path)
+        at_page = _open_with_system(opened, body.page if opened == path else None)
     except OSError as exc:
         raise HTTPException(501, f"cannot open files on this system: {exc}") from None
-    return {"opened": path}
+    return {"opened": opened, "page": at_page}
 
 
 @router.post("/api/reindex", summary="Index a file, or every file under a folder, again")
@@ -91,10 +93,28 @@ def pin_sense(body: SenseBody, ctx: ApiContext = Depends(context)) -> dict[str, 
     return {"path": body.path, "sense": body.sense.strip(), "pinned": True}
 
 
-def _open_with_system(path: str) -> None:
+# PDF viewers that take a page on their command line, as the desktop's default for PDFs names them.
+PAGE_ARGUMENTS = {"org.gnome.Evince": ["evince", "--page-index={page}"], "evince": ["evince", "--page-index={page}"],
+                  "okularApplication_pdf": ["okular", "--page", "{page}"], "org.kde.okular": ["okular", "--page", "{page}"],
+                  "org.pwmt.zathura": ["zathura", "--page={page}"], "xreader": ["xreader", "--page-index={page}"]}
+
+
+def _open_with_system(path: str, page: int | None) -> int | None:
+    """Open ``path`` with the desktop's application; at ``page`` when that application takes one.
+    Returns the page it was opened at, or None."""
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     if sys.platform == "win32":
         os.startfile(path)  # type: ignore[attr-defined]
-    elif sys.platform == "darwin":
+        return None
+    if sys.platform == "darwin":
         subprocess.Popen(["open", path])
-    else:
-        subprocess.Popen(["xdg-open", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return None
+    if page and path.lower().endswith(".pdf") and shutil.which("xdg-mime"):
+        default = subprocess.run(["xdg-mime", "query", "default", "application/pdf"], capture_output=True,
+                                 text=True, timeout=5).stdout.strip().removesuffix(".desktop")
+        command = PAGE_ARGUMENTS.get(default)
+        if command and shutil.which(command[0]):
+            subprocess.Popen([part.format(page=page) for part in command] + [path], **quiet)
+            return page
+    subprocess.Popen(["xdg-open", path], **quiet)
+    return None

@@ -18,6 +18,7 @@ const state = {
   scope: null,           // the current folder
   scopeOn: false,        // "limit to current folder"
   searchSeq: 0,          // answers to older searches are dropped
+  types: new Set(),      // the type chips that are on (each a comma-separated list of types)
   preview: null,         // {path, chunk}
   conversation: null,
   chatAbort: null,
@@ -147,7 +148,7 @@ async function search() {
   $("results-pane").classList.add("loading");
   const tree = state.view === "list" ? null : loadTree(query);
   const answer = await attempt(
-    () => api("/api/search", { query: { q: query, scope: effectiveScope(), limit: 30 } }), "Search failed");
+    () => api("/api/search", { query: { q: query, scope: effectiveScope(), limit: 30, ...filterQuery() } }), "Search failed");
   await tree;
   if (seq !== state.searchSeq) return;
   $("results-pane").classList.remove("loading");
@@ -187,9 +188,12 @@ function renderResults() {
     h("div.result-head", null,
       icon("file", "icon result-icon"),
       h("span.result-name", { "data-testid": "result-name" }, result.name),
+      result.location_label ? h("span.result-place", { "data-testid": "result-place" }, result.location_label) : null,
       h("span.score", { "data-testid": "score", title: scoreDetail(result) }, percent(result.score))),
     h("div.result-path", { title: result.path }, result.path),
-    h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)))));
+    h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)),
+    result.duplicates?.length ? h("div.duplicates", { "data-testid": "duplicates", title: result.duplicates.join("\n") },
+      `also in ${result.duplicates.length} other place${result.duplicates.length === 1 ? "" : "s"}`) : null)));
   $("results-empty").hidden = state.results.length > 0 || Boolean(state.query);
   if (state.query && !state.results.length) {
     list.append(h("li.none", null, "No file matches. Try other words, or clear the current folder."));
@@ -222,14 +226,40 @@ function openSelected() {
 // search: the meaning tree
 
 function treeKey(query = state.query) {
-  return `${query}\u0000${effectiveScope() ?? ""}`;
+  return `${query}\u0000${effectiveScope() ?? ""}\u0000${JSON.stringify(filterQuery())}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// search: filters on file type and modification date (applied inside the index, before ranking)
+
+const TYPE_CHIPS = [["pdf", "PDF"], ["docx,odt,rtf,doc", "Documents"], ["xlsx,ods,xls,csv", "Sheets"],
+  ["pptx,odp,ppt", "Slides"], ["markdown,text", "Notes"], ["image", "Images"], ["email,msg", "E-mail"], ["code", "Code"]];
+
+function renderTypeChips() {
+  fill($("type-chips"), TYPE_CHIPS.map(([types, label]) => h("button.chip.type-chip", {
+    type: "button", "data-testid": "type-chip", "data-types": types,
+    "aria-pressed": String(state.types.has(types)),
+    onclick: () => {
+      if (state.types.has(types)) state.types.delete(types); else state.types.add(types);
+      renderTypeChips();
+      search();
+    },
+  }, label)));
+}
+
+function filterQuery() {
+  const query = {};
+  if (state.types.size) query.type = [...state.types].join(",");
+  if ($("modified-after").value) query.modified_after = $("modified-after").value;
+  if ($("modified-before").value) query.modified_before = $("modified-before").value;
+  return query;
 }
 
 async function loadTree(query = state.query) {
   if (!query) return;
   const key = treeKey(query);
   const answer = await attempt(
-    () => api("/api/tree", { query: { q: query, scope: effectiveScope() } }), "The meaning tree failed");
+    () => api("/api/tree", { query: { q: query, scope: effectiveScope(), ...filterQuery() } }), "The meaning tree failed");
   if (!answer || key !== treeKey($("search-input").value.trim())) return;
   state.tree = answer.tree;
   state.treeQuery = key;
@@ -306,7 +336,9 @@ async function openPreview(path, chunk = 0) {
   const terms = queryTerms(state.query);
   const text = answer.text ?? "";
   const found = answer.start >= 0 && answer.end > answer.start;
+  state.preview.page = answer.location?.page ?? null;
   fill($("preview-meta"),
+    answer.location_label ? h("span.result-place", { "data-testid": "preview-place" }, answer.location_label) : null,
     h("span", null, `chunk ${answer.chunk_index}`),
     found ? h("span", null, `characters ${answer.start.toLocaleString()}–${answer.end.toLocaleString()}`)
       : h("span.warn", null, "the chunk was not found in the text"),
@@ -336,9 +368,10 @@ function closePreview() {
   if (state.tab === "search") $("search-input").focus();  // arrows and Enter keep working
 }
 
-async function openFile(path) {
-  const answer = await attempt(() => api("/api/open", { method: "POST", body: { path } }), "Could not open the file");
-  if (answer) toast(`Opened ${baseName(answer.opened)}`);
+async function openFile(path, page = null) {
+  const answer = await attempt(() => api("/api/open", { method: "POST", body: page ? { path, page } : { path } }),
+    "Could not open the file");
+  if (answer) toast(`Opened ${baseName(answer.opened)}${answer.page ? ` at page ${answer.page}` : ""}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1006,6 +1039,10 @@ function start() {
     button.addEventListener("click", () => setView(button.dataset.view));
   }
   $("search-form").addEventListener("submit", onSearchSubmit);
+  renderTypeChips();
+  for (const id of ["modified-after", "modified-before"]) {
+    $(id).addEventListener("change", () => { if (state.query) search(); });
+  }
   $("search-input").addEventListener("input", () => {
     clearTimeout(typingTimer);
     typingTimer = setTimeout(search, 400);
@@ -1017,7 +1054,7 @@ function start() {
   });
   $("scope-clear").addEventListener("click", () => setScope(null));
   $("preview-close").addEventListener("click", closePreview);
-  $("preview-open").addEventListener("click", () => state.preview && openFile(state.preview.path));
+  $("preview-open").addEventListener("click", () => state.preview && openFile(state.preview.path, state.preview.page));
   $("add-root-form").addEventListener("submit", addRoot);
   $("retry-all").addEventListener("click", () => retry());
   $("ignore-all").addEventListener("click", () => ignore());
