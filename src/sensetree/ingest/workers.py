@@ -10,18 +10,21 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import threading
 from concurrent.futures import Future
 from typing import Callable, TypeVar
 
-from pebble import ProcessPool
+from pebble import ProcessPool, ThreadPool
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 POLL_SECONDS = 0.05
 WORKER_TASKS = 500  # files per worker process before it is replaced: leaks of the readers stay bounded
+STARTUP_SECONDS = 30.0  # a worker process that has not answered by then will not: read files in this process
 
 
 class Stopped(Exception):
@@ -34,11 +37,17 @@ def worker_count() -> int:
 
 
 class WorkerPool:
-    """Worker processes started on first use (``spawn``: the parent's model threads are not forked)."""
+    """Worker processes started on first use (``spawn``: the parent's model threads are not forked).
+
+    Where processes cannot start (a sandbox that forbids them, an interpreter the user may not
+    run again, as after dropping privileges), files are read on threads of this process instead:
+    slower, and without the per-file time limit, but everything else holds.
+    """
 
     def __init__(self, workers: int | None = None):
         self._workers = workers or worker_count()
-        self._pool: ProcessPool | None = None
+        self._pool: ProcessPool | ThreadPool | None = None
+        self._in_process = False
         self._lock = threading.Lock()
 
     @property
@@ -50,9 +59,24 @@ class WorkerPool:
         future raises ``TimeoutError``; a worker that dies raises ``pebble.ProcessExpired``."""
         with self._lock:
             if self._pool is None or not self._pool.active:
-                self._pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
-                                         context=multiprocessing.get_context("spawn"))
+                self._pool = self._start()
+            if isinstance(self._pool, ThreadPool):
+                return self._pool.schedule(function, args=args)
             return self._pool.schedule(function, args=args, timeout=timeout)
+
+    def _start(self) -> ProcessPool | ThreadPool:
+        if not self._in_process:
+            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
+                               context=multiprocessing.get_context("spawn"))
+            try:
+                pool.schedule(os.getpid).result(timeout=STARTUP_SECONDS)
+                return pool
+            except Exception as exc:  # whatever keeps a process from starting
+                log.warning("worker processes could not start (%s); files are read in this process",
+                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                pool.stop()
+                self._in_process = True
+        return ThreadPool(max_workers=self._workers)
 
     def stop(self) -> None:
         """Kill the workers now (what they were doing is abandoned); the next submit starts new ones."""
