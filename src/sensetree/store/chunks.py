@@ -239,9 +239,13 @@ class ChunkStore:
             return 0 if self.table is None else self._analyse_rows(self.table)
 
     def _add_analysis(self, table) -> None:
-        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk)."""
+        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk);
+        its old keyword index, on ``text``, goes."""
         if FTS_COLUMN not in table.schema.names:
             log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
+            for index in table.list_indices():
+                if index.columns == ["text"]:
+                    table.drop_index(index.name)
 
     @staticmethod
     def _analyse_rows(table, batch_rows: int = 20_000) -> int:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 
 import regex
 
-ANALYSER_VERSION = 1
-
 # Languages that LanceDB's tokenizer can stem and strip of stop words, by ISO 639-1 code.
 # (The Hindi stemmer, from SNOWBALL below, gave XQuAD-hi BM25 0.947 -> 0.956.)
 STEMMED = {
@@ -184,12 +182,15 @@ def _snowball(algorithm: str):
 
 
 _LOCK = threading.Lock()
+_LOADED: list = []
 
 
-@functools.cache
 def _identifier():
     """py3langid's model (97 languages, in its wheel), loaded once: it takes about a second."""
-    with _LOCK:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    if not _LOADED:
+        with _LOCK:
+            if not _LOADED:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+                _LOADED.append(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
+    return _LOADED[0]
