@@ -40,6 +40,7 @@ FTS_COLUMN = "terms"
 FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
                   stem=False, remove_stop_words=False, ascii_folding=False)
 MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
+MAIN_LANGUAGES_MAX = 3      # each one adds its stems to every query: the BM25 leg slows with them
 LANGUAGES_TTL = 30.0
 ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
@@ -328,7 +329,8 @@ class ChunkStore:
         return self._read(read, [])
 
     def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
-        """The languages of at least ``share`` of the chunks; counted again when the table changed,
+        """The (at most MAIN_LANGUAGES_MAX) languages of at least ``share`` of the chunks, largest
+        first; counted again when the table changed,
         at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
         def read(table) -> list[str]:
             version, counted_at = table.version, time.monotonic()
@@ -336,8 +338,9 @@ class ChunkStore:
                 counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
                           if "lang" in table.schema.names else [])
                 total = sum(c["counts"] for c in counts) or 1
-                self._languages = (version, counted_at, [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
-                                                         if c["values"] and c["counts"] / total >= share])
+                main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                        if c["values"] and c["counts"] / total >= share]
+                self._languages = (version, counted_at, main[:MAIN_LANGUAGES_MAX])
             return self._languages[2]
 
         return self._read(read, [])
