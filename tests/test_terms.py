@@ -115,6 +115,7 @@ def test_a_table_from_before_is_analysed_on_its_first_keyword_build(tmp_path):
     store.build_fts_index()
     assert {"lang", FTS_COLUMN} <= set(store.table.schema.names)
     assert store.has_fts_index()
+    assert [i.columns for i in store.table.list_indices() if i.index_type == "FTS"] == [[FTS_COLUMN]]
     hits = store.sparse("Beratung", 10)
     assert {h["path"] for h in hits} == {f"/docs/f{n}.txt" for n in (1, 3, 5)}
     assert {h["lang"] for h in hits} == {"de"}

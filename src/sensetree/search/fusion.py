@@ -39,6 +39,7 @@ class LegWeights:
 # for being last.
 FLOORS: dict[str, float | None] = {"cosine": None, "bm25": 0.0}
 DENSE_SHARE = 0.5  # chosen on SciFact train, NFCorpus dev and a held-back quarter of XQuAD/LegalQuAD
+TOP_HITS = 10  # the dense hits whose languages tell whether the model could read them
 EQUAL = LegWeights(DENSE_SHARE, 1.0 - DENSE_SHARE, "both legs read the query")
 
 
@@ -53,13 +54,18 @@ def dense_languages(model: str) -> frozenset[str] | None:
 
 
 def leg_weights(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> LegWeights:
-    """How much each leg counts for this query."""
+    """How much each leg counts for this query: a dense model that reads neither the query's
+    language nor most of the chunks it found gets no say."""
     readable = dense_languages(model)
     if readable is not None and dense:
         languages = query_languages(query)
         if not readable.intersection(languages):
             return LegWeights(0.0, 1.0, f"the dense model reads {', '.join(sorted(readable))}; "
                                         f"the query looks {'/'.join(languages)}")
+        top = [c.lang for c in dense[:TOP_HITS] if c.lang]
+        if top and sum(lang in readable for lang in top) < len(top) / 2:
+            return LegWeights(0.0, 1.0, f"the dense model reads {', '.join(sorted(readable))}; "
+                                        f"its best chunks are {'/'.join(sorted(set(top)))}")
     return EQUAL
 
 

@@ -43,6 +43,7 @@ FTS_COLUMN = "terms"
 FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
                   stem=False, remove_stop_words=False, ascii_folding=False)
 MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
+MAIN_LANGUAGES_MAX = 3      # each one adds its stems to every query: the BM25 leg slows with them
 LANGUAGES_TTL = 30.0
 ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
@@ -322,9 +323,13 @@ class ChunkStore:
             return 0 if self.table is None else self._analyse_rows(self.table)
 
     def _add_analysis(self, table) -> None:
-        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk)."""
+        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk);
+        its old keyword index, on ``text``, goes."""
         if FTS_COLUMN not in table.schema.names:
             log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
+            for index in table.list_indices():
+                if index.columns == ["text"]:
+                    table.drop_index(index.name)
 
     @staticmethod
     def _analyse_rows(table, batch_rows: int = 20_000) -> int:
@@ -448,7 +453,8 @@ class ChunkStore:
         return found["text"] if found else None
 
     def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
-        """The languages of at least ``share`` of the chunks; counted again when the table changed,
+        """The (at most MAIN_LANGUAGES_MAX) languages of at least ``share`` of the chunks, largest
+        first; counted again when the table changed,
         at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
         def read(table) -> list[str]:
             version, counted_at = table.version, time.monotonic()
@@ -456,8 +462,9 @@ class ChunkStore:
                 counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
                           if "lang" in table.schema.names else [])
                 total = sum(c["counts"] for c in counts) or 1
-                self._languages = (version, counted_at, [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
-                                                         if c["values"] and c["counts"] / total >= share])
+                main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                        if c["values"] and c["counts"] / total >= share]
+                self._languages = (version, counted_at, main[:MAIN_LANGUAGES_MAX])
             return self._languages[2]
 
         return self._read(read, [])
