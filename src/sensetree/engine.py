@@ -118,8 +118,10 @@ class Engine:
             self._list_copies(response)
         response.notices[:0] = self.notices.take()  # a repair made on the way
         if rerank and self.models.reranker_problem:
+            first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices += self._once_per_data_dir("reranker", self.settings["retrieval.reranker_model"],
-                                                        f"reranking skipped: {self.models.reranker_problem}")
+                                                        f"reranking skipped: {first} (said once; `sensetree status` "
+                                                        "says how to enable it)")
         response.coverage = self._coverage(scope)
         return response
 

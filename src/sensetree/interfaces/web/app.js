@@ -163,10 +163,15 @@ async function search() {
   renderResults();
 }
 
-/** A notice on one line; a click shows all of it. */
+/** A notice on one line; a click shows all of it, the cross dismisses it. */
 function noticeLine(text) {
-  const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, text);
+  const close = h("button.notice-close", { type: "button", "aria-label": "Dismiss", "data-testid": "notice-dismiss" }, "×");
+  const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, h("span", null, text), close);
   line.addEventListener("click", () => line.classList.toggle("folded"));
+  close.addEventListener("click", (event) => {
+    event.stopPropagation();
+    line.remove();
+  });
   return line;
 }
 
