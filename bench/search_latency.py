@@ -27,7 +27,7 @@ import pyarrow as pa
 from sensetree.models.embeddings import load_embedder
 from sensetree.search.pipeline import Retriever
 import sensetree.store.chunks as chunks_module
-from sensetree.store.chunks import ChunkStore, schema
+from sensetree.store.chunks import ChunkStore, analysed_columns, schema
 
 DIM = 384
 FOLDERS, SUBFOLDERS, CHUNKS_PER_FILE = 50, 20, 8
@@ -78,14 +78,16 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
     for start in range(0, rows, batch):
         n = min(batch, rows - start)
         ids = np.arange(start, start + n)
+        texts = corpus.texts(n)
         data = pa.table({
             "path": pa.array([path_of(int(i), rows) for i in ids], pa.string()),
             "chunk_index": pa.array(ids % CHUNKS_PER_FILE, pa.int32()),
-            "text": pa.array(corpus.texts(n), pa.string()),
+            "text": pa.array(texts, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(corpus.vectors(n).ravel()), DIM),
             "content_hash": pa.array(["h"] * n, pa.string()),
             "mtime": pa.array(np.zeros(n), pa.float64()),
             "embed_model": pa.array(["synthetic"] * n, pa.string()),
+            **analysed_columns(texts),
         }, schema=schema(DIM))
         if store.table is None:
             store._table = store._db.create_table("chunks", data=data, schema=schema(DIM))

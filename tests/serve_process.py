@@ -38,11 +38,12 @@ class Served:
         return response.json()
 
     def wait_indexed(self, timeout: float = 180) -> dict:
-        """Until nothing is pending and no round runs; returns the queue."""
+        """Until no file waits for either phase and no round runs; returns the queue."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             queue = self.get("/api/queue")
-            if not queue["indexing"]["running"] and queue["pending_count"] == 0 and queue["indexing"]["total"]:
+            if (not queue["indexing"]["running"] and queue["pending_count"] == 0 and queue["keyword_count"] == 0
+                    and queue["indexing"]["files"]):
                 return queue
             time.sleep(0.3)
         raise TimeoutError(f"indexing did not finish: {queue}")

@@ -171,7 +171,7 @@ def test_queue_retry_and_ignore(served):
     failed = {f["path"]: f for f in queue["failed"]}
     broken = str(files["corrupt_pdf"])
     assert broken in failed and failed[broken]["error"]
-    assert set(queue["indexing"]["stages"]) == {"extraction", "sense", "embedding"}
+    assert set(queue["indexing"]["stages"]) == {"extraction", "ocr", "sense", "embedding"}
     assert queue["indexing"]["stages"]["embedding"]["chunks"] > 0
 
     assert server.client.post("/api/retry", json={"path": broken}).json() == {"requeued": 1}

@@ -26,7 +26,7 @@ from sensetree.chat.citations import abstains, check_markers, cite
 from sensetree.chat.evidence import Evidence, split_sentences
 from sensetree.chat.prompt import MIN_EXCERPT_CHARS, PromptMeter, fit, system_prompt
 from sensetree.chat.tools import Sources, Toolbox
-from sensetree.confine import OutsideRoots, RootGuard
+from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.engine import Engine
 from sensetree.interfaces.chat_cli import register
 from sensetree.models.embeddings import MiniLMOnnx

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sensetree.ingest.chunker import _overlap_tail, chunk_text, normalize_text
+from sensetree.ingest.chunker import _overlap_tail, chunk_text
+from sensetree.ingest.extract import normalise
 
 
 def words(n: int, start: int = 0, stem: str = "w") -> list[str]:
@@ -21,7 +22,7 @@ def words(n: int, start: int = 0, stem: str = "w") -> list[str]:
 @pytest.mark.parametrize("text", ["", " ", "\n", "\n\n\n", " \t \n \n\t ", "\r\n\r\n"])
 def test_empty_or_blank_gives_no_chunks(text):
     assert chunk_text(text) == []
-    assert chunk_text(normalize_text(text)) == []
+    assert chunk_text(normalise(text)) == []
 
 
 def test_short_text_is_one_stripped_chunk():
@@ -177,25 +178,25 @@ def test_defaults_are_1000_and_200():
 # --- normalisation -------------------------------------------------------------------------
 
 
-def test_normalize_text_nfc():
+def test_normalise_nfc():
     nfd = "cafe\u0301 re\u0301sume\u0301"
-    out = normalize_text(nfd)
+    out = normalise(nfd)
     assert out == "café résumé"
     assert out == unicodedata.normalize("NFC", nfd)
     assert "\u0301" not in out
-    assert chunk_text(normalize_text("e\u0301")) == ["é"]
+    assert chunk_text(normalise("e\u0301")) == ["é"]
 
 
-def test_normalize_text_newlines_and_nul():
-    assert normalize_text("a\r\nb\rc\nd") == "a\nb\nc\nd"
-    assert normalize_text("nul\x00byte") == "nulbyte"
+def test_normalise_newlines_and_nul():
+    assert normalise("a\r\nb\rc\nd") == "a\nb\nc\nd"
+    assert normalise("nul\x00byte") == "nulbyte"
 
 
 def test_crlf_paragraphs_split_like_lf_after_normalize():
     p1, p2 = "a" * 60, "b" * 60
     crlf = f"{p1}\r\n\r\n{p2}\r\n"
     lf = f"{p1}\n\n{p2}\n"
-    assert chunk_text(normalize_text(crlf), size=100, overlap=0) == chunk_text(lf, size=100, overlap=0) == [p1, p2]
+    assert chunk_text(normalise(crlf), size=100, overlap=0) == chunk_text(lf, size=100, overlap=0) == [p1, p2]
 
 
 # --- properties ------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def test_search_json_explain_and_scope(indexed_cli):
     scoped = json.loads(sensetree(data, "search", "notes", "--scope", files["percent_dir"].parent, "--json").stdout)
     assert {r["path"] for r in scoped["results"]} == {str(files["percent_dir"])}
     explained = sensetree(data, "search", "tomato blight", "--explain", "--no-rerank").stdout
-    assert "dense rank" in explained and "rrf" in explained
+    assert "dense rank" in explained and "fused" in explained and "fusion: method weighted" in explained
     outside = json.loads(sensetree(data, "search", "x", "--scope", "/nowhere/else", "--json").stdout)
     assert outside["results"] == [] and "outside every indexed root" in outside["notices"][0]
 

@@ -175,3 +175,17 @@ def test_default_data_dir_honours_sensetree_home(tmp_path, monkeypatch):
     assert default_data_dir() == tmp_path / "home"
     monkeypatch.delenv("SENSETREE_HOME")
     assert default_data_dir().name == "sensetree"
+
+
+def test_fusion_takes_one_of_its_words(tmp_path):
+    assert DEFAULTS["retrieval.fusion"][0] == "weighted"
+    assert parse_value("retrieval.fusion", " rrf ") == "rrf"
+    with pytest.raises(SettingsError, match="weighted or rrf"):
+        parse_value("retrieval.fusion", "borda")
+    settings = Settings.load(tmp_path)
+    with pytest.raises(SettingsError):
+        settings.set("retrieval.fusion", "borda")
+    (tmp_path / SETTINGS_FILE).write_text('[retrieval]\nfusion = "borda"\nhybrid = false\n', encoding="utf-8")
+    loaded = Settings.load(tmp_path)
+    assert loaded["retrieval.fusion"] == "weighted" and loaded["retrieval.hybrid"] is False
+    assert "retrieval.fusion" in loaded.problem

@@ -49,7 +49,7 @@ def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
     row = _row(engine, files["corrupt_pdf"])
     assert row.status == "failed"
     assert "pdf" in row.error.lower()
-    assert [r["path"] for r in engine.queue()["failed"]] == [row.path]
+    assert [r.path for r in engine.catalog.failed()] == [row.path]
     stored = engine.store.chunks_of(row.path)
     assert stored and "broken.pdf" in stored[0]["text"]
 
@@ -90,7 +90,7 @@ def test_no_change_rescan_does_no_work(indexed):
     before = engine.store.table.version
     report = engine.scan()
     assert (report.new, report.changed, report.deleted) == (0, 0, 0)
-    assert engine.index().done == 0
+    assert engine.index().files_done == 0
     assert engine.store.table.version >= before
 
 
@@ -117,7 +117,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         # modify: new content replaces the old rows, no duplicates
         Path(markdown).write_text("# Minutes\n\nThe committee approved the zeppelin hangar budget.", encoding="utf-8")
         progress = engine.index()
-        assert progress.done == 1
+        assert progress.files_done == 1
         row = engine.catalog.file(markdown)
         assert row.content_hash != old_hash and row.status == "indexed"
         texts = [c["text"] for c in engine.store.chunks_of(markdown)]
@@ -127,7 +127,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         # touch without change: the content hash skips the work
         os.utime(markdown, (time.time() + 5, time.time() + 5))
         progress = engine.index()
-        assert (progress.done, progress.chunks) == (1, 0)  # looked at, nothing re-embedded or rewritten
+        assert (progress.files_done, progress.embedding.count) == (1, 0)  # looked at, nothing re-embedded or rewritten
         assert engine.catalog.file(markdown).status == "indexed"
 
         # rename: the old path leaves the index, the new one enters it

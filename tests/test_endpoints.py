@@ -55,7 +55,7 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server):
         row = engine.catalog.file(str(tmp_path / "tree" / "alpha.txt"))
         chunk0 = engine.store.chunks_of(row.path)[0]["text"]
         assert chunk0.startswith("[text] This document is a test file named alpha.txt")
-        assert engine.catalog.sense(row.path)[1] == "llm"
+        assert engine.catalog.sense(row.path).source == "llm"
         assert engine.search("zorblat", rerank=False).results[0].path == row.path
 
 
@@ -81,12 +81,14 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server):
         worker.start()
         assert seen_pause.wait(30), "the queue should pause while the endpoint is down"
         counts = engine.catalog.counts()
-        assert counts["failed"] == 0 and counts["pending"] == len(TOPICS)
+        # Keyword first: the new text is stored and findable while the vectors wait for the endpoint.
+        assert counts["failed"] == 0 and counts["keyword"] == len(TOPICS)
+        assert engine.search("Revised edition", rerank=False).results
         server.start()  # same port
         worker.join(90)
         assert not worker.is_alive()
         counts = engine.catalog.counts()
-        assert counts == {"pending": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
+        assert counts == {"pending": 0, "keyword": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
         assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.iter_rows())
 
 
@@ -111,9 +113,11 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server):
         with pytest.raises(IndexingPaused, match="dimension"):
             engine.index(max_endpoint_wait=3)
         row = engine.catalog.file(str(target))
-        assert row.status == "pending" and engine.catalog.counts()["failed"] == 0
+        # The new text is stored (keyword first); no vector of the wrong size is: it waits for a fixed endpoint.
+        assert row.status == "keyword" and engine.catalog.counts()["failed"] == 0
         assert engine.store.count() == rows_before
-        assert "plum dumplings" in engine.store.chunks_of(str(target))[0]["text"]
+        assert "apple strudel" in engine.store.chunks_of(str(target))[0]["text"]
+        assert len(engine.store.unembedded([str(target)])) == row.chunks
 
 
 @pytest.mark.parametrize(("mode", "message"), [("401", "API key"), ("404", "no model")])

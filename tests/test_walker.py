@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 from sensetree.engine import Engine
+from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
+from sensetree.store.catalog import SenseRow
 
 
 def _touch(path, text="some text for the index"):
@@ -68,36 +70,37 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path):
         assert engine.store.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")
         engine.index()
-        assert engine.catalog.sense(js) == ("The leftpad package entry point, pinned by hand.", "pinned", True)
+        assert engine.catalog.sense(js) == SenseRow("The leftpad package entry point, pinned by hand.", "pinned", True)
         assert "rightpad" in engine.store.chunks_of(js)[0]["text"]
+
+
+def prepare_failing_on_flaky(job):
+    """What a worker runs in the test below: an OS error on flaky.txt, every time (module level: workers import it)."""
+    if job.path.endswith("flaky.txt"):
+        with open(job.path + ".calls", "a") as calls:
+            calls.write("x")
+        raise OSError(5, "Input/output error")
+    return prepare(job)
 
 
 def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_path, monkeypatch):
     """Fault injection: reading one file raises an OS error every time; the others are indexed."""
-    import sensetree.ingest.indexer as indexer
+    import sensetree.ingest.keyword as keyword
 
     tree = tmp_path / "tree"
     for name in ("a.txt", "b.txt", "flaky.txt"):
         _touch(tree / name, f"Contents of {name} for the retry test.")
-    real_extract = indexer.extract
-    calls = []
-
-    def failing_extract(path, **kwargs):
-        if path.name == "flaky.txt":
-            calls.append(path)
-            raise OSError(5, "Input/output error")
-        return real_extract(path, **kwargs)
-
-    monkeypatch.setattr(indexer, "extract", failing_extract)
+    monkeypatch.setattr(keyword, "prepare", prepare_failing_on_flaky)
     with Engine(tmp_path / "data") as engine:
         engine.set_setting("embedding.model", "minilm")
         engine.add_root(str(tree))
+        (tree / ".sensetreeignore").write_text("*.calls\n", encoding="utf-8")
         progress = engine.index()
-        assert len(calls) == indexer.MAX_ATTEMPTS == 3
+        assert len((tree / "flaky.txt.calls").read_text()) == keyword.MAX_ATTEMPTS == 3
         row = engine.catalog.file(str(tree / "flaky.txt"))
         assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
         assert progress.failed == 1 and engine.catalog.counts()["indexed"] == 2
-        assert [r["path"] for r in engine.queue()["failed"]] == [row.path]
+        assert [r.path for r in engine.catalog.failed()] == [row.path]
 
 
 def test_links_to_files_outside_the_root_are_not_indexed(tmp_path):

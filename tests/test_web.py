@@ -259,10 +259,12 @@ def test_the_queue_lists_the_failure_and_retry_requeues_it(page, site):
     assert answer.value.request.post_data_json == {"path": broken}
     assert answer.value.json() == {"requeued": 1}
     # A round of one file ran (the page polls the queue) and the file failed again.
-    expect(page.get_by_test_id("progress-counter")).to_have_text("1 / 1 files")
     expect(item).to_be_visible()
     queue = site.server.get("/api/queue")
-    assert [f["path"] for f in queue["failed"]] == [broken] and queue["indexing"]["total"] == 1
+    assert [f["path"] for f in queue["failed"]] == [broken] and queue["indexing"]["files_done"] == 1
+    files = queue["indexing"]["files"]
+    for phase in ("keyword", "semantic"):
+        expect(page.get_by_test_id(f"phase-{phase}-counter")).to_have_text(f"{files} / {files} files")
 
     # Ignored, it leaves the failures for the ignored list; indexed again, it fails again.
     item.get_by_test_id("ignore").click()

@@ -20,6 +20,8 @@ SETTINGS_FILE = "settings.toml"
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
+    "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
     "indexing.overlap": (200, "characters of overlap (capped at half the chunk size)"),
@@ -27,6 +29,12 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.batch_size": (32, "texts per embedding call"),
     "indexing.qualify_documents": (True, "write a sense for documents with a language model"),
     "indexing.qualify_context": (True, "write a sense for context-only files"),
+    "indexing.ocr": (True, "read scanned PDF pages and images with OCR (bundled RapidOCR, offline)"),
+    "indexing.ocr_engine": ("rapidocr", "rapidocr (bundled: Latin scripts, Chinese, Japanese) or tesseract (if installed)"),
+    "indexing.ocr_languages": ("", "Tesseract's language codes, comma-separated (e.g. rus,eng); rapidocr needs none"),
+    "indexing.ocr_max_pages": (200, "pages OCR reads per file; a longer scan is indexed by its first pages"),
+    "indexing.ocr_page_timeout": (60.0, "seconds OCR may take for one page; a slower page is skipped, the rest kept"),
+    "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),
@@ -48,6 +56,10 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
                                 "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
 }
+
+
+# Keys that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf")}
 
 
 def default_data_dir() -> Path:
@@ -82,7 +94,9 @@ def parse_value(key: str, raw: str) -> Any:
             return float(raw)
         except ValueError:
             raise SettingsError(f"{key} takes a number, not {raw!r}") from None
-    return raw
+    if key in CHOICES and raw.strip() not in CHOICES[key]:
+        raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {raw!r}")
+    return raw.strip() if key in CHOICES else raw
 
 
 @dataclass
@@ -117,6 +131,9 @@ class Settings:
                 else:
                     settings.problem = f"{path}: {key} should be {type(default).__name__}; using the default"
                     continue
+            if key in CHOICES and value not in CHOICES[key]:
+                settings.problem = f"{path}: {key} should be {' or '.join(CHOICES[key])}; using the default"
+                continue
             settings.values[key] = value
         return settings
 
@@ -132,6 +149,8 @@ class Settings:
         """Set one key and write the file, keeping the user's comments and layout."""
         if key not in DEFAULTS:
             raise SettingsError(f"unknown setting {key!r}")
+        if key in CHOICES and value not in CHOICES[key]:
+            raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {value!r}")
         self.values[key] = value
         try:
             document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()

@@ -85,10 +85,11 @@ class Mutator:
         self.log.append(f"rmtree {folder.relative_to(self.tree)}")
 
 
-# `sensetree index`, with batches of 16 chunks instead of 256: a run then commits every few
-# tenths of a second, so the kills also land between LanceDB's delete and append, between
-# LanceDB and SQLite, and inside the final compaction, not only before the first batch.
-INDEX = ("import sys; import sensetree.ingest.indexer as indexer; indexer.BATCH_CHUNKS = indexer.BATCH_FILES = 16; "
+# `sensetree index`, with keyword batches of 16 files or chunks instead of 256: a run then commits
+# every few tenths of a second (the semantic phase does so by itself), so the kills also land
+# between LanceDB's delete and append, between LanceDB and SQLite, between the keyword and the
+# semantic phase, and inside the final compaction, not only before the first batch.
+INDEX = ("import sys; import sensetree.ingest.keyword as keyword; keyword.BATCH_CHUNKS = keyword.BATCH_FILES = 16; "
          "from sensetree.interfaces.cli import main; sys.argv[0] = 'sensetree'; main()")
 
 

@@ -169,7 +169,7 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
     server.start()
     with Engine(tmp_path / "data") as engine:
         progress = engine.index()
-        assert progress.failed == 0 and progress.done == len(TOPICS)
+        assert progress.failed == 0 and progress.files_done == len(TOPICS)
         assert_whole(engine)
         assert "Revised" in first_chunk(engine, "tram.txt")
 
@@ -296,10 +296,10 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         else:
             server.fail(fault)
         progress = engine.index()
-        assert progress.failed == 0 and progress.done == len(TOPICS)
+        assert progress.failed == 0 and progress.files_done == len(TOPICS)
         statuses = assert_whole(engine)
         assert all(status == "indexed" for status, _ in statuses.values())
-        assert {engine.catalog.sense(path)[1] for path in statuses} == {"excerpt"}
+        assert {engine.catalog.sense(path).source for path in statuses} == {"excerpt"}
         assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
         assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
 
@@ -312,7 +312,7 @@ def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server
         progress = engine.index()
         assert progress.failed == 0
         statuses = assert_whole(engine)
-        assert len(statuses) == 2 and {engine.catalog.sense(p)[1] for p in statuses} == {"llm"}
+        assert len(statuses) == 2 and {engine.catalog.sense(p).source for p in statuses} == {"llm"}
 
 
 # the chat endpoint --------------------------------------------------------------------

@@ -369,14 +369,21 @@ from sensetree.engine import Engine
 data, root = Path(sys.argv[1]), sys.argv[2]
 if os.geteuid() == 0:
     # root reads anything: index a scratch tree first (every module an index run needs gets
-    # imported while the interpreter's files are readable), then drop to nobody.
+    # imported while the interpreter's files are readable), then drop to nobody. As nobody the
+    # interpreter cannot start again, so worker processes cannot start: the files are read in
+    # this process, which must hold the readers' modules (and the language model) already.
+    from sensetree.ingest.prepare import Job, prepare
+
     warm = data.parent / "warm"
     (warm / "tree").mkdir(parents=True)
-    (warm / "tree" / "w.txt").write_text("warm up", encoding="utf-8")
+    note = warm / "tree" / "w.txt"
+    note.write_text("Warm up: the notes of the harbour committee about the tram depot and its budget.",
+                    encoding="utf-8")
     with Engine(warm / "data") as engine:
         engine.set_setting("embedding.model", "minilm")
         engine.add_root(str(warm / "tree"))
         engine.index()
+    prepare(Job(str(note), "file", None))
     os.setgid(65534)
     os.setuid(65534)
 with Engine(data) as engine:

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sensetree import paths
-from sensetree.ingest.chunker import chunk_text, normalize_text
+from sensetree.ingest.chunker import chunk_spans, chunk_text
+from sensetree.ingest.extract import normalise
 from sensetree.store.chunks import ChunkRow, ChunkStore
 
 # --- the chunker on any text ------------------------------------------------------------------
@@ -42,7 +43,7 @@ def _squash(text: str) -> str:
 @example(raw="x" * 49 + "\u0301" + "y" * 60, size=50, overlap=0)  # a hard cut right before a combining mark
 @example(raw="\x1c\x1d\x1e\x1f" * 10 + "word", size=50, overlap=5)  # separators Python counts as whitespace
 def test_chunks_of_any_text(raw, size, overlap):
-    text = normalize_text(raw)
+    text = normalise(raw)
     chunks = chunk_text(text, size, overlap)
     eff_size = max(size, 50)
     eff_overlap = max(0, min(overlap, eff_size // 2))
@@ -69,9 +70,23 @@ def test_chunks_of_any_text(raw, size, overlap):
 
 @settings(max_examples=200, deadline=None)
 @given(raw=_text, size=_sizes, overlap=_overlaps)
+def test_each_chunk_knows_where_its_own_text_sits(raw, size, overlap):
+    """text[start:end] holds the chunk's own units (the overlap it repeats aside): what pages are read from."""
+    text = normalise(raw)
+    spans = chunk_spans(text, size, overlap)
+    assert [c.text for c in spans] == chunk_text(text, size, overlap)
+    previous = 0
+    for chunk in spans:
+        assert previous <= chunk.start < chunk.end <= len(text)
+        assert _squash(chunk.text).endswith(_squash(text[chunk.start:chunk.end]))
+        previous = chunk.start
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=_text, size=_sizes, overlap=_overlaps)
 def test_a_chunk_that_fits_is_a_fixed_point(raw, size, overlap):
     """Chunking a chunk that fits again gives the chunk back: no stage rewrites text it keeps."""
-    for chunk in chunk_text(normalize_text(raw), size, overlap):
+    for chunk in chunk_text(normalise(raw), size, overlap):
         if len(chunk) <= max(size, 50):
             assert chunk_text(chunk, size, overlap) == [chunk]
 
@@ -80,19 +95,20 @@ def test_a_chunk_that_fits_is_a_fixed_point(raw, size, overlap):
 @given(raw=_text)
 @example(raw="\r\r\n\n\r")
 @example(raw="e\u0301\x00\u0301")
-def test_normalize_text_is_idempotent_and_canonical(raw):
-    once = normalize_text(raw)
-    assert normalize_text(once) == once
+def test_normalise_is_idempotent_and_canonical(raw):
+    once = normalise(raw)
+    assert normalise(once) == once
     assert unicodedata.is_normalized("NFC", once)
     assert "\r" not in once and "\x00" not in once
-    assert _squash(once) == _squash(unicodedata.normalize("NFC", raw.replace("\x00", "")))
+    # What is left is the text itself, whitespace aside; byte order marks at the start are dropped.
+    assert _squash(once) == _squash(unicodedata.normalize("NFC", raw.replace("\x00", ""))).lstrip("\ufeff")
 
 
 @settings(max_examples=200, deadline=None)
 @given(raw=_text, size=_sizes, overlap=_overlaps)
 def test_chunks_of_nfc_text_stay_nfc(raw, size, overlap):
     """A cut never splits a character from the mark NFC would compose it with."""
-    for chunk in chunk_text(normalize_text(raw), size, overlap):
+    for chunk in chunk_text(normalise(raw), size, overlap):
         assert unicodedata.is_normalized("NFC", chunk), chunk
 
 

@@ -1,21 +1,19 @@
-"""The assistant's tools: search, read and list, never outside the indexed roots (see ``confine``)."""
+"""The assistant's tools: search, read and list, never outside the indexed roots (the engine's ``Reader``)."""
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..confine import OutsideRoots, RootGuard
-from ..ingest.extract import ExtractionError, extract
+from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
+from ..reader import CHAT_READ_CHARS as READ_CHARS
+from ..reader import OutsideRoots, Unreadable
 from ..search.types import SearchResult
 
 SEARCH_LIMIT = 8
-READ_CHARS = 4000
-LIST_ENTRIES = 200
+
 @dataclass
 class Source:
     """A file that grounded the answer; ``n`` is the number the model cites it by."""
@@ -95,7 +93,7 @@ class Toolbox:
         self.engine = engine
         self.scope = scope
         self.sources = sources
-        self.guard = RootGuard([scope] if scope else engine.roots())
+        self.reader = engine.reader(scope)
 
     def run(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         try:
@@ -121,7 +119,7 @@ class Toolbox:
             return ToolOutcome("error: give a query", "searching: (empty query)")
         note = ""
         try:
-            scope = self.guard.check(scope) if scope else self.scope
+            scope = self.reader.check(scope) if scope else self.scope
         except OutsideRoots:
             if not self.scope:
                 raise
@@ -139,38 +137,34 @@ class Toolbox:
         return ToolOutcome(note + notices + body, f"searching: {query}{where} ({len(found)} found)", found)
 
     def read_file(self, path: str) -> ToolOutcome:
-        path = self.guard.check(path)
-        if not os.path.isfile(path):
-            return ToolOutcome(f"error: {path} is not a file", f"reading: {path} (not a file)")
         try:
-            extraction = extract(Path(path))
-        except ExtractionError as exc:
+            read = self.reader.read_text(path, READ_CHARS)
+        except FileNotFoundError as exc:
+            return ToolOutcome(f"error: {exc}", f"reading: {path} (not a file)")
+        except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"reading: {path} (unreadable)")
-        text = extraction.text[:READ_CHARS]
-        source = self.sources.add(path, None, _flat(text)[:240], None, "read")
-        cut = f"\n[… first {READ_CHARS} of {len(extraction.text)} characters]" if len(extraction.text) > READ_CHARS else ""
-        return ToolOutcome(f"[{source.n}] {source.name} — {path}\n{text}{cut}", f"reading: {path}", [source])
+        source = self.sources.add(read.path, None, _flat(read.text)[:240], None, "read")
+        cut = f"\n[… first {READ_CHARS} of {read.total_chars} characters]" if read.truncated else ""
+        return ToolOutcome(f"[{source.n}] {source.name} — {read.path}\n{read.text}{cut}", f"reading: {read.path}",
+                           [source])
 
     def list_directory(self, path: str) -> ToolOutcome:
-        path = self.guard.check(path)
-        if not os.path.isdir(path):
-            return ToolOutcome(f"error: {path} is not a folder", f"listing: {path} (not a folder)")
         try:
-            with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
-        except OSError as exc:
-            return ToolOutcome(f"error: cannot list {path}: {exc.strerror or exc}", f"listing: {path} (failed)")
-        lines = [f"[D] {e.name}" if e.is_dir() else f"[F] {e.name}" for e in entries[:LIST_ENTRIES]]
-        if len(entries) > LIST_ENTRIES:
-            lines.append(f"… and {len(entries) - LIST_ENTRIES} more")
-        return ToolOutcome(f"{path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {path}")
+            listing = self.reader.list_folder(path, LIST_ENTRIES)
+        except FileNotFoundError as exc:
+            return ToolOutcome(f"error: {exc}", f"listing: {path} (not a folder)")
+        except Unreadable as exc:
+            return ToolOutcome(f"error: {exc}", f"listing: {path} (failed)")
+        lines = [f"[D] {e.name}" if e.is_dir else f"[F] {e.name}" for e in listing.entries]
+        if listing.more:
+            lines.append(f"… and {listing.more} more")
+        return ToolOutcome(f"{listing.path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {listing.path}")
 
 
 def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:
     """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``;
     with its line breaks when not ``flat``."""
-    text = next((c["text"] for c in engine.store.chunks_of(result.path) if c["chunk_index"] == result.chunk_index),
-                result.snippet)
+    text = engine.store.chunk_text(result.path, result.chunk_index) or result.snippet
     text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
 

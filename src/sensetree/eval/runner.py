@@ -14,13 +14,14 @@ import json
 import re
 import time
 import urllib.parse
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..engine import Engine
 from .metrics import mrr_at, ndcg_at, percentile, recall_at
 
-MODES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+MODES = ("dense", "bm25", "hybrid-rrf", "hybrid", "hybrid+rerank")  # hybrid-rrf: the seed's plain RRF
 COPIED_SETTINGS = ("embedding.", "indexing.", "retrieval.", "sense.")
 
 
@@ -78,10 +79,9 @@ def _materialise(dataset: Path, docs_dir: Path, log: Callable[[str], None]) -> t
     return docs_dir, mapping
 
 
-def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "test", max_queries: int | None = None,
-             ignore_identical_ids: bool = False, model: str | None = None,
-             log: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
-    dataset = dataset.expanduser().resolve()
+def load_split(dataset: Path, split: str = "test", max_queries: int | None = None
+               ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+    """The queries that have judgements in ``split``, and the judgements."""
     qrels_path = dataset / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         raise EvalError(f"{dataset} has no qrels/{split}.tsv")
@@ -89,8 +89,16 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
         raise EvalError(f"{dataset} has no queries.jsonl")
     qrels = load_qrels(qrels_path)
     queries = [q for q in _read_jsonl(dataset / "queries.jsonl") if str(q["_id"]) in qrels]
-    queries = queries[:max_queries] if max_queries else queries
+    return (queries[:max_queries] if max_queries else queries), qrels
 
+
+@contextmanager
+def eval_engine(engine: Engine, dataset: Path, model: str | None = None,
+                log: Callable[[str], None] = lambda message: None) -> Iterator[tuple[Engine, dict[str, str]]]:
+    """The dataset's own engine, indexed and ready, and its path -> corpus id map.
+
+    Cached under ``<data dir>/eval/<set>-<hash>/<model>``, so every mode and every later run reuse one index.
+    """
     model = model or engine.settings["embedding.model"]
     key = hashlib.sha256(str(dataset).encode()).hexdigest()[:8]
     base = engine.data_dir.resolve() / "eval" / f"{_slug(dataset.name)}-{key}"
@@ -105,24 +113,40 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
             evaluator.add_root(str(root))
         started = time.perf_counter()
         progress = evaluator.index(on_update=_every(30.0, lambda p: log(
-            f"indexing {p.done}/{p.total} files, {p.chunks} chunks, {p.rate:.1f} files/s")))
-        log(f"index ready: {progress.done} files (re)indexed in {time.perf_counter() - started:.0f} s")
+            f"indexing: keyword-ready {p.keyword}/{p.files}, semantic {p.semantic}/{p.files}, "
+            f"{p.embed_rate:.1f} chunks/s")))
+        log(f"index ready: {progress.files_done} files (re)indexed, {progress.embedding.count} chunks embedded in "
+            f"{time.perf_counter() - started:.0f} s")
+        yield evaluator, mapping
 
+
+def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "test", max_queries: int | None = None,
+             ignore_identical_ids: bool = False, model: str | None = None,
+             log: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    dataset = dataset.expanduser().resolve()
+    queries, qrels = load_split(dataset, split, max_queries)
+    with eval_engine(engine, dataset, model, log) as (evaluator, mapping):
         report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
                                   "documents": len(mapping), "chunks": evaluator.store.count(), "queries": len(queries)}
         for mode in modes:
-            if mode == "hybrid+rerank" and evaluator.reranker() is None:
-                report[mode] = {"skipped": f"no reranker: {evaluator.reranker_problem}"}
+            if mode == "hybrid+rerank" and evaluator.models.reranker() is None:
+                report[mode] = {"skipped": f"no reranker: {evaluator.models.reranker_problem}"}
                 continue
             report[mode] = _run_mode(evaluator, mode, queries, qrels, mapping, ignore_identical_ids)
             log(f"{mode}: nDCG@10 {report[mode]['ndcg@10']:.4f}")
     return report
 
 
+def score_ranking(ranking: list[str], judged: dict[str, int]) -> dict[str, float]:
+    """The per-query metrics of one ranked list of corpus ids."""
+    return {"ndcg@10": ndcg_at(ranking, judged, 10), "recall@10": recall_at(ranking, judged, 10),
+            "recall@100": recall_at(ranking, judged, 100), "mrr@10": mrr_at(ranking, judged, 10)}
+
+
 def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, dict[str, int]],
               mapping: dict[str, str], ignore_identical_ids: bool) -> dict[str, float]:
     retriever = engine.retriever()
-    totals = {"ndcg@10": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    totals = dict.fromkeys(("ndcg@10", "recall@10", "recall@100", "mrr@10"), 0.0)
     latencies = []
     for query in queries:
         qid, text = str(query["_id"]), query["text"]
@@ -130,16 +154,14 @@ def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, d
         if mode == "bm25":
             response = retriever.search(text, limit=100, hybrid=True, rerank_on=False, dense=False)
         else:
-            response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank")
+            response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank",
+                                        fusion="rrf" if mode == "hybrid-rrf" else None)
         latencies.append((time.perf_counter() - started) * 1000)
         ranking = [mapping.get(r.path, r.path) for r in response.results]
         if ignore_identical_ids:
             ranking = [doc for doc in ranking if doc != qid]
-        judged = qrels[qid]
-        totals["ndcg@10"] += ndcg_at(ranking, judged, 10)
-        totals["recall@10"] += recall_at(ranking, judged, 10)
-        totals["recall@100"] += recall_at(ranking, judged, 100)
-        totals["mrr@10"] += mrr_at(ranking, judged, 10)
+        for name, value in score_ranking(ranking, qrels[qid]).items():
+            totals[name] += value
     n = max(1, len(queries))
     result = {name: value / n for name, value in totals.items()}
     result.update(p50_ms=percentile(latencies, 50), p95_ms=percentile(latencies, 95))

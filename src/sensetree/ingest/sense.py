@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from ..models.llm import ChatClient, LLMError
+from ..store.stored_text import sense_head
 
 log = logging.getLogger(__name__)
 
@@ -83,14 +84,15 @@ def stored_texts(chunks: list[str], sense: str, doc_type: str) -> list[str]:
     """What the index keeps (BM25, snippets, rerank): chunk 0 prefixed by ``[type] sense``."""
     if not chunks:
         return []
-    head = f"[{doc_type}] {sense}".rstrip()
-    return [f"{head}\n\n{chunks[0]}", *chunks[1:]]
+    return [sense_head(sense, doc_type) + chunks[0], *chunks[1:]]
 
 
-def embedded_texts(stored: list[str], sense: str, file_name: str) -> list[str]:
-    """What the embedding model sees: chunk 0 as stored; later chunks behind ``name · sense[:180]``."""
-    if not stored:
-        return []
+def embedding_context(sense: str, file_name: str) -> str:
+    """What stands before every chunk after the first when it is embedded: ``name · sense[:180]``."""
     flat_sense = re.sub(r"\s+", " ", sense).strip()
-    context = f"{file_name} · {flat_sense[:PREFIX_SENSE_CHARS]}"
-    return [stored[0], *(f"{context}\n\n{chunk}" for chunk in stored[1:])]
+    return f"{file_name} · {flat_sense[:PREFIX_SENSE_CHARS]}"
+
+
+def embedded_text(chunk_index: int, stored: str, context: str) -> str:
+    """What the embedding model sees: chunk 0 as stored; later chunks behind their file's context."""
+    return stored if chunk_index == 0 else f"{context}\n\n{stored}"

@@ -20,8 +20,9 @@ DEBOUNCE_SECONDS = 1.0
 
 
 class _Changes(FileSystemEventHandler):
-    def __init__(self, ignore: str):
+    def __init__(self, ignore: str, also: threading.Event | None):
         self._ignore = ignore
+        self._also = also
         self.last_event = 0.0
         self.pending = threading.Event()
 
@@ -32,16 +33,19 @@ class _Changes(FileSystemEventHandler):
             return  # our own data dir
         self.last_event = time.monotonic()
         self.pending.set()
+        if self._also is not None:
+            self._also.set()
 
 
 def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: threading.Event,
-          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False) -> None:
+          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False, changed: threading.Event | None = None) -> None:
     """Call ``on_change`` once changes under ``roots`` have been quiet for ``debounce`` seconds, until ``stop``.
 
     ``first_round`` calls it once right away, with the observer already running: what changes during
-    that call is seen and gets a round of its own.
+    that call is seen and gets a round of its own. ``changed`` is set at every change as it happens,
+    so that a long round can end early and let the next one scan.
     """
-    handler = _Changes(data_dir)
+    handler = _Changes(data_dir, changed)
     observer = Observer()
     for root in roots:
         observer.schedule(handler, root, recursive=True)

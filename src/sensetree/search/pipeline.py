@@ -15,11 +15,12 @@ import numpy as np
 
 from .. import paths
 from ..store.chunks import ChunkStore
-from .fusion import fuse
+from .fusion import RRF_K, fuse, fuse_files, leg_weights
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
-from .types import Candidate, SearchResponse, SearchResult, TreeNode
+from .snippets import place, snippet
+from .types import Candidate, Filters, SearchResponse, SearchResult, TreeNode
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,6 @@ MAX_QUERY_CHARS = 2000
 # Control characters (NUL, escapes) and lone surrogates (undecodable bytes of a command line)
 # carry no meaning, and no tokenizer takes the latter: they become spaces.
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-SNIPPET_CHARS = 240
 _LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-leg")
 
 
@@ -44,15 +44,18 @@ class Retriever:
     reranker: Callable[[], Scorer | None]               # None when unavailable (the engine says why)
     build_fts_index: Callable[[], None]
     exists: Callable[[str], bool] = os.path.exists
+    fusion: str = "weighted"                            # retrieval.fusion
+    dense_model: str = ""                               # the embedding model's identity: which languages it reads
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
-               hybrid: bool = True, rerank_on: bool = True, dense: bool = True) -> SearchResponse:
+               hybrid: bool = True, rerank_on: bool = True, dense: bool = True,
+               fusion: str | None = None, filters: Filters | None = None, collapse: bool = True) -> SearchResponse:
         timings: dict[str, float] = {}
         query, response = self._prepare(query)
         if not query:
             return response
         limit = max(1, min(100, int(limit)))
-        where = _where(scope)
+        where = _where(scope, filters)
         pool = pool_size(limit)
 
         embedding_failed = False
@@ -89,7 +92,7 @@ class Retriever:
         hybrid = hybrid or not dense or embedding_failed
 
         if hybrid:
-            candidates = fuse(dense_hits, sparse_hits)
+            candidates = self._fuse(query, dense_hits, sparse_hits, fusion or self.fusion, response)
             best = candidates[0].rrf if candidates else 1.0
             for c in candidates:
                 c.score = c.cosine if c.cosine is not None else c.rrf / best
@@ -109,18 +112,29 @@ class Retriever:
                     response.notices.append(f"reranker failed ({exc}); results are in fused order")
                 timings["rerank_ms"] = (time.perf_counter() - started) * 1000
 
-        response.results = self._finish(candidates, limit)
+        response.results = self._finish(candidates, limit, query, collapse)
         response.timings_ms = timings
         return response
 
-    def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400) -> tuple[TreeNode | None, list[str]]:
+    def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
+              response: SearchResponse) -> list[Candidate]:
+        """The fused list, and in ``response`` the fusion used and its leg weights (for --explain)."""
+        if fusion == "rrf":
+            response.fusion = {"method": "rrf", "k": RRF_K}
+            return fuse(dense_hits, sparse_hits)
+        weights = leg_weights(query, self.dense_model, dense_hits, sparse_hits)
+        response.fusion = {"method": "weighted", **weights.as_dict()}
+        return fuse_files(dense_hits, sparse_hits, weights)
+
+    def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400,
+             filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
         """Dense leg only, best score per existing file, max propagated up to the scope or every root."""
         query, response = self._prepare(query)
         tops = [paths.normalize(scope)] if scope else roots
         if not query or not tops:
             return None, response.notices
         try:
-            hits = dense_leg(self.store, self.embed_query(query), tree_limit(limit), _where(scope))
+            hits = dense_leg(self.store, self.embed_query(query), tree_limit(limit), _where(scope, filters))
         except QueryEmbeddingFailed as exc:
             return None, [*response.notices, f"{exc}; the meaning tree needs the embedding model"]
         best: dict[str, float] = {}
@@ -139,33 +153,42 @@ class Retriever:
             response.notices.append(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
         return query, response
 
-    def _finish(self, candidates: list[Candidate], limit: int) -> list[SearchResult]:
-        """One result per file (its best chunk), only files still on disk, cut at the limit."""
+    def _finish(self, candidates: list[Candidate], limit: int, query: str, collapse: bool) -> list[SearchResult]:
+        """One result per file (its best chunk), one per content when ``collapse`` (the copies listed with
+        the best-ranked one), only files still on disk, cut at the limit."""
         results: list[SearchResult] = []
         seen: set[str] = set()
+        by_content: dict[str, SearchResult] = {}
         for c in candidates:
             if c.path in seen:
                 continue
             seen.add(c.path)
             if not self.exists(c.path):
                 continue
-            results.append(SearchResult(
-                path=c.path, name=paths.name_of(c.path), score=float(min(1.0, max(0.0, c.score))),
-                snippet=snippet(c.text), chunk_index=c.chunk_index, legs=c.legs, dense_rank=c.dense_rank,
-                bm25_rank=c.bm25_rank, rrf=c.rrf, rerank=c.score if c.logit is not None else None))
+            copy_of = by_content.get(c.content_hash) if collapse and c.content_hash else None
+            if copy_of is not None:
+                copy_of.duplicates.append(c.path)
+                continue
             if len(results) >= limit:
-                break
+                continue  # full, but later candidates may still be copies of a result
+            location, label = place(c.location)
+            result = SearchResult(
+                path=c.path, name=paths.name_of(c.path), score=float(min(1.0, max(0.0, c.score))),
+                snippet=snippet(c.text, c.chunk_index, query), chunk_index=c.chunk_index, legs=c.legs,
+                dense_rank=c.dense_rank, bm25_rank=c.bm25_rank, rrf=c.rrf,
+                rerank=c.score if c.logit is not None else None, location=location, location_label=label,
+                content_hash=c.content_hash)
+            results.append(result)
+            if c.content_hash:
+                by_content[c.content_hash] = result
         return results
 
 
-def snippet(text: str) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS].rstrip() + "…"
-
-
-def _where(scope: str | list[str] | None) -> str | None:
-    if not scope:
-        return None
-    if isinstance(scope, str):
-        return paths.scope_predicate(scope)
-    return paths.any_scope_predicate(scope)
+def _where(scope: str | list[str] | None, filters: Filters | None = None) -> str | None:
+    """The prefilter both legs run under: the scope, and the filters on type and dates."""
+    parts = []
+    if scope:
+        parts.append(paths.scope_predicate(scope) if isinstance(scope, str) else f"({paths.any_scope_predicate(scope)})")
+    if filters is not None and filters.predicate():
+        parts.append(filters.predicate())
+    return " AND ".join(parts) or None

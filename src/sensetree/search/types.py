@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from ..paths import sql_literal
 
 
 @dataclass
@@ -13,11 +15,14 @@ class Candidate:
     path: str
     chunk_index: int
     text: str
+    lang: str | None = None          # the chunk's language, detected at indexing time
+    content_hash: str | None = None  # of its file: identical files collapse into one result
+    location: str | None = None      # JSON list of the places in the file it covers (pages, slides...)
     dense_rank: int | None = None
     cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None
     bm25: float | None = None
-    rrf: float = 0.0
+    rrf: float = 0.0                 # the fused score: RRF, or the weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
     score: float = 0.0               # what the user sees, in [0, 1] (SPEC §3 table)
 
@@ -32,6 +37,10 @@ class Candidate:
     @property
     def legs(self) -> list[str]:
         return [name for name, rank in (("dense", self.dense_rank), ("bm25", self.bm25_rank)) if rank]
+
+    def bare(self) -> Candidate:
+        """The chunk alone, without what any leg found about it."""
+        return replace(self, dense_rank=None, cosine=None, bm25_rank=None, bm25=None, rrf=0.0, logit=None, score=0.0)
 
     def absorb(self, other: Candidate) -> None:
         """Take over what another leg found for the same chunk."""
@@ -57,12 +66,37 @@ class SearchResult:
     bm25_rank: int | None
     rrf: float
     rerank: float | None  # sigmoid of the cross-encoder logit, when it ran
+    location: dict | None = None  # where in the file the chunk starts: {"page": 12}, {"slide": 3}...
+    location_label: str = ""      # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
+    duplicates: list[str] = field(default_factory=list)  # other paths holding the same content
+    content_hash: str | None = None
 
     def as_dict(self) -> dict:
         return {"path": self.path, "name": self.name, "score": round(self.score, 6), "snippet": self.snippet,
-                "chunk_index": self.chunk_index, "legs": self.legs, "dense_rank": self.dense_rank,
+                "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
+                "duplicates": self.duplicates, "legs": self.legs, "dense_rank": self.dense_rank,
                 "bm25_rank": self.bm25_rank, "rrf": round(self.rrf, 6),
                 "rerank": None if self.rerank is None else round(self.rerank, 6)}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the files must be, besides being in scope: of these types, modified in this window (epoch
+    seconds, after inclusive, before exclusive). Applied inside LanceDB, before either leg ranks."""
+
+    doc_types: tuple[str, ...] = ()
+    modified_after: float | None = None
+    modified_before: float | None = None
+
+    def predicate(self) -> str | None:
+        parts = []
+        if self.doc_types:
+            parts.append("doc_type IN (" + ", ".join(sql_literal(t) for t in self.doc_types) + ")")
+        if self.modified_after is not None:
+            parts.append(f"mtime >= {float(self.modified_after)!r}")
+        if self.modified_before is not None:
+            parts.append(f"mtime < {float(self.modified_before)!r}")
+        return " AND ".join(parts) or None
 
 
 @dataclass
@@ -71,6 +105,15 @@ class SearchResponse:
     results: list[SearchResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # degraded legs, skipped stages: said, never hidden
     timings_ms: dict[str, float] = field(default_factory=dict)
+    coverage: tuple[int, int] | None = None  # (files, of them embedded) in scope, while indexing is not done
+    fusion: dict | None = None  # how the legs were fused (method, leg weights and why), when both ran
+
+    def as_dict(self) -> dict:
+        """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
+        coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1]}
+        return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
+                "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
+                "fusion": self.fusion}
 
 
 @dataclass

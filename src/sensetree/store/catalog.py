@@ -1,8 +1,14 @@
 """The file catalog in SQLite (WAL): roots, one row per file or block folder, senses, folder choices.
 
-The catalog is the queue too: a row is ``pending`` until its vectors are stored, then
-``indexed``; ``failed`` rows keep their last error. Block folders are single rows of kind
-``block``; their members have no rows, only a count, so a huge ``node_modules`` costs one row.
+The catalog is the queue of both indexing phases. A row is ``pending`` until its text is
+stored (the keyword phase), then ``keyword`` (findable by keyword) until every chunk has its
+vector, then ``indexed``; ``failed`` rows keep their last error. A ``keyword`` row that carries
+an error is a file whose content could not be read: it is findable by its context entry and
+turns ``failed`` once that entry has its vector. A ``keyword`` row with pages waiting for OCR
+(``ocr_wanted``) is read again with OCR before its vectors are made. Block folders are single
+rows of kind ``block``; their members have no rows, only a count, so a huge ``node_modules``
+costs one row. The files inside an archive are rows of kind ``member``, named
+``<archive path>/<member path>``; they come and go with their archive.
 """
 
 from __future__ import annotations
@@ -14,25 +20,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..paths import folder_prefix, is_under, is_windows_path
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     root TEXT NOT NULL,
-    kind TEXT NOT NULL DEFAULT 'file',      -- file | block
+    kind TEXT NOT NULL DEFAULT 'file',      -- file | block | member (of an archive)
     size INTEGER NOT NULL DEFAULT 0,
     mtime REAL NOT NULL DEFAULT 0,
     content_hash TEXT,                      -- hash of the content whose vectors are stored
-    status TEXT NOT NULL DEFAULT 'pending', -- pending | indexed | failed
+    status TEXT NOT NULL DEFAULT 'pending', -- pending | keyword | indexed | failed
     doc_type TEXT,
     chunks INTEGER NOT NULL DEFAULT 0,
     members INTEGER NOT NULL DEFAULT 0,     -- files inside a block folder
     attempts INTEGER NOT NULL DEFAULT 0,
     error TEXT,
-    updated_at REAL NOT NULL DEFAULT 0
+    updated_at REAL NOT NULL DEFAULT 0,
+    priority REAL NOT NULL DEFAULT 0,       -- when the user last asked for it (preview, scope): first in line
+    ocr_wanted INTEGER NOT NULL DEFAULT 0,  -- pages its text still lacks until OCR reads them
+    notes TEXT                              -- why it is indexed by context only, pages OCR could not read
 );
 CREATE INDEX IF NOT EXISTS files_status ON files(status);
 CREATE INDEX IF NOT EXISTS files_root ON files(root);
+CREATE INDEX IF NOT EXISTS files_hash ON files(content_hash);
 CREATE TABLE IF NOT EXISTS senses (
     path TEXT PRIMARY KEY, sense TEXT NOT NULL, source TEXT NOT NULL, pinned INTEGER NOT NULL DEFAULT 0
 );
@@ -40,7 +52,24 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mode TEXT NOT NULL); 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
-STATUSES = ("pending", "indexed", "failed")
+STATUSES = ("pending", "keyword", "indexed", "failed")
+
+
+@dataclass(frozen=True)
+class DiskState:
+    """What a re-scan compares the disk against."""
+
+    kind: str
+    size: int
+    mtime: float
+    status: str
+
+
+@dataclass(frozen=True)
+class SenseRow:
+    text: str
+    source: str  # 'llm', 'excerpt', 'pinned', or 'pending' (the excerpt until the model writes one)
+    pinned: bool
 
 
 @dataclass(frozen=True)
@@ -57,6 +86,23 @@ class FileRow:
     members: int
     attempts: int
     error: str | None
+    ocr_wanted: int = 0
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredText:
+    """A file whose text rows were just stored by the keyword phase."""
+
+    path: str
+    content_hash: str
+    mtime: float
+    size: int
+    doc_type: str
+    chunks: int
+    error: str | None = None  # the content could not be read: only its context entry is stored
+    ocr_wanted: int = 0       # pages still waiting for OCR
+    notes: str | None = None  # for the queue: why it is context only, pages OCR could not read
 
 
 class Catalog:
@@ -70,6 +116,16 @@ class Catalog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=30000")
         self._db.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Catalogs written by earlier versions lack the newer columns."""
+        columns = self.columns("files")
+        for name, definition in (("priority", "REAL NOT NULL DEFAULT 0"), ("ocr_wanted", "INTEGER NOT NULL DEFAULT 0"),
+                                 ("notes", "TEXT")):
+            if name not in columns:
+                self._run(f"ALTER TABLE files ADD COLUMN {name} {definition}")
+        self._run("CREATE INDEX IF NOT EXISTS files_queue ON files(status, priority, mtime)")
 
     def close(self) -> None:
         with self._lock:
@@ -145,9 +201,10 @@ class Catalog:
         rows = self._run(f"SELECT {_COLUMNS} FROM files WHERE path = ?", (path,))
         return FileRow(*rows[0]) if rows else None
 
-    def files_under(self, root: str) -> dict[str, tuple[str, int, float, str]]:
-        """path -> (kind, size, mtime, status) for a root: what a re-scan compares the disk against."""
-        return {r[0]: r[1:] for r in self._run("SELECT path, kind, size, mtime, status FROM files WHERE root = ?", (root,))}
+    def files_under(self, root: str) -> dict[str, DiskState]:
+        """path -> what was seen of it on disk, for the files of a root."""
+        return {r[0]: DiskState(*r[1:]) for r in self._run("SELECT path, kind, size, mtime, status FROM files WHERE root = ?",
+                                                          (root,))}
 
     def upsert_pending(self, rows: Iterable[tuple[str, str, str, int, float, int]]) -> None:
         """(path, root, kind, size, mtime, members): queue new or changed entries, keeping their stored hash."""
@@ -162,28 +219,104 @@ class Catalog:
 
     def files_under_prefix(self, path: str) -> list[str]:
         """The rows at ``path`` or below it (a file, or a folder's files and blocks)."""
-        from ..paths import is_under
-
-        return [r[0] for r in self._run("SELECT path FROM files") if is_under(r[0], path)]
+        return [r[0] for r in self._run(f"SELECT path FROM files WHERE {_UNDER}", _under(path)) if is_under(r[0], path)]
 
     def blocks(self) -> list[str]:
         return [r[0] for r in self._run("SELECT path FROM files WHERE kind = 'block'")]
 
     def pending(self, limit: int | None = None) -> list[FileRow]:
-        sql = f"SELECT {_COLUMNS} FROM files WHERE status = 'pending' ORDER BY kind DESC, path"
+        """Rows waiting for the keyword phase, first in line first."""
+        return self._queue("status = 'pending'", limit)
+
+    def keyword_ready(self, limit: int | None = None) -> list[FileRow]:
+        """Rows whose text is stored (OCR done) and whose vectors are not, first in line first."""
+        return self._queue("status = 'keyword' AND ocr_wanted = 0", limit)
+
+    def waiting_for_ocr(self, limit: int | None = None) -> list[FileRow]:
+        """Rows stored without the pages only OCR can read, first in line first."""
+        return self._queue("status = 'keyword' AND ocr_wanted > 0", limit)
+
+    def _queue(self, condition: str, limit: int | None) -> list[FileRow]:
+        """The user's last asks first, then the most recently modified: what people look for."""
+        sql = f"SELECT {_COLUMNS} FROM files WHERE {condition} ORDER BY priority DESC, mtime DESC, path"
         return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
+
+    def has_status(self, status: str) -> bool:
+        return bool(self._run("SELECT 1 FROM files WHERE status = ? LIMIT 1", (status,)))
+
+    def prioritize(self, path: str) -> int:
+        """Put a file, or the files under a folder, first in line for whichever phase they wait for."""
+        return self._update_under(path, "priority = ?", (time.time(),), "status IN ('pending', 'keyword')")
+
+    def coverage(self, folder: str | None = None) -> tuple[int, int]:
+        """(files, of them done with the semantic phase) at or under ``folder``, or in every root."""
+        condition, params = ("1", ()) if folder is None else (_UNDER, _under(folder))
+        if folder is not None and is_windows_path(folder):
+            rows = self._run(f"SELECT path, status FROM files WHERE {condition}", params)
+            statuses = [status for p, status in rows if is_under(p, folder)]
+            return len(statuses), sum(s in ("indexed", "failed") for s in statuses)
+        total, done = self._run(f"SELECT COUNT(*), COALESCE(SUM(status IN ('indexed', 'failed')), 0) FROM files "
+                                f"WHERE {condition}", params)[0]
+        return total, done
+
+    def waiting_under(self, folder: str | None = None) -> bool:
+        """Whether any file at or under ``folder`` (or anywhere) still waits for its vectors (a cheap check)."""
+        condition, params = ("1", ()) if folder is None else (_UNDER, _under(folder))
+        rows = self._run(f"SELECT path FROM files WHERE status IN ('pending', 'keyword') AND {condition} LIMIT 1000",
+                         params)
+        return any(folder is None or is_under(p, folder) for (p,) in rows)
+
+    def _update_under(self, folder: str, assignment: str, values: tuple, condition: str) -> int:
+        """``UPDATE files SET <assignment>`` for the rows at or under ``folder`` that meet ``condition``."""
+        if not is_windows_path(folder):  # the key range is exact for POSIX paths
+            with self._lock:
+                cursor = self._db.execute(f"UPDATE files SET {assignment} WHERE {condition} AND {_UNDER}",
+                                          (*values, *_under(folder)))
+                return cursor.rowcount
+        rows = [r[0] for r in self._run(f"SELECT path FROM files WHERE {condition} AND {_UNDER}", _under(folder))
+                if is_under(r[0], folder)]
+        self._many(f"UPDATE files SET {assignment} WHERE path = ?", ((*values, p) for p in rows))
+        return len(rows)
 
     def failed(self) -> list[FileRow]:
         return [FileRow(*r) for r in self._run(f"SELECT {_COLUMNS} FROM files WHERE status = 'failed' ORDER BY path")]
 
-    def mark_indexed(self, items: Iterable[tuple[str, str, float, int, str, int]]) -> None:
-        """(path, content_hash, mtime, size, doc_type, chunks): only called once the vectors are stored."""
+    def mark_keyword(self, items: Iterable[StoredText]) -> None:
+        """Only called once the text rows are stored: findable by keyword from now on."""
         now = time.time()
         self._many(
-            "UPDATE files SET status = 'indexed', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
-            "attempts = 0, error = NULL, updated_at = ? WHERE path = ?",
-            ((h, m, s, d, c, now, p) for p, h, m, s, d, c in items),
+            "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
+            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
+            "updated_at = ? WHERE path = ?",
+            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
+              i.path) for i in items),
         )
+
+    def replace_archive_members(self, archive: str, root: str, members: Iterable[tuple[str, int, float]]) -> list[str]:
+        """The rows of an archive's members (path, size, mtime) after a new read of it, queued to be stored;
+        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's)."""
+        members = list(members)
+        kept = {path for path, _, _ in members}
+        gone = [p for p in self.files_under_prefix(archive) if p != archive and p not in kept]
+        self.delete(gone)
+        self.upsert_pending((path, root, "member", size, mtime, 0) for path, size, mtime in members)
+        return gone
+
+    def mark_embedded(self, paths: Iterable[str]) -> None:
+        """Every chunk has its vector: ``indexed``, or ``failed`` for a context entry of an unreadable file.
+
+        A failed file keeps no content hash, so a retry extracts it again instead of skipping it.
+        """
+        self._many(
+            "UPDATE files SET status = CASE WHEN error IS NULL THEN 'indexed' ELSE 'failed' END, "
+            "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ? "
+            "WHERE path = ? AND status = 'keyword'",
+            ((time.time(), p) for p in paths),
+        )
+
+    def unmark_embedded(self, paths: Iterable[str]) -> None:
+        """Their text is stored whole but some vectors are missing: back to the semantic phase's queue."""
+        self._many("UPDATE files SET status = 'keyword' WHERE path = ? AND status = 'indexed'", ((p,) for p in paths))
 
     def forget_hashes(self, paths: Iterable[str]) -> None:
         """Their vectors are about to be swapped: a crash midway must not leave a hash vouching for them."""
@@ -196,14 +329,6 @@ class Catalog:
                       "THEN 'failed' ELSE status END, updated_at = ? WHERE path = ?", (error, max_attempts, time.time(), path))
             rows = self._run("SELECT attempts FROM files WHERE path = ?", (path,))
         return rows[0][0] if rows else 0
-
-    def set_failed_context(self, path: str, doc_type: str, chunks: int) -> None:
-        """A failed file that still got its context-only entry (findable by name).
-
-        No content hash is kept, so a retry extracts the file again instead of skipping it.
-        """
-        self._run("UPDATE files SET doc_type = ?, chunks = ?, content_hash = NULL WHERE path = ?",
-                  (doc_type, chunks, path))
 
     def move_root(self, old: str, new: str) -> None:
         """A wider root absorbed ``old``: its rows now belong to ``new``."""
@@ -218,8 +343,8 @@ class Catalog:
         self._run("UPDATE files SET members = ? WHERE path = ?", (members, path))
 
     def retry(self, prefix: str | None = None) -> int:
-        """Requeue failed rows (all, or those under ``prefix``); returns how many."""
-        rows = [r for r in self.failed() if prefix is None or r.path == prefix.rstrip("/\\") or r.path.startswith(prefix)]
+        """Requeue failed rows (all, or those at or under ``prefix``); returns how many."""
+        rows = [r for r in self.failed() if prefix is None or is_under(r.path, prefix)]
         self._many("UPDATE files SET status = 'pending', attempts = 0, error = NULL WHERE path = ?", ((r.path,) for r in rows))
         return len(rows)
 
@@ -232,6 +357,20 @@ class Catalog:
         """After a model change: every row pending, no stored hash (its vectors are gone)."""
         self._run("UPDATE files SET status = 'pending', content_hash = NULL, chunks = 0, attempts = 0, error = NULL")
 
+    def phase_counts(self) -> tuple[int, int, int]:
+        """(files, past the keyword phase, past the semantic phase): the two progress figures."""
+        total, keyword, semantic = self._run(
+            "SELECT COUNT(*), COALESCE(SUM(status != 'pending'), 0), COALESCE(SUM(status IN ('indexed', 'failed')), 0) "
+            "FROM files")[0]
+        return total, keyword, semantic
+
+    def total_chunks(self) -> int:
+        """Chunks stored for files past the keyword phase (a failed file's context entry aside)."""
+        return self._run("SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status IN ('keyword', 'indexed')")[0][0]
+
+    def chunks_to_embed(self) -> int:
+        return self._run("SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status = 'keyword'")[0][0]
+
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in (*STATUSES, "block member")}
         for status, n in self._run("SELECT status, COUNT(*) FROM files GROUP BY status"):
@@ -239,13 +378,30 @@ class Catalog:
         counts["block member"] = self._run("SELECT COALESCE(SUM(members), 0) FROM files WHERE kind = 'block'")[0][0]
         return counts
 
-    def total_chunks(self) -> int:
-        return self._run("SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status = 'indexed'")[0][0]
-
     # senses -----------------------------------------------------------------------
-    def sense(self, path: str) -> tuple[str, str, bool] | None:
+    def sense(self, path: str) -> SenseRow | None:
         rows = self._run("SELECT sense, source, pinned FROM senses WHERE path = ?", (path,))
-        return (rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+        return SenseRow(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+
+    def paths_with_hashes(self, hashes: Iterable[str]) -> dict[str, list[str]]:
+        """content hash -> the paths of the files that hold that content (copies of one file)."""
+        found: dict[str, list[str]] = {}
+        hashes = list(hashes)
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            for path, content_hash in self._run(f"SELECT path, content_hash FROM files WHERE content_hash IN "
+                                                f"({', '.join('?' * len(part))})", part):
+                found.setdefault(content_hash, []).append(path)
+        return found
+
+    def senses(self, paths: Iterable[str]) -> dict[str, SenseRow]:
+        found: dict[str, SenseRow] = {}
+        paths = list(paths)
+        for start in range(0, len(paths), 500):
+            part = paths[start:start + 500]
+            found.update((r[0], SenseRow(r[1], r[2], bool(r[3]))) for r in self._run(
+                f"SELECT path, sense, source, pinned FROM senses WHERE path IN ({', '.join('?' * len(part))})", part))
+        return found
 
     def save_senses(self, items: Iterable[tuple[str, str, str]]) -> None:
         """(path, sense, source); a pinned sense is never overwritten."""
@@ -262,4 +418,18 @@ class Catalog:
             yield FileRow(*row)
 
 
-_COLUMNS = "path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error"
+_COLUMNS = ("path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error, "
+            "ocr_wanted, notes")
+# Rows under a folder, as a range on the primary key; ``is_under`` then settles separators and case.
+_UNDER = "(path = ? OR (path >= ? AND path < ?))"
+
+
+def _under(folder: str) -> tuple[str, str, str]:
+    """Bounds for ``_UNDER``: the folder itself, and every path that starts with it plus a separator.
+
+    Windows paths compare case-insensitively, so their range is the whole table (is_under decides).
+    """
+    if is_windows_path(folder):
+        return folder, "", "\U0010ffff"
+    prefix = folder_prefix(folder)
+    return folder.rstrip("/") or "/", prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)

@@ -5,7 +5,10 @@ Design notes (measured in shared/research/lancedb.md):
 - The native full-text index searches rows added after it was built (the unindexed tail is
   scanned), so keyword results are current right after a write; ``optimize()`` after each
   burst folds the tail in and compacts the fragments that small commits leave behind.
-- Writes batch many files per commit: one delete of their old rows, one append.
+- Writes batch many files per commit: one delete of their old rows, one append. The keyword
+  phase stores rows without a vector (null), so they are found by BM25 at once; the semantic
+  phase fills the vectors in with one ``merge_insert`` per batch (one atomic commit). Null
+  vectors take no part in vector search, with or without a vector index.
 - The connection re-checks the latest version on every read, so a search process sees
   what the indexer process just wrote without reopening.
 """
@@ -17,7 +20,7 @@ import re
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
@@ -26,14 +29,23 @@ import numpy as np
 import pyarrow as pa
 
 from ..paths import sql_literal
+from .terms import analyse, query_terms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 TABLE = "chunks"
 VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
-FTS_CONFIG = dict(with_position=False, base_tokenizer="simple", language="English", stem=True,
-                  remove_stop_words=True, ascii_folding=True, lower_case=True)
+# The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
+# language, stemming and stop words, words cut out of scripts written without spaces), so the index
+# itself only splits on spaces.
+FTS_COLUMN = "terms"
+FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
+                  stem=False, remove_stop_words=False, ascii_folding=False)
+MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
+MAIN_LANGUAGES_MAX = 3      # each one adds its stems to every query: the BM25 leg slows with them
+LANGUAGES_TTL = 30.0
+ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
 
 
 @dataclass(frozen=True)
@@ -41,9 +53,18 @@ class ChunkRow:
     path: str
     chunk_index: int
     text: str
-    vector: np.ndarray
+    vector: np.ndarray | None  # None until the semantic phase embeds the chunk
     content_hash: str
     mtime: float
+    location: str | None = None  # JSON list of the places it covers: [{"page": 3}, {"page": 4}]
+    doc_type: str = ""           # the file's, for filters (pdf, docx, markdown...)
+    size: int = 0                # the file's bytes, for filters
+    lang: str | None = None      # the keyword analysis of ``text`` (terms.py), when the caller made it
+    terms: str | None = None     # already (in a worker process); else the store makes it
+
+
+# Columns of the file a chunk belongs to, kept on every chunk so that filters run inside LanceDB.
+FILE_FIELDS = (pa.field("location", pa.string()), pa.field("doc_type", pa.string()), pa.field("size", pa.int64()))
 
 
 def schema(dimension: int) -> pa.Schema:
@@ -55,7 +76,23 @@ def schema(dimension: int) -> pa.Schema:
         pa.field("content_hash", pa.string()),
         pa.field("mtime", pa.float64()),
         pa.field("embed_model", pa.string()),
+        *FILE_FIELDS,
+        *ANALYSIS_FIELDS,
     ])
+
+
+def _analysis(rows: Sequence[ChunkRow]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` of the rows: as the caller analysed them, or analysed here."""
+    pairs = [(r.lang, r.terms) if r.terms is not None else astuple(analyse(r.text)) for r in rows]
+    return {"lang": pa.array([lang for lang, _ in pairs], pa.string()),
+            FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string())}
+
+
+def analysed_columns(texts: Sequence[str]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` for stored texts: what the keyword leg searches (derived, never written by hand)."""
+    analyses = [analyse(text) for text in texts]
+    return {"lang": pa.array([a.language for a in analyses], pa.string()),
+            FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
 
 
 class StoreDamaged(RuntimeError):
@@ -94,7 +131,8 @@ class ChunkStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self._connect()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._languages: tuple[int | None, float, list[str]] = (None, -LANGUAGES_TTL, [])
 
     def _connect(self) -> None:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
@@ -151,33 +189,63 @@ class ChunkStore:
     # writes (the single writer only) ------------------------------------------------
     def replace_files(self, paths: Sequence[str], rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
         """Swap the rows of ``paths`` for ``rows`` in two commits (delete, then append)."""
-        bad = [r for r in rows if r.vector.shape != (dimension,)]
-        if bad:
-            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+        data = self._arrow(rows, model, dimension)
         with self._write_lock:
             table = self.table
             if table is not None and table.schema.field("vector").type.list_size != dimension:
                 raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
+            if table is not None:
+                self._add_file_fields(table)
+                self._add_analysis(table)
             if table is not None and paths:
                 for start in range(0, len(paths), 400):
                     table.delete(_in_list(paths[start:start + 400]))
             if not rows:
                 return
-            data = pa.table({
-                "path": pa.array([r.path for r in rows], pa.string()),
-                "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
-                "text": pa.array([r.text for r in rows], pa.string()),
-                "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(np.concatenate([r.vector for r in rows]).astype(np.float32)), dimension),
-                "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
-                "mtime": pa.array([r.mtime for r in rows], pa.float64()),
-                "embed_model": pa.array([model] * len(rows), pa.string()),
-            }, schema=schema(dimension))
+            # "null": rows of the keyword phase have no vector yet, on purpose.
             if table is None:
-                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension))
+                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension), on_bad_vectors="null")
                 self._create_scalar_indexes()
             else:
-                table.add(data)
+                table.add(data, on_bad_vectors="null")
+
+    def set_vectors(self, rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
+        """Give stored chunks their vectors (and chunk 0 its final text) in one atomic commit.
+
+        Rows are matched on (path, chunk_index); a row that is no longer stored is not added back.
+        """
+        if not rows:
+            return
+        data = self._arrow(rows, model, dimension)
+        with self._write_lock:
+            table = self.table
+            if table is None:
+                return
+            table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(data)
+
+    @staticmethod
+    def _arrow(rows: Sequence[ChunkRow], model: str, dimension: int) -> pa.Table:
+        """Rows as an Arrow table of the schema; a row without a vector gets a null one (and no model)."""
+        bad = [r for r in rows if r.vector is not None and r.vector.shape != (dimension,)]
+        if bad:
+            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+        missing = [r.vector is None for r in rows]
+        blank = np.zeros(dimension, np.float32)
+        values = np.concatenate([blank if r.vector is None else r.vector for r in rows]) if rows else np.zeros(0)
+        return pa.table({
+            "path": pa.array([r.path for r in rows], pa.string()),
+            "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
+            "text": pa.array([r.text for r in rows], pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(values.astype(np.float32)), dimension,
+                                                        mask=pa.array(missing, pa.bool_())),
+            "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
+            "mtime": pa.array([r.mtime for r in rows], pa.float64()),
+            "embed_model": pa.array([None if gap else model for gap in missing], pa.string()),
+            "location": pa.array([r.location for r in rows], pa.string()),
+            "doc_type": pa.array([r.doc_type for r in rows], pa.string()),
+            "size": pa.array([r.size for r in rows], pa.int64()),
+            **_analysis(rows),
+        }, schema=schema(dimension))
 
     def delete_paths(self, paths: Sequence[str]) -> None:
         table = self.table
@@ -194,21 +262,87 @@ class ChunkStore:
                 self._db.drop_table(TABLE)
             self._table = None
 
+    def unfilled_files(self) -> bool:
+        """Whether chunks written by an earlier version lack their file's type and size (``fill_file_fields``)."""
+        return self._read(lambda table: any(f.name not in table.schema.names for f in FILE_FIELDS)
+                          or table.count_rows("doc_type IS NULL") > 0, False)
+
+    def fill_file_fields(self, files: dict[str, tuple[str, int]]) -> None:
+        """Give the chunks of an older table their file's type and size from ``files`` (path -> (doc_type, size));
+        they keep their vectors. Places in a file (pages...) come with the next read of it."""
+        with self._write_lock:
+            table = self.table
+            self._add_file_fields(table)
+            keys = table.search().where("doc_type IS NULL").select(["path", "chunk_index"]).limit(None).to_arrow()
+            for start in range(0, keys.num_rows, 50_000):
+                part = keys.slice(start, 50_000)
+                known = [files.get(p, ("", 0)) for p in part["path"].to_pylist()]
+                table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(pa.table({
+                    "path": part["path"], "chunk_index": part["chunk_index"],
+                    "doc_type": pa.array([k[0] for k in known], pa.string()),
+                    "size": pa.array([k[1] for k in known], pa.int64())}))
+
+    def _add_file_fields(self, table) -> None:
+        """Columns a table written by an earlier version lacks, added empty (a change of schema only)."""
+        missing = [f for f in FILE_FIELDS if f.name not in table.schema.names]
+        if missing:
+            table.add_columns(pa.schema(missing))
+            self._create_filter_indexes(table)
+
     def _create_scalar_indexes(self) -> None:
         from lancedb.index import FTS, BTree
 
         self._table.create_index("path", config=BTree(), replace=True)
-        self._table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+        self._create_filter_indexes(self._table)
+        self._table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+
+    @staticmethod
+    def _create_filter_indexes(table) -> None:
+        """Filters on type and dates stay fast at a million chunks: prefilters served by indexes."""
+        from lancedb.index import BTree, Bitmap
+
+        table.create_index("doc_type", config=Bitmap(), replace=True)
+        table.create_index("mtime", config=BTree(), replace=True)
 
     def has_fts_index(self) -> bool:
-        return self._read(lambda table: any(i.columns == ["text"] for i in table.list_indices()), False)
+        return self._read(lambda table: any(i.columns == [FTS_COLUMN] for i in table.list_indices()), False)
 
     def build_fts_index(self) -> None:
+        """(Re)build the keyword index; a table written before ``terms`` existed is analysed first."""
         from lancedb.index import FTS
 
         with self._write_lock:
             if self.table is not None:
-                self.table.create_index("text", config=FTS(**FTS_CONFIG), replace=True)
+                self._add_analysis(self.table)
+                self.table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+
+    def reanalyse(self) -> int:
+        """Recompute ``lang`` and ``terms`` of every row from its stored text, keeping the vectors;
+        the number of rows analysed. For a table from before the analysis, or after it changed."""
+        with self._write_lock:
+            return 0 if self.table is None else self._analyse_rows(self.table)
+
+    def _add_analysis(self, table) -> None:
+        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk);
+        its old keyword index, on ``text``, goes."""
+        if FTS_COLUMN not in table.schema.names:
+            log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
+            for index in table.list_indices():
+                if index.columns == ["text"]:
+                    table.drop_index(index.name)
+
+    @staticmethod
+    def _analyse_rows(table, batch_rows: int = 20_000) -> int:
+        if FTS_COLUMN not in table.schema.names:
+            table.add_columns(pa.schema(list(ANALYSIS_FIELDS)))
+        stored = table.search().select(["path", "chunk_index", "text"]).limit(None).to_arrow()
+        done = 0
+        for start in range(0, stored.num_rows, batch_rows):
+            part = stored.slice(start, batch_rows)
+            update = pa.table({"path": part["path"], "chunk_index": part["chunk_index"],
+                               **analysed_columns(part["text"].to_pylist())})
+            done += table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
+        return done
 
     def optimize(self) -> None:
         """Compact fragments and fold new rows into every index; retried on commit conflicts."""
@@ -231,8 +365,8 @@ class ChunkStore:
                     time.sleep(0.2 * (attempt + 1))
 
     def _ensure_vector_index(self, table) -> None:
-        """An HNSW index once the table is large enough that exact search gets slow."""
-        if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+        """An HNSW index once the table holds enough vectors that exact search gets slow."""
+        if table.count_rows("vector IS NOT NULL") < VECTOR_INDEX_MIN_ROWS:
             return
         if self.has_vector_index():
             return
@@ -250,7 +384,7 @@ class ChunkStore:
 
         def read(table) -> list[dict]:
             query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                     .distance_type("cosine").limit(k).select(["path", "chunk_index", "text", "_distance"]))
+                     .distance_type("cosine").limit(k).select(_hit_columns(table, "_distance")))
             if where:
                 query = query.where(where, prefilter=True)
             if any(i.columns == ["vector"] for i in table.list_indices()):
@@ -263,14 +397,75 @@ class ChunkStore:
         return self._read(read, [])
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
-        """The ``k`` best chunks by BM25 on the stored text; raises ValueError without an FTS index."""
+        """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
+        terms = query_terms(text, self.main_languages())
+        if not terms:
+            return []
 
         def read(table) -> list[dict]:
-            query = (table.search(text, query_type="fts", fts_columns="text")
-                     .limit(k).select(["path", "chunk_index", "text", "_score"]))
+            query = (table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
+                     .limit(k).select(_hit_columns(table, "_score")))
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
+
+        return self._read(read, [])
+
+    def unembedded(self, paths: Sequence[str]) -> list[dict]:
+        """The stored chunks of ``paths`` that have no vector yet, in file and chunk order."""
+        rows: list[dict] = []
+        for start in range(0, len(paths), 400):
+            where = f"{_in_list(paths[start:start + 400])} AND vector IS NULL"
+            rows += self._read(lambda table: table.search().where(where)
+                               .select(["path", "chunk_index", "text", "content_hash", "mtime",
+                                        *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])
+                               .limit(None).to_list(), [])
+        return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
+
+    def stored_chunks(self, paths: Sequence[str]) -> dict[str, tuple[set[int], set[str | None]]]:
+        """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""
+        found: dict[str, tuple[set[int], set[str | None]]] = {p: (set(), set()) for p in paths}
+        for start in range(0, len(paths), 400):
+            where = _in_list(paths[start:start + 400])
+            rows = self._read(lambda table: table.search().where(where).select(["path", "chunk_index", "content_hash"])
+                              .limit(None).to_list(), [])
+            for row in rows:
+                found[row["path"]][0].add(row["chunk_index"])
+                found[row["path"]][1].add(row["content_hash"])
+        return found
+
+    def count_embedded(self) -> int:
+        return self.count("vector IS NOT NULL")
+
+    def chunk(self, path: str, chunk_index: int) -> dict | None:
+        """One stored chunk: its text and, once the table has it, its location."""
+        where = f"path = {sql_literal(path)} AND chunk_index = {int(chunk_index)}"
+
+        def read(table) -> list[dict]:
+            columns = ["text", *(["location"] if "location" in table.schema.names else [])]
+            return table.search().where(where).select(columns).limit(1).to_list()
+
+        rows = self._read(read, [])
+        return rows[0] if rows else None
+
+    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+        found = self.chunk(path, chunk_index)
+        return found["text"] if found else None
+
+    def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
+        """The (at most MAIN_LANGUAGES_MAX) languages of at least ``share`` of the chunks, largest
+        first; counted again when the table changed,
+        at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
+        def read(table) -> list[str]:
+            version, counted_at = table.version, time.monotonic()
+            if self._languages[0] != version and counted_at - self._languages[1] >= LANGUAGES_TTL:
+                counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
+                          if "lang" in table.schema.names else [])
+                total = sum(c["counts"] for c in counts) or 1
+                main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                        if c["values"] and c["counts"] / total >= share]
+                self._languages = (version, counted_at, main[:MAIN_LANGUAGES_MAX])
+            return self._languages[2]
 
         return self._read(read, [])
 
@@ -339,6 +534,13 @@ class ChunkStore:
             except Exception:
                 shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
             return None
+
+
+def _hit_columns(table, score: str) -> list[str]:
+    """What a leg reads of each hit; the newer columns once the table has them (a table from before is
+    migrated on its next write or keyword-index build)."""
+    newer = [name for name in ("lang", "location") if name in table.schema.names]
+    return ["path", "chunk_index", "text", "content_hash", *newer, score]
 
 
 def _read_back(table) -> str | None:

@@ -150,28 +150,35 @@ def _readable_rows(db: sqlite3.Connection, table: str, columns: list[str]) -> di
 def reconcile(catalog: Catalog, store: ChunkStore) -> tuple[int, int]:
     """Make the catalog true to the vectors; returns (files queued again, files whose vectors were dropped).
 
-    An ``indexed`` row needs exactly its ``chunks`` vectors, numbered from 0, all of its stored
-    content hash; a ``failed`` row its context entry. Pending rows are replaced when indexed.
+    A ``keyword`` or ``indexed`` row needs exactly its ``chunks`` rows, numbered from 0, all of
+    its stored content hash, and an ``indexed`` one a vector in each (else it goes back to
+    ``keyword``); a ``failed`` row its context entry. Pending rows are replaced when stored.
     """
     stored: dict[str, tuple[set[int], set[str | None]]] = defaultdict(lambda: (set(), set()))
+    unembedded: set[str] = set()
     table = store.table
     if table is not None:
         for batch in table.search().select(["path", "chunk_index", "content_hash"]).limit(None).to_batches(65536):
             for path, index, content_hash in zip(*(batch.column(c).to_pylist() for c in range(3))):
                 stored[path][0].add(index)
                 stored[path][1].add(content_hash)
-    requeue = []
+        for batch in table.search().where("vector IS NULL").select(["path"]).limit(None).to_batches(65536):
+            unembedded.update(batch.column(0).to_pylist())
+    requeue, embed_again = [], []
     known = set()
     for row in catalog.iter_rows():
         known.add(row.path)
         indexes, hashes = stored.get(row.path, (set(), set()))
         whole = indexes == set(range(row.chunks)) and row.chunks > 0
-        if row.status == "indexed" and not (whole and hashes == {row.content_hash}):
+        if row.status in ("keyword", "indexed") and not (whole and hashes == {row.content_hash}):
             requeue.append(row.path)
+        elif row.status == "indexed" and row.path in unembedded:
+            embed_again.append(row.path)
         elif row.status == "failed" and not whole:
             requeue.append(row.path)
     for path in requeue:
         catalog.requeue(path)
+    catalog.unmark_embedded(embed_again)
     orphans = [path for path in stored if path not in known]
     store.delete_paths(orphans)
-    return len(requeue), len(orphans)
+    return len(requeue) + len(embed_again), len(orphans)

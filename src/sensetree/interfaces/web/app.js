@@ -18,6 +18,7 @@ const state = {
   scope: null,           // the current folder
   scopeOn: false,        // "limit to current folder"
   searchSeq: 0,          // answers to older searches are dropped
+  types: new Set(),      // the type chips that are on (each a comma-separated list of types)
   preview: null,         // {path, chunk}
   conversation: null,
   chatAbort: null,
@@ -46,10 +47,19 @@ async function attempt(action, failureLabel) {
   }
 }
 
+// What each phase means to the user: "keyword" files are findable by their words, not yet by meaning.
+const STATUS_LABELS = { keyword: "keyword-ready" };
+const STATUS_TITLES = {
+  pending: "waiting to be read",
+  keyword: "findable by exact words and names; its meaning (vectors) comes next",
+  indexed: "findable by words and by meaning",
+};
+
 function statusBadge(status) {
   if (!status) return null;
   const slug = status.replace(/\s+/g, "-");
-  return h(`span.badge.status-${slug}`, { "data-testid": "status-badge", "data-status": status }, status);
+  return h(`span.badge.status-${slug}`, { "data-testid": "status-badge", "data-status": status, title: STATUS_TITLES[status] ?? "" },
+    STATUS_LABELS[status] ?? status);
 }
 
 function confirmDialog({ title, message, confirm }) {
@@ -138,7 +148,7 @@ async function search() {
   $("results-pane").classList.add("loading");
   const tree = state.view === "list" ? null : loadTree(query);
   const answer = await attempt(
-    () => api("/api/search", { query: { q: query, scope: effectiveScope(), limit: 30 } }), "Search failed");
+    () => api("/api/search", { query: { q: query, scope: effectiveScope(), limit: 30, ...filterQuery() } }), "Search failed");
   await tree;
   if (seq !== state.searchSeq) return;
   $("results-pane").classList.remove("loading");
@@ -153,10 +163,15 @@ async function search() {
   renderResults();
 }
 
-/** A notice on one line; a click shows all of it. */
+/** A notice on one line; a click shows all of it, the cross dismisses it. */
 function noticeLine(text) {
-  const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, text);
+  const close = h("button.notice-close", { type: "button", "aria-label": "Dismiss", "data-testid": "notice-dismiss" }, "×");
+  const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, h("span", null, text), close);
   line.addEventListener("click", () => line.classList.toggle("folded"));
+  close.addEventListener("click", (event) => {
+    event.stopPropagation();
+    line.remove();
+  });
   return line;
 }
 
@@ -178,9 +193,12 @@ function renderResults() {
     h("div.result-head", null,
       icon("file", "icon result-icon"),
       h("span.result-name", { "data-testid": "result-name" }, result.name),
+      result.location_label ? h("span.result-place", { "data-testid": "result-place" }, result.location_label) : null,
       h("span.score", { "data-testid": "score", title: scoreDetail(result) }, percent(result.score))),
     h("div.result-path", { title: result.path }, result.path),
-    h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)))));
+    h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)),
+    result.duplicates?.length ? h("div.duplicates", { "data-testid": "duplicates", title: result.duplicates.join("\n") },
+      `also in ${result.duplicates.length} other place${result.duplicates.length === 1 ? "" : "s"}`) : null)));
   $("results-empty").hidden = state.results.length > 0 || Boolean(state.query);
   if (state.query && !state.results.length) {
     list.append(h("li.none", null, "No file matches. Try other words, or clear the current folder."));
@@ -213,14 +231,40 @@ function openSelected() {
 // search: the meaning tree
 
 function treeKey(query = state.query) {
-  return `${query}\u0000${effectiveScope() ?? ""}`;
+  return `${query}\u0000${effectiveScope() ?? ""}\u0000${JSON.stringify(filterQuery())}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// search: filters on file type and modification date (applied inside the index, before ranking)
+
+const TYPE_CHIPS = [["pdf", "PDF"], ["docx,odt,rtf,doc", "Documents"], ["xlsx,ods,xls,csv", "Sheets"],
+  ["pptx,odp,ppt", "Slides"], ["markdown,text", "Notes"], ["image", "Images"], ["email,msg", "E-mail"], ["code", "Code"]];
+
+function renderTypeChips() {
+  fill($("type-chips"), TYPE_CHIPS.map(([types, label]) => h("button.chip.type-chip", {
+    type: "button", "data-testid": "type-chip", "data-types": types,
+    "aria-pressed": String(state.types.has(types)),
+    onclick: () => {
+      if (state.types.has(types)) state.types.delete(types); else state.types.add(types);
+      renderTypeChips();
+      search();
+    },
+  }, label)));
+}
+
+function filterQuery() {
+  const query = {};
+  if (state.types.size) query.type = [...state.types].join(",");
+  if ($("modified-after").value) query.modified_after = $("modified-after").value;
+  if ($("modified-before").value) query.modified_before = $("modified-before").value;
+  return query;
 }
 
 async function loadTree(query = state.query) {
   if (!query) return;
   const key = treeKey(query);
   const answer = await attempt(
-    () => api("/api/tree", { query: { q: query, scope: effectiveScope() } }), "The meaning tree failed");
+    () => api("/api/tree", { query: { q: query, scope: effectiveScope(), ...filterQuery() } }), "The meaning tree failed");
   if (!answer || key !== treeKey($("search-input").value.trim())) return;
   state.tree = answer.tree;
   state.treeQuery = key;
@@ -297,7 +341,9 @@ async function openPreview(path, chunk = 0) {
   const terms = queryTerms(state.query);
   const text = answer.text ?? "";
   const found = answer.start >= 0 && answer.end > answer.start;
+  state.preview.page = answer.location?.page ?? null;
   fill($("preview-meta"),
+    answer.location_label ? h("span.result-place", { "data-testid": "preview-place" }, answer.location_label) : null,
     h("span", null, `chunk ${answer.chunk_index}`),
     found ? h("span", null, `characters ${answer.start.toLocaleString()}–${answer.end.toLocaleString()}`)
       : h("span.warn", null, "the chunk was not found in the text"),
@@ -327,9 +373,10 @@ function closePreview() {
   if (state.tab === "search") $("search-input").focus();  // arrows and Enter keep working
 }
 
-async function openFile(path) {
-  const answer = await attempt(() => api("/api/open", { method: "POST", body: { path } }), "Could not open the file");
-  if (answer) toast(`Opened ${baseName(answer.opened)}`);
+async function openFile(path, page = null) {
+  const answer = await attempt(() => api("/api/open", { method: "POST", body: page ? { path, page } : { path } }),
+    "Could not open the file");
+  if (answer) toast(`Opened ${baseName(answer.opened)}${answer.page ? ` at page ${answer.page}` : ""}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -603,26 +650,34 @@ function renderQueue(queue) {
 }
 
 function renderProgress(progress) {
-  const total = progress.total ?? 0;
-  const done = progress.done ?? 0;
-  const fraction = total ? Math.min(1, done / total) : progress.running ? 0 : 1;
-  const stateText = progress.paused ? `Paused: ${progress.paused}` : progress.running ? "Indexing" : "Up to date";
+  const files = progress.files ?? 0;
+  const keyword = progress.keyword_ready ?? 0;
+  const semantic = progress.semantic ?? 0;
+  const upToDate = !progress.running && semantic >= files;
+  const stateText = progress.paused ? `Paused: ${progress.paused}` : progress.running ? "Indexing" : upToDate ? "Up to date" : "Waiting";
   const stages = progress.stages ?? {};
   const stage = (label, data, unit) => h("div.stage", { "data-testid": `stage-${label.toLowerCase()}` },
     h("div.stage-label", null, label),
     h("div.stage-rate", null, rate(data?.per_s, unit)),
     h("div.muted.small", null, `${data?.[unit === "chunks" ? "chunks" : "files"] ?? 0} ${unit} in ${duration(data?.seconds ?? 0)}`));
+  // Keyword first, meaning after: every file is findable by its words long before it has vectors.
+  const phase = (label, testid, done, note) => h("div.phase", { "data-testid": testid },
+    h("div.phase-head", null, h("span", null, label),
+      h("span.muted", { "data-testid": `${testid}-counter` }, `${done.toLocaleString()} / ${files.toLocaleString()} files`),
+      note ? h("span.muted.small", null, note) : null),
+    h("div.progress", { role: "progressbar", "aria-label": label, "aria-valuemin": 0, "aria-valuemax": files, "aria-valuenow": done },
+      h("span.progress-fill", { style: { width: `${files ? Math.round(Math.min(1, done / files) * 100) : 100}%` } })));
+  const eta = semantic >= files ? "–" : progress.semantic_eta_s == null ? (progress.running ? "measuring" : "–") : duration(progress.semantic_eta_s);
   fill($("progress-card"),
-    h("div.card-head", null,
-      h("h2", null, stateText),
-      h("span.muted", { "data-testid": "progress-counter" }, `${done} / ${total} files`)),
-    h("div.progress", { role: "progressbar", "aria-valuemin": 0, "aria-valuemax": total, "aria-valuenow": done },
-      h("span.progress-fill", { style: { width: `${Math.round(fraction * 100)}%` } })),
+    h("div.card-head", null, h("h2", null, stateText)),
+    phase("Keyword-ready", "phase-keyword", keyword, "findable by exact words and names"),
+    phase("Semantic", "phase-semantic", semantic, semantic < files ? `ETA ${eta}` : "findable by meaning"),
     h("div.current", { "data-testid": "current-file" },
-      progress.current ? [h("span.muted", null, "Now: "), progress.current] : h("span.muted", null, "No file in progress")),
+      progress.current ? [h("span.muted", null, progress.phase === "semantic" ? "Embedding: " : "Reading: "), progress.current]
+        : h("span.muted", null, "No file in progress")),
     h("div.counters", null,
-      counter("Done", done), counter("Failed", progress.failed ?? 0), counter("Chunks", progress.chunks ?? 0),
-      counter("Rate", rate(progress.rate, "files")), counter("ETA", progress.running ? duration(progress.eta_s) : "–")),
+      counter("Failed", progress.failed ?? 0), counter("Chunks left", (progress.chunks_left ?? 0).toLocaleString()),
+      counter("Rate", rate(progress.embed_rate, "chunks")), counter("ETA", eta)),
     h("div.stages", null,
       stage("Extraction", stages.extraction, "files"),
       stage("Sense", stages.sense, "files"),
@@ -918,9 +973,10 @@ function renderStatus(status) {
   const failed = counts.failed ?? 0;
   $("status-dot").className = `dot ${progress.paused ? "paused" : progress.running ? "busy" : failed ? "failed" : "idle"}`;
   $("status-state").textContent = progress.paused ? `Paused: ${progress.paused}`
-    : progress.running ? `Indexing ${progress.done ?? 0}/${progress.total ?? 0}${progress.current ? ` · ${baseName(progress.current)}` : ""}`
+    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · semantic ${progress.semantic ?? 0}/${progress.files ?? 0}${progress.semantic_eta_s ? ` · ETA ${duration(progress.semantic_eta_s)}` : ""}`
       : status.roots?.length ? "Up to date" : "No folder yet: add one in the Explorer";
   const parts = [`${counts.indexed ?? 0} indexed`];
+  if (counts.keyword) parts.push(`${counts.keyword} keyword-ready`);
   if (counts.pending) parts.push(`${counts.pending} pending`);
   if (failed) parts.push(`${failed} failed`);
   if (counts["block member"]) parts.push(`${counts["block member"]} in blocks`);
@@ -988,6 +1044,10 @@ function start() {
     button.addEventListener("click", () => setView(button.dataset.view));
   }
   $("search-form").addEventListener("submit", onSearchSubmit);
+  renderTypeChips();
+  for (const id of ["modified-after", "modified-before"]) {
+    $(id).addEventListener("change", () => { if (state.query) search(); });
+  }
   $("search-input").addEventListener("input", () => {
     clearTimeout(typingTimer);
     typingTimer = setTimeout(search, 400);
@@ -999,7 +1059,7 @@ function start() {
   });
   $("scope-clear").addEventListener("click", () => setScope(null));
   $("preview-close").addEventListener("click", closePreview);
-  $("preview-open").addEventListener("click", () => state.preview && openFile(state.preview.path));
+  $("preview-open").addEventListener("click", () => state.preview && openFile(state.preview.path, state.preview.page));
   $("add-root-form").addEventListener("submit", addRoot);
   $("retry-all").addEventListener("click", () => retry());
   $("ignore-all").addEventListener("click", () => ignore());

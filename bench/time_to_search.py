@@ -1,0 +1,179 @@
+"""Time to searchable on a real folder that nobody wrote for this project.
+
+    python bench/time_to_search.py [FOLDER] [--model e5] [--semantic-minutes N] [--samples 60]
+
+Copies FOLDER (default: this machine's /usr/share/doc) to a temporary folder, starts a real
+`sensetree index` process on it with a fresh data dir and the default model, and prints:
+- the seconds until every readable file is keyword-searchable: the keyword phase done, then
+  checked by searching exact words taken from the files that came last in its order;
+- the keyword phase's files/s and the semantic phase's chunks/s, beside the raw rate of the
+  same model on the same chunks (embedded outside the pipeline afterwards);
+- the seconds until every chunk has its vector, or, with --semantic-minutes, the ETA at the
+  rate reached by then (the default model needs hours for a folder this size on 2 cores);
+- peak memory of the indexer and its worker processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sensetree.engine import Engine
+from sensetree.ingest.sense import embedded_text, embedding_context
+
+WORD = re.compile(r"[^\W\d_]{6,}|\w*\d\w*[^\W\d_]\w*")  # long words, or names mixing letters and digits
+
+
+def _copy(folder: Path, into: Path) -> Path:
+    target = into / folder.name
+    shutil.copytree(folder, target, symlinks=True, ignore_dangling_symlinks=True,
+                    copy_function=_copy_readable)
+    return target
+
+
+def _copy_readable(source: str, target: str) -> None:
+    try:
+        shutil.copy2(source, target)
+    except OSError:
+        pass  # an unreadable file stays out of the copy, as it would stay out of the index
+
+
+def _peak_kb(pid: int) -> int:
+    """VmHWM of a process and its children (the keyword phase's workers)."""
+    total = 0
+    for proc in [pid, *_children(pid)]:
+        try:
+            for line in Path(f"/proc/{proc}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        found = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    return found + [g for c in found for g in _children(c)]
+
+
+def _probes(engine: Engine, samples: int, rng: random.Random) -> list[tuple[str, str]]:
+    """(query, path) for files that came last in the keyword phase's order (the oldest): exact words
+    from a chunk of each, rare enough that the file should be among the first results."""
+    rows = [r for r in engine.catalog.iter_rows() if r.status in ("keyword", "indexed") and r.doc_type != "context"]
+    rows.sort(key=lambda r: r.mtime)
+    probes = []
+    for row in rows[: samples * 3]:
+        chunks = engine.store.chunks_of(row.path)
+        words = sorted(set(WORD.findall(" ".join(c["text"] for c in chunks[-2:]))), key=len, reverse=True)
+        if len(words) >= 2:
+            probes.append((" ".join(rng.sample(words[:8], 2)), row.path))
+        if len(probes) >= samples:
+            break
+    return probes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", nargs="?", type=Path, default=Path("/usr/share/doc"))
+    parser.add_argument("--model", default=None, help="embedding model (default: the product's default)")
+    parser.add_argument("--semantic-minutes", type=float, default=None,
+                        help="stop the semantic phase after this long and report its ETA instead")
+    parser.add_argument("--samples", type=int, default=60, help="files checked for keyword search")
+    parser.add_argument("--raw-chunks", type=int, default=400, help="chunks embedded by the model alone")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="sensetree-tts-"))
+    rng = random.Random(7)
+    try:
+        tree = _copy(args.folder, work)
+        data = work / "data"
+        with Engine(data) as engine:
+            if args.model:
+                engine.set_setting("embedding.model", args.model)
+            engine.add_root(str(tree))
+        files = sum(1 for p in tree.rglob("*") if p.is_file() and not p.is_symlink())
+        print(f"folder                {args.folder} ({files} files) copied to {tree}")
+        started = time.monotonic()
+        process = subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", "index", "--quiet",
+                                    "--data-dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        peak = 0
+        keyword_s = semantic_s = None
+        keyword_files = 0
+        probes: list[tuple[str, str]] = []
+        with Engine(data) as reader:
+            retriever = reader.retriever()
+            while process.poll() is None:
+                time.sleep(1.0)
+                peak = max(peak, _peak_kb(process.pid))
+                counts = reader.catalog.counts()
+                if keyword_s is None and counts["pending"] == 0 and sum(counts.values()) > 0:
+                    probes = probes or _probes(reader, args.samples, rng)
+                    found = sum(path in [r.path for r in retriever.search(q, limit=10, hybrid=True, rerank_on=False,
+                                                                          dense=False).results]
+                                for q, path in probes)
+                    if found == len(probes):
+                        keyword_s = time.monotonic() - started
+                        keyword_files = reader.catalog.phase_counts()[0]
+                        print(f"keyword-searchable    {keyword_s:8.1f} s  ({keyword_files} files, {counts['failed']} "
+                              f"failed; {found}/{len(probes)} sampled files found by exact words)", flush=True)
+                elapsed = time.monotonic() - started
+                if args.semantic_minutes is not None and keyword_s is not None and elapsed > keyword_s + 60 * args.semantic_minutes:
+                    process.terminate()
+            stopped_at = time.monotonic()
+            process.wait()
+            stop_s = time.monotonic() - stopped_at
+            if process.returncode != 0 and args.semantic_minutes is None:
+                print(process.stderr.read().decode(errors="replace")[-2000:])
+            total, keyword, semantic = reader.catalog.phase_counts()
+            embedded = reader.store.count_embedded()
+            chunks = reader.store.count()
+            if semantic == total:
+                semantic_s = stopped_at - started
+            rate_s = (stopped_at - started) - (keyword_s or 0)
+            print(f"keyword phase         {keyword_files / keyword_s if keyword_s else 0:8.1f} files/s")
+            pipeline_rate = embedded / rate_s if rate_s > 0 else 0.0
+            print(f"semantic phase        {pipeline_rate:8.2f} chunks/s  ({embedded} of {chunks} chunks embedded)")
+            if semantic_s is not None:
+                print(f"fully embedded        {semantic_s:8.1f} s")
+            else:
+                eta = (chunks - embedded) / pipeline_rate if pipeline_rate else float("inf")
+                print(f"fully embedded        ETA {eta / 3600:.1f} h more at that rate (stopped after "
+                      f"{args.semantic_minutes} min; the stop took {stop_s:.1f} s)")
+            raw = _raw_rate(reader, args.raw_chunks)
+            print(f"model alone           {raw:8.2f} chunks/s on {args.raw_chunks} of the same chunks "
+                  f"(pipeline / raw {pipeline_rate / raw * 100 if raw else 0:.0f} %)")
+            print(f"peak memory           {peak / 1024:8.0f} MB (indexer and its worker processes)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _raw_rate(engine: Engine, count: int) -> float:
+    """The model alone on texts the pipeline embeds (stored chunks behind their context)."""
+    texts = []
+    for row in engine.catalog.iter_rows():
+        sense = engine.catalog.sense(row.path)
+        context = embedding_context(sense.text if sense else "", Path(row.path).name)
+        texts += [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(row.path)]
+        if len(texts) >= count:
+            break
+    texts = texts[:count]
+    embedder = engine.embedder
+    embedder.embed_passages(texts[:4])  # warm-up
+    started = time.perf_counter()
+    for start in range(0, len(texts), 64):
+        embedder.embed_passages(texts[start:start + 64])
+    return len(texts) / (time.perf_counter() - started)
+
+
+if __name__ == "__main__":
+    main()

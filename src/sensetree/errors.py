@@ -1,0 +1,9 @@
+"""Errors every layer may raise for the user to act on."""
+
+
+class SenseTreeError(Exception):
+    """A problem the user can act on; the message says what and how."""
+
+
+class WriterBusy(SenseTreeError):
+    """Another process holds the data dir's writer lock."""

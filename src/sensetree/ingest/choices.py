@@ -1,0 +1,112 @@
+"""What the user chose to index, and how: roots, block folders, ignored paths, retries, re-indexing,
+and senses corrected by hand. Each choice is kept in the catalog; the next indexing run acts on it."""
+
+from __future__ import annotations
+
+import os
+
+from .. import paths
+from ..errors import SenseTreeError
+from ..store.catalog import Catalog, SenseRow
+from ..store.chunks import ChunkStore
+from ..store.storage import Storage
+
+
+class Choices:
+    def __init__(self, storage: Storage):
+        self.storage = storage
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.storage.catalog
+
+    @property
+    def store(self) -> ChunkStore:
+        return self.storage.store
+
+    def add_root(self, folder: str) -> str:
+        path = paths.normalize(folder)
+        if not os.path.isdir(path):
+            raise SenseTreeError(f"{folder} is not a folder")
+        if path in self.catalog.roots():
+            return path
+        for root in self.catalog.roots():
+            if paths.is_under(path, root):
+                raise SenseTreeError(f"{path} is already indexed as part of the root {root}")
+        for root in self.catalog.roots():
+            if paths.is_under(root, path):  # a wider root absorbs the narrower one
+                self.catalog.remove_root(root)
+                self.catalog.move_root(root, path)
+        self.catalog.add_root(path)
+        return path
+
+    def remove_root(self, folder: str) -> int:
+        path = paths.normalize(folder)
+        if path not in self.catalog.roots():
+            raise SenseTreeError(f"{folder} is not a root; roots: {', '.join(self.catalog.roots()) or 'none'}")
+        with self.storage.writer():
+            gone = list(self.catalog.files_under(path))
+            self.store.delete_paths(gone)
+            self.catalog.delete(gone)
+            self.catalog.remove_root(path)
+        return len(gone)
+
+    def set_block(self, folder: str, mode: str | None) -> str:
+        """``block``, ``recursive`` (index the contents) or None (back to the heuristics)."""
+        path = paths.normalize(folder)
+        if not os.path.isdir(path):
+            raise SenseTreeError(f"{folder} is not a folder")
+        if path in self.catalog.roots() and mode == "block":
+            raise SenseTreeError("a root is never a block")
+        self.catalog.set_folder_mode(self._inside_roots(path), mode)
+        return path
+
+    def pin_sense(self, path: str, sense: str) -> None:
+        """Correct a file's sense by hand; it is pinned (never overwritten) and the file re-indexed with it."""
+        norm = paths.normalize(path)
+        if self.catalog.file(norm) is None:
+            raise SenseTreeError(f"{path} is not in the index")
+        self.catalog.pin_sense(norm, sense.strip())
+        self.catalog.requeue(norm)
+
+    def sense_of(self, path: str) -> SenseRow | None:
+        """The sense stored for a file, under the same key ``pin_sense`` writes."""
+        return self.catalog.sense(paths.normalize(path))
+
+    def retry(self, path: str | None = None) -> int:
+        return self.catalog.retry(paths.normalize(path) if path else None)
+
+    def ignore(self, path: str | None = None) -> int:
+        """Leave a file or folder out of the index for good (all failed files when ``path`` is None)."""
+        targets = [r.path for r in self.catalog.failed()] if path is None else [self._inside_roots(path)]
+        with self.storage.writer():
+            for target in targets:
+                self.catalog.set_folder_mode(target, "ignore")
+                gone = self.catalog.files_under_prefix(target)
+                self.store.delete_paths(gone)
+                self.catalog.delete(gone)
+        return len(targets)
+
+    def unignore(self, path: str) -> str:
+        """Undo ``ignore``: the next scan picks the path up again."""
+        norm = paths.normalize(path)
+        if self.catalog.folder_modes().get(norm) != "ignore":
+            raise SenseTreeError(f"{path} is not ignored")
+        self.catalog.set_folder_mode(norm, None)
+        return norm
+
+    def ignored(self) -> list[str]:
+        return sorted(p for p, mode in self.catalog.folder_modes().items() if mode == "ignore")
+
+    def reindex(self, path: str) -> int:
+        """Index a file, or every file under a folder, again from scratch (the next run does it)."""
+        targets = self.catalog.files_under_prefix(self._inside_roots(path))
+        for target in targets:
+            self.catalog.requeue(target)
+        return len(targets)
+
+    def _inside_roots(self, path: str) -> str:
+        norm = paths.normalize(path)
+        if not any(paths.is_under(norm, root) for root in self.catalog.roots()):
+            raise SenseTreeError(f"{path} is outside every indexed root")
+        return norm

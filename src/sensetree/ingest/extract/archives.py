@@ -1,0 +1,342 @@
+"""Archives (.zip, .tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, single-file .gz/.bz2/.xz) and their members.
+
+Each member is a file of its own for the index, named by a *virtual path*: the
+archive's path, a slash, and the member's path inside it::
+
+    /home/ada/projects-2019.zip/report/final.docx
+    /home/ada/projects-2019.zip/old/photos.zip/scan.png     (an archive inside: at most two levels)
+    /home/ada/server.log.gz/server.log                      (a single compressed file)
+
+`extract()` accepts such a path like any other (for previews); the indexer walks an
+archive with `archive_members()` and extracts each member with `extract_bytes()`.
+
+Guards, each refusing one member with a one-line reason while the rest stays
+usable: a member larger than the file size limit, one whose compressed size is more
+than its declared size can take (a lying zip header), one that expands more than
+MAX_ZIP_RATIO times, an encrypted one. The walk stops at MAX_MEMBERS members and
+MAX_EXPANDED bytes read in all (which also bounds skipping over a refused tar
+member). Links, devices, folders, names that climb out of the archive (``../x``,
+``/etc/x``) and names that are not UTF-8 are skipped.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import stat
+import tarfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from . import limits
+from .base import Block, ExtractionError, Job, human_size, reason
+from .zipguard import most_compressed_bytes
+
+MAX_DEPTH = 2
+"""The archive on disk is level 1, an archive inside it level 2; archives deeper than that are not opened."""
+
+MAX_MEMBERS = 10_000
+MAX_EXPANDED = 1024**3
+"""Bytes decompressed in all while walking one archive, nested ones included."""
+
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
+_SINGLE_SUFFIXES = (".gz", ".bz2", ".xz")
+_DECOMPRESSORS: tuple[tuple[bytes, Callable[[BinaryIO], BinaryIO]], ...] = (
+    (b"\x1f\x8b", lambda file: gzip.GzipFile(fileobj=file)),
+    (b"BZh", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+EXTENSIONS = ("zip", "tar", "tgz", "tbz2", "tbz", "txz", "gz", "bz2", "xz")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file inside an archive.
+
+    `read()` gives its bytes (ExtractionError, one line, if it is refused or broken). It is
+    cheapest while the walk is on this member; once the walk is over, it walks the archive
+    again up to the member (a tar archive is a stream).
+    """
+
+    name: str  # its path inside the archive, with '/' between folders: "report/final.docx"
+    path: str  # its virtual path: "<archive path>/<name>"
+    size: int  # bytes, as the archive declares them
+    mtime: float  # 0.0 where the archive does not record one (use the archive's own)
+    depth: int  # 1 in the archive on disk, 2 in an archive inside that
+    refused: str | None = None  # why it is not read, in one line
+    _reader: Callable[[], bytes] | None = field(default=None, repr=False, compare=False)
+
+    def read(self) -> bytes:
+        if self.refused is not None or self._reader is None:
+            raise ExtractionError(f"refusing {self.name}: {self.refused}")
+        return self._reader()
+
+
+class _Late(Exception):
+    """The walk that listed a member is over: its archive must be opened again."""
+
+
+def is_archive(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.endswith(_TAR_SUFFIXES) or lowered.rpartition(".")[2] in EXTENSIONS
+
+
+def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
+                    notes: list[str] | None = None) -> Iterator[Member]:
+    """The members of the archive at ``path``, nested archives' members included, in archive order.
+
+    Raises ExtractionError (one line) when the archive itself cannot be opened; ``notes``,
+    when given, collects one line per member skipped and a line when the walk stops early.
+    """
+    path = Path(path)
+    walk = _Walk(max_member_bytes, notes if notes is not None else [])
+    try:
+        with path.open("rb") as file:
+            for member in walk.members(file, path.name, str(path), depth=1):
+                yield _late_readable(member, max_member_bytes)
+    except OSError as exc:
+        raise ExtractionError(f"cannot read: {path}: {exc.strerror or exc}") from None
+    finally:
+        walk.over = True
+
+
+def _late_readable(member: Member, max_member_bytes: int) -> Member:
+    """``member``, whose read() walks the archive again when its own walk is over."""
+    if member._reader is None:
+        return member
+    reader = member._reader
+
+    def read() -> bytes:
+        try:
+            return reader()
+        except _Late:
+            return read_virtual(Path(member.path), max_member_bytes)
+
+    return replace(member, _reader=read)
+
+
+def read_virtual(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the archive member that the virtual ``path`` names."""
+    archive = next((parent for parent in path.parents if parent.is_file()), None)
+    if archive is None or not is_archive(archive.name):
+        raise ExtractionError(f"cannot read: {path}: not a file")
+    walk = _Walk(max_bytes, [])
+    with archive.open("rb") as file:
+        for member in walk.members(file, archive.name, str(archive), depth=1):
+            if member.path == str(path):
+                return member.read()
+    raise ExtractionError(f"cannot read: {path}: no such member in {archive.name}")
+
+
+def read_archive(data: bytes, job: Job) -> Iterator[Block]:
+    """An archive as a document: the list of its members, so that it is found by what it holds."""
+    walk = _Walk(job.max_bytes, job.notes, read_nested=False)
+    lines = []
+    for member in walk.members(io.BytesIO(data), job.name, job.name, depth=1):
+        note = f", not read: {member.refused}" if member.refused else ""
+        lines.append(f"{member.name} ({human_size(member.size)}{note})")
+    yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(f"\n{line}" for line in lines)
+
+
+@dataclass
+class _Walk:
+    """One walk over an archive and the archives inside it, with its running totals."""
+
+    max_member_bytes: int
+    notes: list[str]
+    read_nested: bool = True
+    count: int = 0
+    budget: int = field(default_factory=lambda: MAX_EXPANDED)  # bytes the walk may still decompress
+    over: bool = False  # set once the walk has ended and its files are closed
+
+    def members(self, file: BinaryIO, name: str, prefix: str, depth: int) -> Iterator[Member]:
+        lowered = name.lower()
+        head = file.read(8)
+        file.seek(0)
+        try:
+            if head.startswith(b"PK"):
+                entries = self._zip(file, prefix, depth)
+            elif lowered.endswith(_TAR_SUFFIXES):
+                entries = self._tar(file, prefix, depth)
+            elif lowered.endswith(_SINGLE_SUFFIXES):
+                entries = self._single(file, name, prefix, depth)
+            else:
+                raise ExtractionError(f"corrupt archive {name}: not a zip, tar or compressed file")
+            for member in entries:
+                if self.count >= MAX_MEMBERS:
+                    self.notes.append(f"{name}: more than {MAX_MEMBERS:,} members, the rest were not read")
+                    return
+                self.count += 1
+                yield member
+                if depth < MAX_DEPTH and self.read_nested and member.refused is None and is_archive(member.name):
+                    yield from self._nested(member)
+        except _OverBudget:
+            self.notes.append(f"{name}: stopped after expanding {human_size(MAX_EXPANDED)}")
+        except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, lzma.LZMAError, ValueError) as exc:
+            raise ExtractionError(f"corrupt archive {name}: {reason(exc)}") from None
+
+    def _nested(self, member: Member) -> Iterator[Member]:
+        try:
+            data = member.read()
+            yield from self.members(io.BytesIO(data), member.name.rpartition("/")[2], member.path, member.depth + 1)
+        except ExtractionError as exc:
+            self.notes.append(f"{member.name}: {exc}")
+
+    # --- the formats ---------------------------------------------------------------------------
+
+    def _zip(self, file: BinaryIO, prefix: str, depth: int) -> Iterator[Member]:
+        archive = zipfile.ZipFile(file)
+        for info in archive.infolist():
+            name = _safe_name(info.filename.replace("\\", "/"))
+            file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip was not made on Unix
+            if name is None or info.is_dir() or file_type not in (0, stat.S_IFREG):
+                continue  # links, devices, folders, unsafe names
+            refused = self._zip_refusal(info)
+            yield Member(name, f"{prefix}/{name}", info.file_size, _zip_time(info.date_time), depth, refused,
+                         None if refused else _bounded(lambda info=info: archive.open(info).read(), self))
+
+    def _zip_refusal(self, info: zipfile.ZipInfo) -> str | None:
+        if info.flag_bits & 0x1:
+            return "encrypted"
+        if info.file_size > self.max_member_bytes:
+            return f"too large to index ({human_size(info.file_size)})"
+        if info.compress_size > most_compressed_bytes(info.file_size):
+            return (f"declares {human_size(info.file_size)} but holds {human_size(info.compress_size)} compressed "
+                    "(possible zip bomb)")
+        if info.file_size > limits.ZIP_RATIO_FLOOR and info.file_size > info.compress_size * limits.MAX_ZIP_RATIO:
+            return f"{human_size(info.compress_size)} would expand to {human_size(info.file_size)} (possible zip bomb)"
+        return None
+
+    def _tar(self, file: BinaryIO, prefix: str, depth: int) -> Iterator[Member]:
+        stream = _Budgeted(_decompressed(file), self)
+        with tarfile.open(fileobj=stream, mode="r|") as archive:
+            for info in archive:
+                name = _safe_name(info.name)
+                if name is None or not info.isfile():
+                    continue
+                refused = f"too large to index ({human_size(info.size)})" if info.size > self.max_member_bytes else None
+                yield Member(name, f"{prefix}/{name}", info.size, float(info.mtime), depth, refused,
+                             None if refused else _bounded(lambda info=info: archive.extractfile(info).read(), self, streamed=True))
+
+    def _single(self, file: BinaryIO, name: str, prefix: str, depth: int) -> Iterator[Member]:
+        inner = name.rpartition(".")[0] or name
+        compressed = file.seek(0, io.SEEK_END)
+        file.seek(0)
+
+        def read() -> bytes:
+            if self.over:
+                raise _Late
+            file.seek(0)
+            data = _Budgeted(_decompressed(file), self).read(self.max_member_bytes + 1)
+            if len(data) > self.max_member_bytes:
+                raise ExtractionError(f"refusing {inner}: expands to more than {human_size(self.max_member_bytes)}")
+            if len(data) > limits.ZIP_RATIO_FLOOR and len(data) > compressed * limits.MAX_ZIP_RATIO:
+                raise ExtractionError(f"refusing {inner}: {human_size(compressed)} would expand to "
+                                      f"{human_size(len(data))} (possible bomb)")
+            return data
+
+        yield Member(inner, f"{prefix}/{inner}", _single_size(file), _single_time(file), depth, None, read)
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _Budgeted(io.RawIOBase):
+    """A stream that stops the walk once it has given out the walk's budget of bytes."""
+
+    def __init__(self, raw: BinaryIO, walk: _Walk) -> None:
+        self._raw, self._walk = raw, walk
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size if size is not None and size >= 0 else self._walk.budget + 1)
+        self._walk.budget -= len(data)
+        if self._walk.budget < 0:
+            raise _OverBudget
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _bounded(read: Callable[[], bytes], walk: _Walk, *, streamed: bool = False) -> Callable[[], bytes]:
+    """``read``, counted against the walk's budget (a streamed read counts itself), failing in one line."""
+
+    def counted() -> bytes:
+        if walk.over:
+            raise _Late
+        try:
+            data = read()
+        except _OverBudget:
+            data = b""
+            walk.budget = -1
+        except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, lzma.LZMAError, ValueError) as exc:
+            raise ExtractionError(f"corrupt member: {reason(exc)}") from None
+        if not streamed:
+            walk.budget -= len(data)
+        if walk.budget < 0:
+            raise ExtractionError(f"refusing member: the archive expands past {human_size(MAX_EXPANDED)}")
+        return data
+
+    return counted
+
+
+def _decompressed(file: BinaryIO) -> BinaryIO:
+    head = file.read(6)
+    file.seek(0)
+    for magic, opener in _DECOMPRESSORS:
+        if head.startswith(magic):
+            return opener(file)
+    return file
+
+
+def _safe_name(name: str) -> str | None:
+    """The member's name as a relative path, or None when it climbs out, is absolute or is not UTF-8."""
+    parts = [part for part in PurePosixPath(name).parts if part not in ("", ".")]
+    if not parts or name.startswith("/") or ".." in parts or ":" in parts[0]:
+        return None
+    cleaned = "/".join(parts)
+    try:
+        cleaned.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return cleaned
+
+
+def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> float:
+    try:
+        return time.mktime((*date_time, 0, 0, -1))
+    except (OverflowError, ValueError):
+        return 0.0
+
+
+def _single_size(file: BinaryIO) -> int:
+    """A single compressed file's size: gzip records it (modulo 4 GiB) in its last four bytes."""
+    file.seek(0)
+    head = file.read(2)
+    if head == b"\x1f\x8b":
+        file.seek(-4, io.SEEK_END)
+        size = int.from_bytes(file.read(4), "little")
+    else:
+        size = 0
+    file.seek(0)
+    return size
+
+
+def _single_time(file: BinaryIO) -> float:
+    """gzip's header keeps the original file's modification time; other formats do not."""
+    file.seek(0)
+    head = file.read(8)
+    file.seek(0)
+    return float(int.from_bytes(head[4:8], "little")) if head[:2] == b"\x1f\x8b" else 0.0

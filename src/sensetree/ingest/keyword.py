@@ -1,0 +1,214 @@
+"""The keyword phase: every pending file's text is extracted, chunked and stored, without vectors yet.
+
+It runs before and ahead of the semantic phase because it is fast (extraction, not models):
+right after the scan, every readable file becomes findable by an exact word or name, and
+the slow embedding fills in meaning afterwards. Files are prepared in worker processes
+(``workers.WorkerPool``) and stored in batches: one LanceDB delete + append, then one SQLite
+transaction marks them ``keyword``. A batch is committed at least every second, so what is
+done is findable at once and a stop loses at most that second.
+
+OCR (seconds a page) would hold every other file back, so it has a pass of its own: the first
+pass stores what reads without it and counts the pages that need it; then ``run_ocr`` reads
+those files again with OCR, before the semantic phase makes their vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import PurePath
+from typing import Callable
+
+from pebble import ProcessExpired
+
+from ..store.catalog import Catalog, FileRow, StoredText
+from ..store.chunks import ChunkRow, ChunkStore
+from .options import IndexOptions
+from .prepare import Job, Prepared, context_entry, prepare, time_limit
+from .progress import Progress
+from .sense import SENSE_MIN_TEXT, SenseWriter, stored_texts
+from .workers import POLL_SECONDS, Stopped, WorkerPool
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3      # an unexpected error (a bug, a worker that died) is retried this many times
+BATCH_FILES = 256     # files per commit
+BATCH_CHUNKS = 4096   # chunks per commit
+FLUSH_SECONDS = 1.0   # the longest a prepared file waits to be stored
+
+
+class KeywordPhase:
+    def __init__(self, catalog: Catalog, store: ChunkStore, pool: WorkerPool, senses: SenseWriter,
+                 options: IndexOptions, dimension: Callable[[], int], refresh: Callable[[Progress], None]):
+        self.catalog, self.store, self.pool, self.senses, self.options = catalog, store, pool, senses, options
+        self._dimension = dimension  # the vector size, needed to create the table on the first write
+        self._refresh = refresh      # re-reads the two progress figures from the catalog
+
+    def run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
+        """Store the text of every pending row; False when there was none. Raises Stopped."""
+        rows = self._files_of(self.catalog.pending())
+        ocr = "later" if self.options.ocr.enabled else "off"
+        return self._prepare_and_store(rows, ocr, progress, stop, notify, interrupt=None)
+
+    def run_ocr(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
+                interrupt: threading.Event | None) -> bool:
+        """Read again, with OCR, the files that have pages only OCR can read; False when there was none.
+
+        Ends early when ``interrupt`` is set (new files on disk come first)."""
+        rows = self._files_of(self.catalog.waiting_for_ocr())
+        return self._prepare_and_store(rows, "now", progress, stop, notify, interrupt)
+
+    def _files_of(self, rows: list[FileRow]) -> list[FileRow]:
+        """The rows to prepare: a member of an archive is prepared with its archive, never alone."""
+        chosen: dict[str, FileRow] = {}
+        for row in rows:
+            if row.kind == "member":
+                archive = self._archive_of(row.path)
+                if archive is None:  # its archive is gone: so is the member
+                    self.store.delete_paths([row.path])
+                    self.catalog.delete([row.path])
+                    continue
+                row = archive
+            chosen.setdefault(row.path, row)
+        return list(chosen.values())
+
+    def _archive_of(self, member: str) -> FileRow | None:
+        for parent in PurePath(member).parents:
+            row = self.catalog.file(str(parent))
+            if row is not None and row.kind == "file":
+                return row
+        return None
+
+    def _prepare_and_store(self, rows: list[FileRow], ocr: str, progress: Progress, stop: threading.Event,
+                           notify: Callable[[Progress], None], interrupt: threading.Event | None) -> bool:
+        queue = deque(rows)
+        if not queue:
+            return False
+        progress.phase = "keyword" if ocr != "now" else "ocr"
+        inflight: dict[Future, FileRow] = {}
+        batch: list[tuple[FileRow, Prepared]] = []
+        batch_started = time.monotonic()
+        lookahead = 4 * self.pool.workers
+        try:
+            while queue or inflight:
+                while queue and len(inflight) < lookahead and not (interrupt and interrupt.is_set()):
+                    row = queue.popleft()
+                    job = self._job(row, ocr)
+                    inflight[self.pool.submit(prepare, job, timeout=time_limit(job, self.options.file_timeout))] = row
+                if stop.is_set():
+                    raise Stopped()
+                finished, _ = wait(inflight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    row = inflight.pop(future)
+                    item = self._outcome(future, row, progress, queue)
+                    if item is None:
+                        continue
+                    if not batch:
+                        batch_started = time.monotonic()
+                    batch.append((row, item))
+                    progress.current = row.path
+                chunks = sum(len(item.chunks) for _, item in batch)
+                if batch and (len(batch) >= BATCH_FILES or chunks >= BATCH_CHUNKS
+                              or time.monotonic() - batch_started >= FLUSH_SECONDS or not (queue or inflight)):
+                    self._store(batch, progress)
+                    batch = []
+                notify(progress)
+        except BaseException:
+            self.pool.stop()  # what the workers were doing is abandoned; their files stay queued
+            raise
+        progress.current = ""
+        return True
+
+    def _job(self, row: FileRow, ocr: str) -> Job:
+        o = self.options
+        return Job(row.path, row.kind, row.content_hash, o.chunk_size, o.overlap, o.max_file_bytes, ocr,
+                   o.ocr.settings)
+
+    def _outcome(self, future: Future, row: FileRow, progress: Progress, queue: deque[FileRow]) -> Prepared | None:
+        """The prepared file, or a context entry for one that cannot be read; None when there is nothing
+        to store (an attempt failed: the row goes back to the end of the queue, or fails for good)."""
+        try:
+            item = future.result()
+        except TimeoutError:
+            return context_entry(row.path, f"reading it took longer than {self.options.file_timeout:.0f} s")
+        except MemoryError:
+            return context_entry(row.path, "reading it needed more memory than a file may take")
+        except (ProcessExpired, Exception) as exc:  # a bug, an OS error, a reader that crashed its worker
+            log.warning("preparing %s failed: %s", row.path, exc)
+            error = f"{type(exc).__name__}: {exc}"
+            if self.catalog.mark_failed(row.path, error, max_attempts=MAX_ATTEMPTS) < MAX_ATTEMPTS:
+                queue.append(row)
+            else:
+                progress.failed += 1
+                progress.files_done += 1
+            return None
+        for part in (item, *item.archive_members):
+            if part.extract_seconds is not None:
+                progress.extraction.add(1, part.extract_seconds)
+            if part.ocr_pages:
+                progress.ocr.add(part.ocr_pages, part.ocr_seconds)
+        return item
+
+    def _store(self, batch: list[tuple[FileRow, Prepared]], progress: Progress) -> None:
+        gone = [item.path for _, item in batch if item.vanished]
+        if gone:
+            self._forget(gone)
+        # Unchanged content keeps its rows; the semantic phase checks that its vectors are all there.
+        self.catalog.mark_keyword(StoredText(row.path, item.content_hash, item.mtime, item.size, row.doc_type or "",
+                                             row.chunks, ocr_wanted=row.ocr_wanted, notes=row.notes)
+                                  for row, item in batch if item.unchanged and not item.vanished)
+        fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
+        for row, item in batch:
+            if item.archive_members and not item.unchanged:
+                self._forget(self.catalog.replace_archive_members(
+                    item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)))
+                item.ocr_wanted += sum(m.ocr_wanted for m in item.archive_members)  # its OCR pass reads them all
+                fresh += item.archive_members
+        if fresh:
+            self._store_text(fresh)
+        progress.failed += sum(1 for item in fresh if item.failure)
+        progress.files_done += len(batch)
+        self._refresh(progress)
+
+    def _forget(self, paths: list[str]) -> None:
+        """Files gone from disk, or from their archive: their rows, and those of an archive's members."""
+        if not paths:
+            return
+        members = [m for path in paths for m in self.catalog.files_under_prefix(path) if m != path]
+        self.store.delete_paths([*paths, *members])
+        self.catalog.delete([*paths, *members])
+
+    def _store_text(self, items: list[Prepared]) -> None:
+        pinned = {path: row.text for path, row in self.catalog.senses(i.path for i in items).items() if row.pinned}
+        rows, senses = [], []
+        for item in items:
+            sense = pinned.get(item.path, item.excerpt)
+            if item.path not in pinned:
+                senses.append((item.path, item.excerpt, "pending" if self._qualifies(item) else "excerpt"))
+            analyses = list(item.analyses) or [None] * len(item.chunks)
+            if item.path in pinned:
+                analyses[0] = None  # chunk 0 carries the pinned sense, not the excerpt the worker analysed
+            for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type)):
+                analysis = analyses[index] if index < len(analyses) else None
+                rows.append(ChunkRow(item.path, index, text, None, item.content_hash, item.mtime,
+                                     location=item.locations[index] if index < len(item.locations) else None,
+                                     doc_type=item.doc_type, size=item.size,
+                                     lang=analysis.language if analysis else None,
+                                     terms=analysis.terms if analysis else None))
+        paths = [item.path for item in items]
+        self.catalog.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
+        self.store.replace_files(paths, rows, "", self._dimension())
+        self.catalog.save_senses(senses)
+        for item in items:
+            if item.members:
+                self.catalog.set_members(item.path, item.members)
+        self.catalog.mark_keyword(StoredText(i.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.chunks),
+                                             i.failure, i.ocr_wanted, "\n".join(i.notes) or None) for i in items)
+
+    def _qualifies(self, item: Prepared) -> bool:
+        """Whether a model will write this file's sense in the semantic phase (else the excerpt stays)."""
+        wanted = self.options.qualify_context if item.context_only else self.options.qualify_documents
+        return self.senses.uses_model and wanted and not item.is_block and item.text_chars >= SENSE_MIN_TEXT

@@ -1,0 +1,117 @@
+"""Where indexing work runs so that it can always be stopped, bounded and kept off the main thread.
+
+- The keyword phase prepares files (hash, extraction, chunking) in worker *processes*: the
+  extractors are mostly Python and hold the GIL, so processes give every core to it; a file
+  that takes too long is cut off by killing its worker; and what a reader allocated goes
+  back to the system when its worker is replaced (every WORKER_TASKS files).
+- Model calls (embeddings, senses) run on a daemon thread that the indexer waits for while
+  watching its stop flag: a Ctrl+C or SIGTERM never waits for a slow model to finish.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from concurrent.futures import Future
+from typing import Callable, TypeVar
+
+from pebble import ProcessPool, ThreadPool
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+POLL_SECONDS = 0.05
+WORKER_TASKS = 500  # files per worker process before it is replaced: leaks of the readers stay bounded
+STARTUP_SECONDS = 30.0  # a worker process that has not answered by then will not: read files in this process
+
+
+class Stopped(Exception):
+    """The stop flag was set while waiting: the work in flight is abandoned, nothing half-done is kept."""
+
+
+def worker_count() -> int:
+    """One worker per core, at least one; the semantic phase needs the cores when the keyword phase is idle."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+class WorkerPool:
+    """Worker processes started on first use (``spawn``: the parent's model threads are not forked).
+
+    Where processes cannot start (a sandbox that forbids them, an interpreter the user may not
+    run again, as after dropping privileges), files are read on threads of this process instead:
+    slower, and without the per-file time limit, but everything else holds.
+    """
+
+    def __init__(self, workers: int | None = None):
+        self._workers = workers or worker_count()
+        self._pool: ProcessPool | ThreadPool | None = None
+        self._in_process = False
+        self._lock = threading.Lock()
+
+    @property
+    def workers(self) -> int:
+        return self._workers
+
+    def submit(self, function: Callable[..., T], *args, timeout: float | None = None) -> Future:
+        """Run ``function(*args)`` in a worker; past ``timeout`` seconds the worker is killed and the
+        future raises ``TimeoutError``; a worker that dies raises ``pebble.ProcessExpired``."""
+        with self._lock:
+            if self._pool is None or not self._pool.active:
+                self._pool = self._start()
+            if isinstance(self._pool, ThreadPool):
+                return self._pool.schedule(function, args=args)
+            return self._pool.schedule(function, args=args, timeout=timeout)
+
+    def _start(self) -> ProcessPool | ThreadPool:
+        if not self._in_process:
+            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
+                               context=multiprocessing.get_context("spawn"))
+            try:
+                pool.schedule(os.getpid).result(timeout=STARTUP_SECONDS)
+                return pool
+            except Exception as exc:  # whatever keeps a process from starting
+                log.warning("worker processes could not start (%s); files are read in this process",
+                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                pool.stop()
+                self._in_process = True
+        return ThreadPool(max_workers=self._workers)
+
+    def stop(self) -> None:
+        """Kill the workers now (what they were doing is abandoned); the next submit starts new ones."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.stop()
+            pool.join(timeout=2)
+
+
+def call_interruptibly(function: Callable[[], T], stop: threading.Event, lock: threading.Lock | None = None) -> T:
+    """``function()`` on a daemon thread, returning its result, or raising ``Stopped`` as soon as ``stop`` is set.
+
+    ``lock`` is held for the call's whole life, also after it was abandoned, so that the next
+    call on the same model waits for it rather than running beside it.
+    """
+    done = threading.Event()
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            if lock is None:
+                outcome["value"] = function()
+            else:
+                with lock:
+                    outcome["value"] = function()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="model-call", daemon=True).start()
+    while not done.wait(POLL_SECONDS):
+        if stop.is_set():
+            raise Stopped()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

@@ -1,0 +1,53 @@
+"""``create_app``: the guard, the errors as HTTP statuses, the page and one router per concern."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from ...chat.sessions import ChatSessions
+from ...engine import Engine
+from ...errors import SenseTreeError, WriterBusy
+from ...reader import OutsideRoots
+from ..background import BackgroundIndexer
+from . import chat, files, queue, search, settings
+from .context import ApiContext
+from .security import Guard, ServerOptions, refusal_rules
+
+WEB = Path(__file__).parent.parent / "web"
+
+# An error of ours, as the HTTP status a caller can act on.
+STATUSES: dict[type[Exception], int] = {OutsideRoots: 403, WriterBusy: 409, SenseTreeError: 400, FileNotFoundError: 404}
+
+
+def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
+               indexer: BackgroundIndexer | None = None) -> FastAPI:
+    """The app; ``indexer`` runs indexing in this process (None: another process does it)."""
+    options = options or ServerOptions()
+    # No /docs: Swagger UI loads its scripts from a CDN, and this app fetches nothing from the internet.
+    app = FastAPI(title="SenseTree", version="0.1.0", docs_url=None, redoc_url=None,
+                  description="Local semantic search over your own folders. Every /api/ call needs "
+                              "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
+    app.add_middleware(Guard, refusal=refusal_rules(token, options))
+    for error, status in STATUSES.items():
+        app.add_exception_handler(error, _as_status(status))
+    app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
+    app.state.chats = app.state.context.chats
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-store"})
+
+    app.mount("/static", StaticFiles(directory=WEB), name="static")
+    for module in (search, files, queue, settings, chat):
+        app.include_router(module.router)
+    return app
+
+
+def _as_status(status: int):
+    async def handler(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status)
+    return handler

@@ -1,0 +1,120 @@
+"""Roots, the explorer (listings, details, previews), opening a file, and per-file choices."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any, Optional
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+
+from ...reader import Unreadable, archive_of
+from ..explorer import Explorer
+from .bodies import FolderModeBody, OpenBody, PathBody, SenseBody
+from .context import ApiContext, context
+
+router = APIRouter()
+
+
+@router.get("/api/roots")
+def roots(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return {"roots": ctx.engine.roots()}
+
+
+@router.post("/api/roots", summary="Add a folder to index in place")
+def add_root(body: PathBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    root = ctx.engine.add_root(body.path)
+    ctx.kick()
+    return {"root": root}
+
+
+@router.delete("/api/roots", summary="Stop indexing a folder; its entries leave the index")
+def remove_root(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    with ctx.exclusive():
+        return {"removed": ctx.engine.remove_root(path)}
+
+
+@router.get("/api/browse", summary="A folder's entries with their index status (the roots without a path)")
+def browse(path: Optional[str] = None, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return Explorer(ctx.engine).listing(path).as_dict()
+
+
+@router.get("/api/file", summary="One file's or folder's detail: status, sense, chunks, last error")
+def file_detail(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return Explorer(ctx.engine).detail(path)
+
+
+@router.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk")
+def preview(path: str, chunk: int = Query(0, ge=0), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    try:
+        shown = Explorer(ctx.engine).preview(path, chunk)
+    except Unreadable as exc:
+        raise HTTPException(422, str(exc)) from None
+    ctx.engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
+    return shown
+
+
+@router.post("/api/open", summary="Open a file in the system's default application (at a page, where it takes one)")
+def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    path = ctx.engine.reader().check(body.path)
+    opened = path if os.path.exists(path) else archive_of(path)  # a member opens as its archive
+    if opened is None:
+        raise FileNotFoundError(f"{path} does not exist")
+    try:
+        at_page = _open_with_system(opened, body.page if opened == path else None)
+    except OSError as exc:
+        raise HTTPException(501, f"cannot open files on this system: {exc}") from None
+    return {"opened": opened, "page": at_page}
+
+
+@router.post("/api/reindex", summary="Index a file, or every file under a folder, again")
+def reindex(body: PathBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    count = ctx.engine.reindex(body.path)
+    ctx.kick()
+    return {"requeued": count}
+
+
+@router.post("/api/folder-mode", summary="Treat a folder as one block, or index its contents file by file")
+def folder_mode(body: FolderModeBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    if body.mode not in (None, "block", "recursive"):
+        raise HTTPException(422, "mode is block, recursive or null")
+    path = ctx.engine.set_block(body.path, body.mode)
+    ctx.kick()
+    return {"path": path, "mode": body.mode}
+
+
+@router.put("/api/sense", summary="Correct a file's sense by hand; it stays pinned")
+def pin_sense(body: SenseBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    ctx.engine.reader().check(body.path)
+    ctx.engine.pin_sense(body.path, body.sense)
+    ctx.kick()
+    return {"path": body.path, "sense": body.sense.strip(), "pinned": True}
+
+
+# PDF viewers that take a page on their command line, as the desktop's default for PDFs names them.
+PAGE_ARGUMENTS = {"org.gnome.Evince": ["evince", "--page-index={page}"], "evince": ["evince", "--page-index={page}"],
+                  "okularApplication_pdf": ["okular", "--page", "{page}"], "org.kde.okular": ["okular", "--page", "{page}"],
+                  "org.pwmt.zathura": ["zathura", "--page={page}"], "xreader": ["xreader", "--page-index={page}"]}
+
+
+def _open_with_system(path: str, page: int | None) -> int | None:
+    """Open ``path`` with the desktop's application; at ``page`` when that application takes one.
+    Returns the page it was opened at, or None."""
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    if sys.platform == "win32":
+        os.startfile(path)  # type: ignore[attr-defined]
+        return None
+    if sys.platform == "darwin":
+        subprocess.Popen(["open", path])
+        return None
+    if page and path.lower().endswith(".pdf") and shutil.which("xdg-mime"):
+        default = subprocess.run(["xdg-mime", "query", "default", "application/pdf"], capture_output=True,
+                                 text=True, timeout=5).stdout.strip().removesuffix(".desktop")
+        command = PAGE_ARGUMENTS.get(default)
+        if command and shutil.which(command[0]):
+            subprocess.Popen([part.format(page=page) for part in command] + [path], **quiet)
+            return page
+    subprocess.Popen(["xdg-open", path], **quiet)
+    return None

@@ -1,0 +1,131 @@
+"""What the explorer shows: a folder's entries with their index status, a file's detail, its text.
+
+Read-only views for the web app and the MCP server over the catalog, the chunk store and the
+disk. Files are listed and read through the engine's confined ``Reader``: nothing outside the
+roots is listed or read, whatever the caller sends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..engine import Engine
+from ..search.snippets import place
+from ..store.stored_text import body
+from ..ingest.walker import block_reason
+from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry
+
+
+@dataclass
+class Entry:
+    name: str
+    path: str
+    is_dir: bool
+    kind: str                  # file, folder or block
+    status: str | None         # indexed, keyword, pending, failed, block, block member, ignored, not indexed
+    doc_type: str | None = None
+    chunks: int = 0
+    error: str | None = None
+    members: int = 0
+
+
+@dataclass
+class Listing:
+    path: str | None
+    parent: str | None
+    entries: list[Entry] = field(default_factory=list)
+    more: int = 0  # entries left out past LIST_ENTRIES
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "parent": self.parent, "entries": [asdict(e) for e in self.entries],
+                "more": self.more}
+
+
+class Explorer:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.reader = engine.reader()
+        self.catalog = engine.catalog
+        self._modes = self.catalog.folder_modes()  # manual choices: block, recursive, ignore
+
+    def listing(self, folder: str | None) -> Listing:
+        """The roots when ``folder`` is None, else the folder's entries, folders first."""
+        if not folder:
+            return Listing(None, None, [self._entry(FolderEntry(root, root, True)) for root in self.reader.roots])
+        found = self.reader.list_folder(folder, LIST_ENTRIES)
+        parent = None if found.path in self.reader.roots else paths.normalize(os.path.dirname(found.path))
+        return Listing(found.path, parent, [self._entry(e) for e in found.entries], found.more)
+
+    def _entry(self, item: FolderEntry) -> Entry:
+        row = self.catalog.file(item.path)
+        ignored = self._modes.get(item.path) == "ignore"
+        if item.is_dir:
+            if row is not None and row.kind == "block":
+                status = "block" if row.status == "indexed" else row.status
+                return Entry(item.name, item.path, True, "block", status, row.doc_type, row.chunks, row.error,
+                             row.members)
+            return Entry(item.name, item.path, True, "folder", "ignored" if ignored else None)
+        if row is not None:
+            return Entry(item.name, item.path, False, "file", row.status, row.doc_type, row.chunks, row.error)
+        if ignored:
+            return Entry(item.name, item.path, False, "file", "ignored")
+        block = next((b for b in self.catalog.blocks() if paths.is_under(item.path, b)), None)
+        return Entry(item.name, item.path, False, "file", "block member" if block else "not indexed")
+
+    def detail(self, path: str) -> dict[str, Any]:
+        """Everything the detail panel shows about one file or folder."""
+        path = self.reader.check(path)
+        if not os.path.lexists(path):
+            raise FileNotFoundError(f"{path} does not exist")
+        is_dir = os.path.isdir(path)
+        row = self.catalog.file(path)
+        sense = self.catalog.sense(path)
+        stat = os.stat(path)
+        chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
+                  for c in self.engine.store.chunks_of(path)] if row else []
+        reason = None
+        if is_dir:
+            try:
+                reason = block_reason(Path(path), sorted(os.listdir(path)))
+            except OSError:
+                reason = None
+        return {
+            "path": path, "name": paths.name_of(path), "is_dir": is_dir, "is_root": path in self.reader.roots,
+            "kind": row.kind if row else ("folder" if is_dir else "file"),
+            "status": row.status if row else None, "doc_type": row.doc_type if row else None,
+            "size": stat.st_size, "mtime": stat.st_mtime, "chunks_count": row.chunks if row else 0,
+            "attempts": row.attempts if row else 0, "error": row.error if row else None,
+            "sense": {"text": sense.text, "source": sense.source, "pinned": sense.pinned} if sense else None,
+            "chunks": chunks, "folder_mode": self._modes.get(path), "block_reason": reason,
+        }
+
+    def preview(self, path: str, chunk_index: int = 0) -> dict[str, Any]:
+        """The file's extracted text, and where the chunk that matched sits in it."""
+        shown = self.reader.read_text(path, PREVIEW_CHARS)
+        text = shown.text
+        start = end = -1
+        chunk = self.reader.chunk(shown.path, chunk_index)
+        if chunk:
+            start, end = _locate(text, body(chunk["text"], chunk_index))
+        location, label = place(chunk.get("location") if chunk else None)
+        return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
+                "chunk_index": chunk_index, "location": location, "location_label": label,
+                "truncated": shown.truncated}
+
+
+def _locate(text: str, chunk: str, words: int = 30) -> tuple[int, int]:
+    """Where a chunk sits in the text, or (-1, -1). The chunker joins lines and the overlap with
+    a space, so the chunk's words are matched with any whitespace between them."""
+    tokens = chunk.split()
+    if not tokens:
+        return -1, -1
+    head = re.search(r"\s+".join(map(re.escape, tokens[:words])), text)
+    if head is None:
+        return -1, -1
+    tail = re.compile(r"\s+".join(map(re.escape, tokens[-words:]))).search(text, head.start())
+    return head.start(), tail.end() if tail else min(len(text), head.start() + len(chunk))

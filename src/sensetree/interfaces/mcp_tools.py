@@ -1,0 +1,237 @@
+"""The MCP tools: the index for other assistants, read-only, over the same engine as every interface.
+
+Four tools with the same confinement as the chat assistant (the engine's ``Reader``): a path is
+checked before anything is read or listed, and a refusal is a tool error the model can read,
+never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a second to import.
+"""
+
+
+import inspect
+import os
+from importlib.metadata import version
+from typing import Annotated, Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from ..engine import Engine
+from ..errors import SenseTreeError
+from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
+from ..search.types import TreeNode
+from .explorer import Explorer
+
+TREE_DEPTH = 4        # levels shown below the top of the meaning tree
+TREE_CHILDREN = 8     # strongest children shown per folder
+TREE_HEAT_FLOOR = 0.5  # children cooler than this share of the hottest node are left out
+LIMITS = {"read_chars": TOOL_READ_CHARS, "tree_depth": TREE_DEPTH, "tree_children": TREE_CHILDREN}
+
+INSTRUCTIONS = """SenseTree searches the user's own indexed folders by meaning (hybrid dense + BM25 retrieval).
+Use search_files to find which files talk about something, meaning_tree to see which part of the folder
+tree is about it, then read_file on a result's path to read it; list_directory with an empty path shows the
+roots. Only paths inside the indexed roots can be read or listed; anything else is refused."""
+
+Query = Annotated[str, Field(description="What the files should be about, in words (not a file name pattern).")]
+Scope = Annotated[str | None, Field(description="Optional folder to search in, inside an indexed root.")]
+FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
+FolderPath = Annotated[str, Field(description="Full path of a folder inside an indexed root; empty for the roots.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="How many files to return (1-50).")]
+Types = Annotated[str | None, Field(description="Only these file types, comma-separated: pdf,docx,md,jpg.")]
+Day = Annotated[str | None, Field(description="A day, YYYY-MM-DD (inclusive).")]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class SearchHit(TypedDict):
+    rank: int
+    path: str
+    name: str
+    score: float
+    snippet: str
+    chunk_index: int
+    location: dict | None
+    location_label: str
+    duplicates: list[str]
+
+
+class SearchAnswer(TypedDict):
+    query: str
+    scope: str | None
+    results: list[SearchHit]
+    notices: list[str]
+
+
+class Branch(TypedDict):
+    name: str
+    path: str
+    is_dir: bool
+    heat: float
+    children: list["Branch"]
+    omitted: int
+
+
+class MeaningTree(TypedDict):
+    query: str
+    scope: str | None
+    tree: Branch | None
+    notices: list[str]
+
+
+class FileText(TypedDict):
+    path: str
+    name: str
+    doc_type: str
+    context_only: bool
+    text: str
+    total_chars: int
+    truncated: bool
+    note: str | None
+
+
+class DirectoryEntry(TypedDict):
+    name: str
+    path: str
+    is_dir: bool
+    kind: str
+    status: str | None
+    doc_type: str | None
+    error: str | None
+
+
+class DirectoryListing(TypedDict):
+    path: str | None
+    entries: list[DirectoryEntry]
+    more: int
+
+
+
+class Tools:
+    """The tools over one engine; the roots are read at every call, so a root added later is seen."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def _confined(self, path: str) -> str:
+        try:
+            return self.engine.reader().check(path)
+        except OutsideRoots as exc:
+            raise ToolError(f"refused: {exc}") from None
+
+    def _scope_folder(self, scope: str | None) -> str | None:
+        if not scope:
+            return None
+        folder = self._confined(scope)
+        if not os.path.isdir(folder):
+            raise ToolError(f"{folder} is not a folder")
+        return folder
+
+    def search_files(self, query: Query, scope: Scope = None, limit: Limit = 10, types: Types = None,
+                     modified_after: Day = None, modified_before: Day = None) -> SearchAnswer:
+        """Find the user's files that are about the query, best first, one result per file.
+
+        Returns an object with query, scope, results and notices. Each result has its rank, full path,
+        file name, a score between 0 and 1 (higher is more relevant), a snippet of the passage that
+        matched, that passage's chunk_index and location in the file (a page, slide, sheet or chapter,
+        with a label such as "p. 12"), and the other paths holding an identical copy (duplicates).
+        types, modified_after and modified_before narrow the search to those files. Pass a result's path
+        to read_file for the whole text. Notices say when retrieval was degraded (a search leg that could
+        not run, a skipped stage).
+        """
+        if not query.strip():
+            raise ToolError("give a query: what the files should be about")
+        folder = self._scope_folder(scope)
+        try:
+            filters = self.engine.filters(types, modified_after, modified_before)
+        except SenseTreeError as exc:
+            raise ToolError(str(exc)) from None
+        response = self.engine.search(query, folder, limit, filters=filters)
+        # A link to a file is indexed where it sits, but read_file refuses what it leads to outside the
+        # roots; a snippet of it would hand out that text all the same.
+        reader = self.engine.reader()
+        results = [r for r in response.results if reader.allows(r.path)]
+        notices = list(response.notices)
+        if len(results) < len(response.results):
+            notices.append(f"{len(response.results) - len(results)} result(s) left out: they are links that lead "
+                           "outside the indexed roots")
+        hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
+                for rank, r in enumerate(results, start=1)]
+        return SearchAnswer(query=response.query, scope=folder, results=hits, notices=notices)
+
+    def meaning_tree(self, query: Query, scope: Scope = None) -> MeaningTree:
+        """Show which part of the folder tree is about the query: a map of where the topic lives, not a ranked list.
+
+        Returns an object with query, scope, tree and notices. The tree is nested nodes with name, path,
+        is_dir, heat, children and omitted: heat is between 0 and 1, a folder's heat is that of its
+        hottest file, children come hottest first. To stay readable it shows {tree_depth} levels below
+        the top, at most {tree_children} children per folder and none cooler than half the hottest node;
+        omitted counts the children left out. tree is null when nothing is indexed there.
+        """
+        if not query.strip():
+            raise ToolError("give a query: what the files should be about")
+        folder = self._scope_folder(scope)
+        node, notices = self.engine.tree(query, folder)
+        tree = _prune(node, node.score * TREE_HEAT_FLOOR) if node else None
+        return MeaningTree(query=query, scope=folder, tree=tree, notices=notices)
+
+    def read_file(self, path: FilePath) -> FileText:
+        """Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come as plain text.
+
+        Returns an object with path, name, doc_type, context_only, text, total_chars, truncated and
+        note. Only the first {read_chars} characters are returned: when the text is longer, truncated
+        is true and note says how much was left out. context_only is true when the content could not be
+        read (a scanned PDF, an unknown binary); text then only describes the file (name, folder, size).
+        """
+        try:
+            read = self.engine.reader().read_text(path, TOOL_READ_CHARS)
+        except OutsideRoots as exc:
+            raise ToolError(f"refused: {exc}") from None
+        except FileNotFoundError as exc:
+            raise ToolError(f"{exc} (list_directory shows a folder's entries)") from None
+        except Unreadable as exc:
+            raise ToolError(str(exc)) from None
+        note = None
+        if read.truncated:
+            note = f"only the first {TOOL_READ_CHARS} of {read.total_chars} characters are shown"
+        elif read.context_only:
+            note = "the content could not be read; the text describes the file instead"
+        return FileText(path=read.path, name=read.name, doc_type=read.doc_type, context_only=read.context_only,
+                        text=read.text, total_chars=read.total_chars, truncated=read.truncated, note=note)
+
+    def list_directory(self, path: FolderPath) -> DirectoryListing:
+        """List a folder inside the indexed roots, folders first, with each entry's index status.
+
+        An empty path lists the indexed roots themselves. Returns an object with path, entries and more.
+        Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one unit),
+        status (indexed, keyword, pending, failed, block, block member, ignored or not indexed; null for a
+        plain folder), doc_type, and error (why a failed file failed). Hidden entries are left out; more
+        counts the entries past the listing's limit.
+        """
+        try:
+            listing = Explorer(self.engine).listing(path.strip())
+        except OutsideRoots as exc:
+            raise ToolError(f"refused: {exc}") from None
+        except (FileNotFoundError, Unreadable) as exc:
+            raise ToolError(str(exc)) from None
+        entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
+                                  doc_type=e.doc_type, error=e.error) for e in listing.entries]
+        return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
+
+
+def build_server(engine: Engine) -> MCPServer:
+    server = MCPServer("sensetree", instructions=INSTRUCTIONS, version=version("sensetree"), log_level="WARNING")
+    tools = Tools(engine)
+    for tool in (tools.search_files, tools.meaning_tree, tools.read_file, tools.list_directory):
+        _register(server, tool)
+    return server
+
+
+def _register(server: MCPServer, tool: Callable[..., Any]) -> None:
+    """A read-only tool; its docstring states the limits, filled in from the constants."""
+    server.add_tool(tool, description=inspect.cleandoc(tool.__doc__ or "").format(**LIMITS), annotations=READ_ONLY)
+
+
+def _prune(node: TreeNode, floor: float, depth: int = 0) -> Branch:
+    shown = [c for c in node.children if c.score >= floor][:TREE_CHILDREN] if depth < TREE_DEPTH else []
+    return Branch(name=node.name or "(all roots)", path=node.path, is_dir=node.is_dir, heat=round(node.score, 4),
+                  children=[_prune(c, floor, depth + 1) for c in shown], omitted=len(node.children) - len(shown))

@@ -1,0 +1,104 @@
+"""The import graph flows one way: interfaces -> chat/eval -> engine -> ingest/search -> store -> models/config/paths.
+
+Every import in the package is read from the source (also those inside functions, which a
+lazy import would otherwise hide), mapped to its layer, and checked: a module may import its
+own layer or the ones below, stages of one layer stay apart, and no modules import each other
+in a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "sensetree"
+
+# (rank, group): higher ranks may import lower ones; two groups of one rank may not import each other.
+LAYERS = {
+    "sensetree.interfaces": (5, "interfaces"),
+    "sensetree.chat": (4, "chat"),
+    "sensetree.eval": (4, "eval"),
+    "sensetree.engine": (3, "engine"),
+    "sensetree.reader": (3, "engine"),
+    "sensetree.ingest": (2, "ingest"),
+    "sensetree.search": (2, "search"),
+    "sensetree.store": (1, "store"),
+    "sensetree.models": (0, "base"),
+    "sensetree.config": (0, "base"),
+    "sensetree.paths": (0, "base"),
+    "sensetree.errors": (0, "base"),
+    "sensetree.notices": (0, "base"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports, at any depth of its code."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in known and m not in (name, "sensetree")}
+
+
+def _layer(module: str) -> tuple[int, str]:
+    for prefix, layer in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS")
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, set(modules)) for name, path in modules.items() if name != "sensetree"}
+
+
+def test_every_import_goes_to_the_same_layer_or_below():
+    wrong = []
+    for module, targets in _graph().items():
+        rank, group = _layer(module)
+        for target in targets:
+            target_rank, target_group = _layer(target)
+            if target_rank > rank or (target_rank == rank and target_group != group):
+                wrong.append(f"{module} -> {target}")
+    assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    graph = _graph()
+    done: set[str] = set()
+    cycles = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        if module in trail:
+            cycles.append(" -> ".join(trail[trail.index(module):] + [module]))
+            return
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ())):
+            if not target.startswith(module + "."):  # a package may import its own modules
+                visit(target, [*trail, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert not cycles, "import cycles:\n" + "\n".join(sorted(set(cycles)))
+
+
+def test_the_layers_cover_the_whole_package():
+    for module in _graph():
+        _layer(module)

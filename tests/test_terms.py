@@ -1,0 +1,140 @@
+"""The keyword leg's text analysis (store/terms.py) and the store's derived columns."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from sensetree.store.chunks import FTS_COLUMN, ChunkRow, ChunkStore
+from sensetree.store.terms import analyse, detect_language, query_languages, query_terms
+
+GERMAN = "Die Bundesregierung hat die Änderungen des Kündigungsschutzgesetzes für Arbeitnehmer beschlossen."
+ENGLISH = "The researchers were running several experiments on proteins and their foldings in living cells."
+
+
+def terms(text: str, language: str | None = None) -> list[str]:
+    return analyse(text, language).terms.split()
+
+
+def test_each_chunk_is_stemmed_in_its_own_language():
+    german = analyse(GERMAN)
+    assert german.language == "de"
+    assert "beschloss" in german.terms.split()            # the German stemmer, never the English one
+    assert "beschlossen" not in german.terms.split()
+    english = analyse(ENGLISH)
+    assert english.language == "en"
+    assert {"run", "protein", "experi"} <= set(english.terms.split())
+
+
+def test_stop_words_stay_in_chunks_and_leave_queries():
+    assert {"die", "des"} <= set(analyse(GERMAN).terms.split())
+    assert "the" in analyse(ENGLISH).terms.split()
+    assert query_terms("Wie wurde über die Revision entschieden?", ["de"]).split()[0] == "wurde"
+    assert "die" not in query_terms("Wie wurde über die Revision entschieden?", ["de"]).split()
+    assert query_terms("the", ["en"]) == "the"             # a query of stop words alone keeps them
+
+
+def test_unknown_language_is_neither_stemmed_nor_stripped():
+    assert terms("running proteins the", language="xx") == ["running", "proteins", "the"]
+    assert analyse("12345 67-89").language is None and terms("12345 67-89") == ["12345", "67", "89"]
+
+
+def test_accents_fold_except_where_they_tell_words_apart():
+    assert terms("élégant café Zürich", language="xx") == ["elegant", "cafe", "zurich"]
+    assert terms("điểm thủ", language="vi") == ["điểm", "thủ"]
+
+
+def test_nfc_and_nfd_give_the_same_terms():
+    nfd = unicodedata.normalize("NFD", GERMAN)
+    assert nfd != GERMAN
+    assert analyse(nfd).terms == analyse(GERMAN).terms
+    assert query_terms(unicodedata.normalize("NFD", "Kündigungsschutz")) == query_terms("Kündigungsschutz")
+
+
+def test_thai_is_cut_into_dictionary_words():
+    words = terms("บริษัทปูนซิเมนต์ไทยประกาศผลประกอบการไตรมาสที่สาม")
+    assert {"บริษัท", "ไทย", "ประกาศ", "ไตรมาส"} <= set(words)
+    assert all(len(w) < 12 for w in words)
+
+
+def test_cjk_gets_characters_and_pairs_and_a_query_only_pairs():
+    assert terms("华为手机", language="zh") == ["华", "为", "手", "机", "华为", "为手", "手机"]
+    assert query_terms("华为手机") == "华为 为手 手机"
+    assert query_terms("猫") == "猫"                        # a one-character word is still found
+
+
+def test_mixed_text_keeps_every_part():
+    stored = set(terms("华为发布了Mate 60 Pro手机，售价6999元。东京的スマートウォッチX200は29800円です。"))
+    assert {"mate", "60", "pro", "6999", "华为", "手机", "x200", "29800", "スマ"} <= stored
+    for query in ("Mate 60 Pro", "6999", "X200", "29800"):
+        assert set(terms(query, language="xx")) <= stored, query   # as written: a zh chunk is not stemmed
+    for query in ("华为", "手机", "スマートウォッチ", "29800円"):
+        assert set(query_terms(query).split()) <= stored, query
+
+
+def test_query_is_analysed_under_its_languages_and_unstemmed():
+    assert query_languages("Kündigungsschutz für Arbeitnehmer")[0] == "de"
+    german = query_terms("Kündigungsschutz für Arbeitnehmer").split()
+    assert {"kundigungsschutz", "arbeitnehmer", "arbeitnehm"} <= set(german)
+    english = query_terms("running experiments on proteins").split()
+    assert {"run", "running", "protein", "proteins"} <= set(english)
+    assert len(english) == len(set(english))
+    assert query_terms("   ") == "" and query_languages("") == ()
+
+
+def test_detection_reads_only_the_start():
+    assert detect_language(ENGLISH * 4 + " " + GERMAN * 20) == "en"
+
+
+def _old_table(directory, rows: int = 6):
+    """A chunks table as written before the analysed columns existed."""
+    db = lancedb.connect(str(directory))
+    rng = np.random.default_rng(0)
+    texts = [f"Rechnung Nummer {n} für die Beratung" if n % 2 else f"Invoice number {n} for consulting" for n in range(rows)]
+    data = pa.table({
+        "path": [f"/docs/f{n}.txt" for n in range(rows)], "chunk_index": pa.array([0] * rows, pa.int32()),
+        "text": texts,
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(rows * 4, dtype=np.float32)), 4),
+        "content_hash": ["h"] * rows, "mtime": pa.array([0.0] * rows), "embed_model": ["m"] * rows})
+    table = db.create_table("chunks", data=data)
+    from lancedb.index import FTS
+
+    table.create_index("text", config=FTS())
+    return data
+
+
+def test_a_table_from_before_is_analysed_on_its_first_keyword_build(tmp_path):
+    old = _old_table(tmp_path / "db")
+    store = ChunkStore(tmp_path / "db")
+    assert FTS_COLUMN not in store.table.schema.names
+    assert [h["path"] for h in store.dense(np.ones(4, np.float32), 10)]  # dense reads work before the migration
+    store.build_fts_index()
+    assert {"lang", FTS_COLUMN} <= set(store.table.schema.names)
+    assert store.has_fts_index()
+    assert [i.columns for i in store.table.list_indices() if i.index_type == "FTS"] == [[FTS_COLUMN]]
+    hits = store.sparse("Beratung", 10)
+    assert {h["path"] for h in hits} == {f"/docs/f{n}.txt" for n in (1, 3, 5)}
+    assert {h["lang"] for h in hits} == {"de"}
+    after = store.table.search().select(["path", "vector"]).limit(None).to_arrow().sort_by("path")
+    assert after["vector"].to_pylist() == old.sort_by("path")["vector"].to_pylist()  # no re-embedding
+
+
+def test_a_write_to_a_table_from_before_migrates_it(tmp_path):
+    _old_table(tmp_path / "db")
+    store = ChunkStore(tmp_path / "db")
+    row = ChunkRow("/docs/new.txt", 0, "Invoice number 99 for an audit", np.ones(4, np.float32), "h", 1.0)
+    store.replace_files([row.path], [row], "m", 4)
+    assert store.count(f"{FTS_COLUMN} IS NULL") == 0
+    assert [h["path"] for h in store.sparse("audit", 5)] == ["/docs/new.txt"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!!", "the"])
+def test_a_query_without_terms_finds_nothing_without_error(tmp_path, query):
+    _old_table(tmp_path / "db")
+    store = ChunkStore(tmp_path / "db")
+    store.build_fts_index()
+    assert store.sparse(query, 5) == []
