@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.pages
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support.pages
 
 from sensetree.ingest.extract.ocr import Ocr, OcrSettings
-from tests.pages import character_error_rate, render_page, scanned
+from tests.support.pages import character_error_rate, render_page, scanned
 
 SETS = ("scifact", "legalquad-de")  # English, German
 

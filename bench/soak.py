@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.serve_process import Served  # noqa: E402  (the same launcher the tests use)
+from tests.support.serve_process import Served  # noqa: E402  (the same launcher the tests use)
 
 from sensetree.engine import Engine  # noqa: E402
 

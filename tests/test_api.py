@@ -15,10 +15,10 @@ import uvicorn
 from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app, load_token
 
-from .corpus import build_corpus
-from .endpoint_server import EndlessChatEndpoint, EndpointServer
-from .serve_process import Served
-from .waiting import wait_for
+from tests.support.corpus import build_corpus
+from tests.support.endpoint_server import EndlessChatEndpoint, EndpointServer
+from tests.support.serve_process import Served
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from sensetree.ingest.extract import (
     extract,
     extract_bytes,
 )
-from tests.zips import declare_member_size
+from tests.support.zips import declare_member_size
 
 
 def _docx_bytes(text: str) -> bytes:

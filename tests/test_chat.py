@@ -32,8 +32,8 @@ from sensetree.interfaces.chat_cli import register
 from sensetree.models.embeddings import MiniLMOnnx
 from sensetree.models.llm import ChatClient
 from sensetree.models.local_llm import QWEN, RUNTIMES, SMOLLM2, LocalServer, free_port, model_file, runtime_installed
-from tests.corpus import INVOICE_IBAN, build_corpus
-from tests.llm_server import RecordingProxy
+from tests.support.corpus import INVOICE_IBAN, build_corpus
+from tests.support.llm_server import RecordingProxy
 
 cli = typer.Typer()
 register(cli)

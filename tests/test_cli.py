@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.corpus import build_corpus
+from tests.support.corpus import build_corpus
 
 
 def sensetree(data_dir, *args, check=True):

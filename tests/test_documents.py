@@ -14,7 +14,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.interfaces.explorer import Explorer
-from tests.pages import render_page, scanned
+from tests.support.pages import render_page, scanned
 
 pytestmark = pytest.mark.slow
 

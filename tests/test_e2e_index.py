@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine, SenseTreeError, WriterBusy
-from tests.corpus import build_corpus
+from tests.support.corpus import build_corpus
 
 
 @pytest.fixture(scope="module")

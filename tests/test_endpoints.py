@@ -9,7 +9,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.ingest.indexer import IndexingPaused, Progress
-from tests.endpoint_server import EndpointServer
+from tests.support.endpoint_server import EndpointServer
 
 TOPICS = {
     "alpha.txt": "The zorblat reactor manual explains coolant pressure limits for the prototype.",

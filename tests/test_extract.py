@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sensetree.ingest.extract import Extraction, ExtractionError, context_descriptor, extract, limits, normalise
-from tests.corpus import (
+from tests.support.corpus import (
     CAFE_MENU,
     INVOICE_IBAN,
     LATIN1_NOTES,
     PARSER_CODE,
     build_corpus,
 )
-from tests.zips import declare_member_size
+from tests.support.zips import declare_member_size
 
 READABLE_LABELS = [
     "pdf",

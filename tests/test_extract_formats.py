@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.ingest.extract import ExtractionError, extract, limits, location_label
-from tests.corpus import build_corpus
+from tests.support.corpus import build_corpus
 
 
 @pytest.fixture(scope="module")
@@ -326,7 +326,7 @@ def test_unlocated_formats_have_no_spans(corpus: dict[str, Path]) -> None:
 
 
 def test_outlook_msg_headers_body_and_attachments(tmp_path: Path) -> None:
-    from tests.msgfile import write_msg
+    from tests.support.msgfile import write_msg
 
     path = tmp_path / "RE_ devis.msg"
     write_msg(path, subject="RE: Devis pour la façade", body="Bonjour Anaïs,\r\nle devis s'élève à 18 500 €.\r\n",

@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from sensetree.engine import Engine
-from tests.corpus import build_corpus
+from tests.support.corpus import build_corpus
 
 SECRET = "outside-secret-7391"
 EVIL = "evil twin next door"

@@ -13,7 +13,7 @@ from PIL import Image
 
 from sensetree.ingest.extract import Ocr, OcrSettings, extract, tesseract_languages
 from sensetree.ingest.extract.ocr import OcrFailed, _rapidocr
-from tests.pages import character_error_rate, render_page, scanned
+from tests.support.pages import character_error_rate, render_page, scanned
 
 LINES = (
     "Le café du marché ouvre à huit heures précises.",

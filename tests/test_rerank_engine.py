@@ -8,7 +8,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.interfaces.views import status_view
-from tests.crossencoder_fixture import build_test_cross_encoder
+from tests.support.crossencoder_fixture import build_test_cross_encoder
 
 TEXTS = {
     "kiln.txt": "Firing schedule for the pottery kiln: bisque at 950 degrees, glaze at 1240 degrees.",

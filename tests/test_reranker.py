@@ -24,7 +24,7 @@ from sensetree.models.registry import (
     pull_reranker,
 )
 from sensetree.models.reranker import CrossEncoder, RerankerUnavailable, load_reranker
-from tests.crossencoder_fixture import BASE_MODEL, build_test_cross_encoder, head_weights
+from tests.support.crossencoder_fixture import BASE_MODEL, build_test_cross_encoder, head_weights
 
 QUERY = "where does the cat sleep?"
 PASSAGES = [

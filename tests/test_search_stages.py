@@ -22,7 +22,7 @@ from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
 from sensetree.search.tree import build_tree, tree_limit
 from sensetree.search.types import Candidate, TreeNode, sigmoid
 from sensetree.store.chunks import ChunkRow, ChunkStore
-from tests.crossencoder_fixture import build_test_cross_encoder
+from tests.support.crossencoder_fixture import build_test_cross_encoder
 
 
 def dense(path: str, rank: int, chunk: int = 0, cosine: float = 0.5, text: str = "") -> Candidate:

@@ -6,7 +6,7 @@ import os
 import threading
 
 from sensetree.engine import Engine
-from .waiting import wait_for
+from tests.support.waiting import wait_for
 
 
 def test_watch_keeps_the_index_true_to_the_disk(tmp_path):

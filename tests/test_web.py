@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from sensetree.interfaces.cli import app as cli
 
-from .corpus import build_corpus
-from .endpoint_server import EndlessChatEndpoint
-from .serve_process import Served
-from .waiting import wait_for
+from tests.support.corpus import build_corpus
+from tests.support.endpoint_server import EndlessChatEndpoint
+from tests.support.serve_process import Served
+from tests.support.waiting import wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():

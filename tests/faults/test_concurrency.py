@@ -25,9 +25,9 @@ import pytest
 from sensetree.chat import Agent
 from sensetree.engine import Engine
 from sensetree.models.llm import ChatClient
-from tests.endpoint_server import EndpointServer
-from tests.faults.realtree import TOPICS, WORDS, paragraph, snapshot
-from tests.waiting import wait_for
+from tests.support.endpoint_server import EndpointServer
+from tests.support.realtree import TOPICS, WORDS, paragraph, snapshot
+from tests.support.waiting import wait_for
 
 FILES = 250
 READERS = 8

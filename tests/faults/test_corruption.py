@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
-from tests.faults.realtree import build_tree, snapshot
+from tests.support.realtree import build_tree, snapshot
 
 
 def sensetree(data: Path, *args: str) -> tuple[dict | None, str]:

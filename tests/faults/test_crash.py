@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
-from tests.faults.realtree import KINDS, build_tree, snapshot, write_file
+from tests.support.realtree import KINDS, build_tree, snapshot, write_file
 
 FILES = 240
 KILLS = 50

@@ -23,9 +23,9 @@ from sensetree.engine import Engine
 from sensetree.ingest.indexer import IndexingPaused
 from sensetree.interfaces.cli import app as cli
 from sensetree.models.llm import ChatClient
-from tests.endpoint_server import EndpointServer
-from tests.faults.realtree import snapshot
-from tests.waiting import wait_for
+from tests.support.endpoint_server import EndpointServer
+from tests.support.realtree import snapshot
+from tests.support.waiting import wait_for
 
 runner = CliRunner()
 

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
-from tests.faults.realtree import snapshot
-from tests.zips import declare_member_size
+from tests.support.realtree import snapshot
+from tests.support.zips import declare_member_size
 
 MEMORY_BOUND = 2 * 1024 ** 3  # bytes of peak RSS for the whole indexing process
 GIB = 1024 ** 3

@@ -16,7 +16,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.search.types import SearchResponse
-from tests.corpus import build_corpus
+from tests.support.corpus import build_corpus
 
 QUERIES = {
     "empty": "",
