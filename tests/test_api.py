@@ -20,6 +20,8 @@ from tests.support.endpoint_server import EndlessChatEndpoint, EndpointServer
 from tests.support.serve_process import Served
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.slow  # a real sensetree serve process
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):

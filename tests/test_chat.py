@@ -266,6 +266,7 @@ def _agent(engine: Engine, proxy: RecordingProxy, model: str = SMOLLM2.name, **k
     return Agent(engine, ChatClient(proxy.url, model, timeout=300), **kw)
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
     engine, files = indexed
     tokens: list[str] = []
@@ -287,6 +288,7 @@ def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
     assert [s.kind for s in result.steps][:2] == ["context", "seed"]
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_a_scope_is_honoured(indexed, smol):
     engine, files = indexed
     scope = os.path.dirname(files["docs_inside"])
@@ -297,6 +299,7 @@ def test_a_scope_is_honoured(indexed, smol):
         assert "DocsEvil" not in json.dumps(request["messages"])
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_a_model_without_tools_answers_from_the_seeded_excerpts(indexed, smol):
     engine, _ = indexed
     agent = _agent(engine, smol)
@@ -314,6 +317,7 @@ def test_a_model_without_tools_answers_from_the_seeded_excerpts(indexed, smol):
     assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant", "user"]
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol):
     engine, files = indexed
     engine.set_setting("chat.base_url", smol.url)
@@ -340,6 +344,7 @@ def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol):
         assert {"/props", "/api/show"} <= {r["path"] for r in smol.requests} and "chat.context_window" in context
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_a_follow_up_sends_the_conversation_back_as_it_was_and_reads_only_its_own_turn(indexed, smol):
     engine, files = indexed
     agent = _agent(engine, smol)
@@ -356,6 +361,7 @@ def test_a_follow_up_sends_the_conversation_back_as_it_was_and_reads_only_its_ow
         assert second.cached_tokens >= first.prompt_tokens > 0
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_the_excerpts_are_sized_to_what_the_model_reads_in_time(indexed, smol):
     engine, _ = indexed
     question = "What is the IBAN for the invoice payment?"
@@ -370,6 +376,7 @@ def test_the_excerpts_are_sized_to_what_the_model_reads_in_time(indexed, smol):
     assert any(s.kind == "trim" and "reads in 2 s at 100 tokens/s" in s.text for s in result.steps)
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_stopping_an_answer_stops_the_model(indexed, smol):
     """What the web app's Stop does: the callback raises, the stream closes, the server stops generating."""
     if smol.runtime != "xllamacpp":
@@ -400,6 +407,7 @@ def test_stopping_an_answer_stops_the_model(indexed, smol):
     assert agent.exchanges == []  # the stopped question leaves no trace in the conversation
 
 
+@pytest.mark.slow  # the embedded chat model answers
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime):
     """The product starts the model itself, on the runtime ``chat.runtime`` names."""
@@ -433,6 +441,7 @@ def qwen(request, tmp_path_factory):
     server.stop()
 
 
+@pytest.mark.slow  # a real model on a llama.cpp server
 def test_the_model_calls_tools_and_their_results_become_sources(indexed, qwen):
     engine, files = indexed
     target = files["csv"]

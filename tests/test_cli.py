@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.corpus import build_corpus
 
+pytestmark = pytest.mark.slow  # every command is a real process
+
 
 def sensetree(data_dir, *args, check=True):
     env = {**os.environ, "SENSETREE_HOME": str(data_dir), "COLUMNS": "200"}

@@ -12,6 +12,8 @@ import pytest
 from sensetree.engine import Engine, SenseTreeError, WriterBusy
 from tests.support.corpus import build_corpus
 
+pytestmark = pytest.mark.slow  # the default E5 model indexes the whole corpus
+
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):

@@ -22,6 +22,8 @@ from mcp.client.stdio import stdio_client
 from sensetree.engine import Engine
 from tests.support.corpus import build_corpus
 
+pytestmark = pytest.mark.slow  # real MCP servers over stdio and HTTP
+
 SECRET = "outside-secret-7391"
 EVIL = "evil twin next door"
 SERVER = [sys.executable, "-m", "sensetree.interfaces.cli", "mcp"]

@@ -107,6 +107,7 @@ def _index_process(data: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # an indexing process on the default model, stopped by a signal
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT])
 def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent):
     """On the slow default model, in the middle of the semantic phase, the process exits at once

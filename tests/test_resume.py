@@ -8,7 +8,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sensetree.engine import Engine
+
+pytestmark = pytest.mark.slow  # kills and restarts indexing processes
 
 
 def _tree(root, files=60):

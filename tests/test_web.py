@@ -24,6 +24,8 @@ from tests.support.endpoint_server import EndlessChatEndpoint
 from tests.support.serve_process import Served
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.slow  # a real server driven through headless Chromium
+
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip("Debian's Chromium is not installed (apt-get install chromium)", allow_module_level=True)

@@ -29,6 +29,8 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import TOPICS, WORDS, paragraph, snapshot
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 FILES = 250
 READERS = 8
 MIN_REQUESTS = 200

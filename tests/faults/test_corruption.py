@@ -26,6 +26,8 @@ import pytest
 from sensetree.engine import Engine
 from tests.support.realtree import build_tree, snapshot
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 
 def sensetree(data: Path, *args: str) -> tuple[dict | None, str]:
     """Run a command; returns its JSON answer (when it has one) and its stderr, which holds no traceback."""

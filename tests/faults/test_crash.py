@@ -25,6 +25,8 @@ import pytest
 from sensetree.engine import Engine
 from tests.support.realtree import KINDS, build_tree, snapshot, write_file
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 FILES = 240
 KILLS = 50
 

@@ -27,6 +27,8 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 runner = CliRunner()
 
 TOPICS = {

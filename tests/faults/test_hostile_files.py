@@ -33,6 +33,8 @@ from sensetree.engine import Engine
 from tests.support.realtree import snapshot
 from tests.support.zips import declare_member_size
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 MEMORY_BOUND = 2 * 1024 ** 3  # bytes of peak RSS for the whole indexing process
 GIB = 1024 ** 3
 

@@ -21,6 +21,8 @@ from sensetree.ingest.chunker import chunk_spans, chunk_text
 from sensetree.ingest.extract import normalise
 from sensetree.store.chunks import ChunkRow, ChunkStore
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 # --- the chunker on any text ------------------------------------------------------------------
 
 # Any code point but surrogates, weighted towards the separators the chunker cares about.

@@ -18,6 +18,8 @@ from sensetree.engine import Engine
 from sensetree.search.types import SearchResponse
 from tests.support.corpus import build_corpus
 
+pytestmark = pytest.mark.slow  # a fault suite
+
 QUERIES = {
     "empty": "",
     "whitespace": " \t\n \u3000 ",
