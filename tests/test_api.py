@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # a real sensetree serve process
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, make_engine):
     base = tmp_path_factory.mktemp("api")
     root = base / "tree"
     files = build_corpus(root)
@@ -33,9 +33,7 @@ def served(tmp_path_factory):
     (base / "outside.txt").write_text("outside the root")
     os.symlink(base / "outside.txt", root / "notes" / "link_out.txt")
     data = base / "data"
-    with Engine(data) as engine:
-        engine.add_root(str(root))
-        engine.set_setting("embedding.model", "minilm")
+    make_engine(data, root, index=False).close()
     server = Served(data)
     try:
         server.wait_indexed()

@@ -16,8 +16,6 @@ import time
 
 import httpx
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from sensetree import paths
 from sensetree.chat import Agent, ChatError
@@ -28,16 +26,12 @@ from sensetree.chat.prompt import MIN_EXCERPT_CHARS, PromptMeter, fit, system_pr
 from sensetree.chat.tools import Sources, Toolbox
 from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.engine import Engine
-from sensetree.interfaces.chat_cli import register
 from sensetree.models.embeddings import MiniLMOnnx
 from sensetree.models.llm import ChatClient
 from sensetree.models.local_llm import QWEN, RUNTIMES, SMOLLM2, LocalServer, free_port, model_file, runtime_installed
 from tests.support.corpus import INVOICE_IBAN, build_corpus
 from tests.support.llm_server import RecordingProxy
 
-cli = typer.Typer()
-register(cli)
-runner = CliRunner()
 
 
 # confinement ------------------------------------------------------------------------
@@ -205,34 +199,30 @@ def test_tool_calls_written_as_text_are_parsed_and_never_shown():
 
 
 # no model: clear messages -------------------------------------------------------------
-def test_a_dead_server_gives_a_clear_error(jail):
+def test_a_dead_server_gives_a_clear_error(jail, cli):
     engine, _ = jail
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     with pytest.raises(ChatError, match="unreachable"):
         Agent(engine, ChatClient(url, "any", timeout=5)).answer("when does the harbour open?")
     engine.set_setting("chat.base_url", url)
-    result = runner.invoke(cli, ["ask", "when does the harbour open?", "--data-dir", str(engine.data_dir)])
+    result = cli.invoke(engine.data_dir, "ask", "when does the harbour open?")
     assert result.exit_code == 1 and "unreachable" in result.output and "Traceback" not in result.output
 
 
-def test_without_any_model_the_user_is_told_how_to_set_one_up(jail):
+def test_without_any_model_the_user_is_told_how_to_set_one_up(jail, cli):
     engine, base = jail
     engine.set_setting("chat.model", str(base / "missing.gguf"))
-    result = runner.invoke(cli, ["chat", "--data-dir", str(engine.data_dir)], input="hello\n")
+    result = cli.invoke(engine.data_dir, "chat", input="hello\n")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "sensetree config set chat.base_url" in result.output and "pip install" in result.output
 
 
 # a real model over HTTP ---------------------------------------------------------------
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
+def indexed(tmp_path_factory, make_engine):
     base = tmp_path_factory.mktemp("chat")
     files = build_corpus(base / "tree")
-    engine = Engine(base / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(base / "tree"))
-    engine.index()
+    engine = make_engine(base / "data", base / "tree", settings={"retrieval.rerank": False})
     yield engine, {k: os.path.normpath(str(v)) for k, v in files.items()}
     engine.close()
 
@@ -318,14 +308,13 @@ def test_a_model_without_tools_answers_from_the_seeded_excerpts(indexed, smol):
 
 
 @pytest.mark.slow  # a real model on a llama.cpp server
-def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol):
+def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol, cli):
     engine, files = indexed
     engine.set_setting("chat.base_url", smol.url)
     engine.set_setting("chat.model", SMOLLM2.name)
     try:
         smol.clear()
-        result = runner.invoke(cli, ["ask", "Who attended the infrastructure weekly sync?", "--json",
-                                     "--data-dir", str(engine.data_dir)])
+        result = cli.invoke(engine.data_dir, "ask", "Who attended the infrastructure weekly sync?", "--json")
     finally:
         engine.set_setting("chat.base_url", "")
         engine.set_setting("chat.model", "")
@@ -409,7 +398,7 @@ def test_stopping_an_answer_stops_the_model(indexed, smol):
 
 @pytest.mark.slow  # the embedded chat model answers
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
-def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime):
+def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime, cli):
     """The product starts the model itself, on the runtime ``chat.runtime`` names."""
     engine, files = indexed
     if not runtime_installed(runtime):
@@ -420,8 +409,8 @@ def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime):
     engine.set_setting("chat.runtime", runtime)
     engine.set_setting("chat.max_tokens", 48)
     try:
-        result = runner.invoke(cli, ["chat", "--data-dir", str(engine.data_dir)],
-                               input="What is the IBAN for the invoice payment?\n/quit\n")
+        result = cli.invoke(engine.data_dir, "chat",
+                            input="What is the IBAN for the invoice payment?\n/quit\n")
     finally:
         engine.set_setting("chat.model", "")
         engine.set_setting("chat.runtime", "")

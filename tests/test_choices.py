@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-
-from sensetree.engine import Engine
 
 
-def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp_path):
+def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp_path, make_engine):
     """``retry /x/Docs`` used to match ``/x/DocsEvil/...`` too (a ``startswith`` on the raw string)."""
     root = tmp_path / "root"
     for folder in ("Docs", "DocsEvil"):
         (root / folder).mkdir(parents=True)
         (root / folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(root))
-        engine.index()
+    with make_engine(tmp_path / "data", root) as engine:
         assert {os.path.basename(os.path.dirname(r.path)) for r in engine.catalog.failed()} == {"Docs", "DocsEvil"}
         assert engine.retry(str(root / "Docs")) == 1
         assert [r.path for r in engine.catalog.pending()] == [str(root / "Docs" / "broken.pdf")]
@@ -27,12 +20,7 @@ def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp
         assert engine.retry(None) == 1  # the sibling's, still failed
 
 
-def _sensetree(data, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
-                          capture_output=True, text=True, check=True)
-
-
-def test_a_sense_pinned_under_a_linked_folder_reads_back_under_the_same_path(tmp_path):
+def test_a_sense_pinned_under_a_linked_folder_reads_back_under_the_same_path(tmp_path, cli):
     """``sensetree sense`` read under the resolved path while pinning under the normalised one: behind a
     linked folder the two differ, and the pinned sense seemed lost."""
     real = tmp_path / "real" / "Docs"
@@ -42,10 +30,10 @@ def test_a_sense_pinned_under_a_linked_folder_reads_back_under_the_same_path(tmp
     os.symlink(tmp_path / "real", tmp_path / "linked")
     note = tmp_path / "linked" / "Docs" / "minutes.txt"
     data = tmp_path / "data"
-    _sensetree(data, "config", "set", "embedding.model", "minilm")
-    _sensetree(data, "add", str(tmp_path / "linked" / "Docs"))
-    _sensetree(data, "index", "--quiet")
-    _sensetree(data, "sense", str(note), "--set", "Harbour committee minutes, March.")
-    shown = json.loads(_sensetree(data, "sense", str(note), "--json").stdout)
+    cli.run(data, "config", "set", "embedding.model", "minilm")
+    cli.run(data, "add", str(tmp_path / "linked" / "Docs"))
+    cli.run(data, "index", "--quiet")
+    cli.run(data, "sense", str(note), "--set", "Harbour committee minutes, March.")
+    shown = json.loads(cli.run(data, "sense", str(note), "--json").stdout)
     assert shown == {"path": str(note), "sense": "Harbour committee minutes, March.", "source": "pinned",
                      "pinned": True}

@@ -116,13 +116,10 @@ def _build(root: Path) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
+def indexed(tmp_path_factory, make_engine):
     base = tmp_path_factory.mktemp("documents")
     files = _build(base / "tree")
-    engine = Engine(base / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(base / "tree"))
+    engine = make_engine(base / "data", base / "tree", settings={"retrieval.rerank": False}, index=False)
     progress = engine.index()
     yield engine, files, progress
     engine.close()

@@ -16,12 +16,11 @@ pytestmark = pytest.mark.slow  # the default E5 model indexes the whole corpus
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
+def indexed(tmp_path_factory, make_engine):
     """The corpus indexed once with the default settings (multilingual E5, no sense model)."""
     base = tmp_path_factory.mktemp("e2e")
     files = build_corpus(base / "tree")
-    engine = Engine(base / "data")
-    engine.add_root(str(base / "tree"))
+    engine = make_engine(base / "data", base / "tree", model=None, index=False)
     progress = engine.index()
     yield engine, files, progress
     engine.close()

@@ -26,23 +26,20 @@ def server():
     endpoint.stop()
 
 
-def _engine(tmp_path, server, model="intfloat/multilingual-e5-small", sense=False) -> Engine:
-    tree = tmp_path / "tree"
-    tree.mkdir(exist_ok=True)
-    for name, text in TOPICS.items():
-        (tree / name).write_text(text * 3, encoding="utf-8")
-    engine = Engine(tmp_path / "data")
-    engine.settings.set("embedding.base_url", server.url)
-    engine.settings.set("embedding.model", model)
-    if sense:
-        engine.settings.set("sense.base_url", server.url)
-        engine.settings.set("sense.model", "test-model")
-    engine.add_root(str(tree))
-    return engine
+@pytest.fixture
+def endpoint_engine(tmp_path, server, write_tree, make_engine):
+    """Opens an engine over TOPICS that embeds (and, with ``sense``, writes senses) through the endpoint."""
+    def open_engine(model: str = "intfloat/multilingual-e5-small", sense: bool = False) -> Engine:
+        write_tree(tmp_path / "tree", {name: text * 3 for name, text in TOPICS.items()})
+        settings = {"embedding.base_url": server.url}
+        if sense:
+            settings |= {"sense.base_url": server.url, "sense.model": "test-model"}
+        return make_engine(tmp_path / "data", tmp_path / "tree", model=model, settings=settings, index=False)
+    return open_engine
 
 
-def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server):
-    with _engine(tmp_path, server, sense=True) as engine:
+def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpoint_engine):
+    with endpoint_engine(sense=True) as engine:
         engine.index()
         passages = server.embedding_inputs[1:]  # the first call probes the dimension
         assert passages and all(t.startswith("passage: ") for t in passages)
@@ -59,14 +56,14 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server):
         assert engine.search("zorblat", rerank=False).results[0].path == row.path
 
 
-def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server):
-    with _engine(tmp_path, server, model="nomic-embed-text") as engine:
+def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server, endpoint_engine):
+    with endpoint_engine(model="nomic-embed-text") as engine:
         engine.index()
         assert not any(t.startswith(("passage: ", "query: ")) for t in server.embedding_inputs)
 
 
-def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server):
-    with _engine(tmp_path, server) as engine:
+def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_engine):
+    with endpoint_engine() as engine:
         engine.index()
         server.stop()
         for name in TOPICS:
@@ -93,8 +90,8 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server):
 
 
 @pytest.mark.parametrize("mode", ["500", "429", "malformed"])
-def test_transient_errors_are_retried_without_failing_files(tmp_path, server, mode):
-    with _engine(tmp_path, server) as engine:
+def test_transient_errors_are_retried_without_failing_files(tmp_path, server, endpoint_engine, mode):
+    with endpoint_engine() as engine:
         assert engine.embedder.dimension == 384  # probed while the server is healthy
         server.fail(mode, times=2)
         started = time.monotonic()
@@ -103,8 +100,8 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, mo
         assert time.monotonic() - started < 30
 
 
-def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server):
-    with _engine(tmp_path, server) as engine:
+def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, endpoint_engine):
+    with endpoint_engine() as engine:
         engine.index()
         rows_before = engine.store.count()
         target = tmp_path / "tree" / "beta.txt"
@@ -121,10 +118,11 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server):
 
 
 @pytest.mark.parametrize(("mode", "message"), [("401", "API key"), ("404", "no model")])
-def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path, server, mode, message):
+def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path, server, endpoint_engine, mode,
+                                                                        message):
     """A key that expired or a model removed mid-run is the endpoint's problem: every file
     would fail the same way, so the queue pauses with what to fix, and resumes once fixed."""
-    with _engine(tmp_path, server) as engine:
+    with endpoint_engine() as engine:
         server.fail(mode)
         with pytest.raises(IndexingPaused, match=message):
             engine.index(max_endpoint_wait=3)
@@ -134,8 +132,8 @@ def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path
         assert progress.failed == 0 and engine.catalog.counts()["indexed"] == len(TOPICS)
 
 
-def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server):
-    with _engine(tmp_path, server) as engine:
+def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server, endpoint_engine):
+    with endpoint_engine() as engine:
         engine.index()
         server.stop()
         response = engine.search("regatta", rerank=False)

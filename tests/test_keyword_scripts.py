@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from sensetree.engine import Engine
 
 FILES = {
     "zh/发布会.txt": "华为技术有限公司于2023年8月29日发布了Mate 60 Pro手机，售价6999元。发布会由余承东主持，"
@@ -25,15 +24,10 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory):
+def engine(tmp_path_factory, write_tree, make_engine):
     base = tmp_path_factory.mktemp("scripts")
-    for relative, text in FILES.items():
-        path = base / "tree" / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    engine = Engine(base / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.add_root(str(base / "tree"))
+    write_tree(base / "tree", FILES)
+    engine = make_engine(base / "data", base / "tree", index=False)
     progress = engine.index()
     assert progress.failed == 0
     engine.tree_root = base / "tree"

@@ -19,7 +19,6 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from sensetree.engine import Engine
 from tests.support.corpus import build_corpus
 
 pytestmark = pytest.mark.slow  # real MCP servers over stdio and HTTP
@@ -30,7 +29,7 @@ SERVER = [sys.executable, "-m", "sensetree.interfaces.cli", "mcp"]
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
+def index(tmp_path_factory, make_engine):
     """A root ``Docs`` (the test corpus, a long file, links out), a prefix sibling and a secret beside it."""
     base = tmp_path_factory.mktemp("mcp")
     root, secret, evil = base / "Docs", base / "secret", base / "DocsEvil"
@@ -44,10 +43,7 @@ def index(tmp_path_factory):
     os.symlink(secret, root / "link_out")
     os.symlink(secret / "s.txt", root / "file_out.txt")
     data = base / "data"
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(root))
-        engine.index()
+    make_engine(data, root).close()
     return {"base": base, "root": root, "data": data, "files": files}
 
 

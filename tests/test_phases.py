@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -32,14 +30,6 @@ def _tree(root: Path, files: int = 12) -> list[Path]:
     return made
 
 
-def _engine(tmp_path: Path, tree: Path) -> Engine:
-    engine = Engine(tmp_path / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(tree))
-    return engine
-
-
 def _stop_when_semantic(stop: threading.Event):
     def update(progress) -> None:
         if progress.phase == "semantic":
@@ -47,9 +37,10 @@ def _stop_when_semantic(stop: threading.Event):
     return update
 
 
-def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path):
+def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_engine):
     files = _tree(tmp_path / "tree")
-    with _engine(tmp_path, tmp_path / "tree") as engine:
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+                     index=False) as engine:
         stop = threading.Event()
         progress = engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
@@ -71,11 +62,12 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path):
         assert not any("covers" in n for n in notices)
 
 
-def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(tmp_path, monkeypatch):
+def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(tmp_path, monkeypatch, make_engine):
     files = _tree(tmp_path / "tree")
     monkeypatch.setattr(semantic, "FIRST_BATCH", 1)  # chunks per batch: one file at a time
     monkeypatch.setattr(semantic, "MAX_BATCH", 1)
-    with _engine(tmp_path, tmp_path / "tree") as engine:
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+                     index=False) as engine:
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         scoped = engine.search("harbour", scope=str(tmp_path / "tree" / "area1"))  # area1: notes 1, 4, 7, 10
@@ -102,14 +94,9 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
         assert order[5] == rest[0]  # then the rest, newest first
 
 
-def _index_process(data: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", "index", "--quiet", "--data-dir", str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 @pytest.mark.slow  # an indexing process on the default model, stopped by a signal
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT])
-def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent):
+def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, cli):
     """On the slow default model, in the middle of the semantic phase, the process exits at once
     (it used to finish a batch of 256 chunks first: minutes) and the next run resumes."""
     tree = tmp_path / "tree"
@@ -117,7 +104,7 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent):
     data = tmp_path / "data"
     with Engine(data) as engine:
         engine.add_root(str(tree))
-    process = _index_process(data)
+    process = cli.start(data, "index", "--quiet")
     deadline = time.monotonic() + 120
     with Engine(data) as probe:
         while probe.catalog.counts()["keyword"] < 40 and time.monotonic() < deadline and process.poll() is None:

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from sensetree.engine import Engine
 from sensetree.interfaces.views import status_view
 from tests.support.crossencoder_fixture import build_test_cross_encoder
 
@@ -19,15 +18,10 @@ TEXTS = {
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory):
+def engine(tmp_path_factory, write_tree, make_engine):
     base = tmp_path_factory.mktemp("rerank")
-    for name, text in TEXTS.items():
-        (base / "tree").mkdir(exist_ok=True)
-        (base / "tree" / name).write_text(text, encoding="utf-8")
-    engine = Engine(base / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.add_root(str(base / "tree"))
-    engine.index()
+    write_tree(base / "tree", TEXTS)
+    engine = make_engine(base / "data", base / "tree")
     yield engine, base
     engine.close()
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,13 +12,10 @@ from sensetree.engine import Engine
 pytestmark = pytest.mark.slow  # kills and restarts indexing processes
 
 
-def _tree(root, files=60):
-    for i in range(files):
-        folder = root / f"part{i % 4}"
-        folder.mkdir(parents=True, exist_ok=True)
-        paragraphs = [f"Document {i}, section {s}: notes on topic {i * 7 % 13} with figures {i * s}." * 12
-                      for s in range(3)]
-        (folder / f"doc{i:03d}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+def _documents(files=60) -> dict[str, str]:
+    return {f"part{i % 4}/doc{i:03d}.txt": "\n\n".join(f"Document {i}, section {s}: notes on topic {i * 7 % 13} "
+                                                         f"with figures {i * s}." * 12 for s in range(3))
+            for i in range(files)}
 
 
 def _snapshot(engine: Engine) -> tuple[dict, list]:
@@ -31,17 +25,14 @@ def _snapshot(engine: Engine) -> tuple[dict, list]:
     return statuses, keys
 
 
-def test_sigkill_mid_run_then_resume_matches_a_clean_index(tmp_path):
+def test_sigkill_mid_run_then_resume_matches_a_clean_index(tmp_path, write_tree, make_engine, cli):
     tree = tmp_path / "tree"
-    _tree(tree)
+    write_tree(tree, _documents())
     data = tmp_path / "data"
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
-    env = {**os.environ, "SENSETREE_HOME": str(data)}
+    make_engine(data, tree, index=False).close()
     kills = 0
     for _ in range(3):
-        process = subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", "index", "--quiet"], env=env)
+        process = cli.start(data, "index", "--quiet")
         deadline = time.monotonic() + 120
         with Engine(data) as probe:
             while time.monotonic() < deadline and probe.catalog.counts()["indexed"] < 10 * (kills + 1):
@@ -59,10 +50,7 @@ def test_sigkill_mid_run_then_resume_matches_a_clean_index(tmp_path):
     assert len(resumed[1]) == len(set(resumed[1])), "no duplicate (path, chunk_index)"
 
     clean = tmp_path / "clean"
-    with Engine(clean) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
-        engine.index()
+    with make_engine(clean, tree) as engine:
         expected = _snapshot(engine)
     assert resumed == expected
     assert all(status == "indexed" and chunks > 0 for status, chunks in resumed[0].values())

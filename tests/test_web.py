@@ -15,9 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from typer.testing import CliRunner
 
-from sensetree.interfaces.cli import app as cli
 
 from tests.support.corpus import build_corpus
 from tests.support.endpoint_server import EndlessChatEndpoint
@@ -61,20 +59,19 @@ HAS_CHAT_MODEL = _embedded_chat_model()
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, cli):
     """The corpus indexed by a real ``sensetree serve``, set up with the real CLI."""
     base = tmp_path_factory.mktemp("web")
     root = base / "Documents"
     files = {label: str(path) for label, path in build_corpus(root).items()}
     (root / "notes" / "handbook.txt").write_text(HANDBOOK, encoding="utf-8")
     data = base / "data"
-    runner = CliRunner()
     commands = [["add", str(root)], ["config", "set", "embedding.model", "minilm"]]
     if HAS_CHAT_MODEL:  # the tiny model keeps the tests fast; the README's screenshot shows the default model
         model, tokens = ("qwen2.5-coder-0.5b-instruct", "200") if SCREENSHOT_RUN else ("smollm2-135m-instruct", "48")
         commands += [["config", "set", "chat.model", model], ["config", "set", "chat.max_tokens", tokens]]
     for command in commands:
-        result = runner.invoke(cli, [*command, "--data-dir", str(data)])
+        result = cli.invoke(data, *command)
         assert result.exit_code == 0, result.output
     # Without xdg-open on its PATH, "Open" cannot start a desktop application during the tests.
     server = Served(data, env={"PATH": str(Path(sys.executable).parent)})

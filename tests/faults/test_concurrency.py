@@ -37,28 +37,16 @@ MIN_REQUESTS = 200
 LATENCY_BOUND_S = 15.0  # generous: two shared cores; a healthy run answers in well under a second
 
 
-def write_tree(root: Path, files: int, seed: int) -> None:
+def notes(files: int, seed: int) -> dict[str, str]:
     """Plain-text and Markdown notes, one or two chunks each."""
     rng = random.Random(seed)
-    for i in range(files):
-        path = root / f"area{i % 5}" / f"note{i:04d}.{'md' if i % 2 else 'txt'}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n\n".join(paragraph(rng, rng.randint(3, 6)) for _ in range(rng.randint(1, 3))), encoding="utf-8")
+    return {f"area{i % 5}/note{i:04d}.{'md' if i % 2 else 'txt'}":
+            "\n\n".join(paragraph(rng, rng.randint(3, 6)) for _ in range(rng.randint(1, 3))) for i in range(files)}
 
 
 def queries(seed: int) -> list[str]:
     rng = random.Random(seed)
     return [f"{rng.choice(TOPICS)} {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(50)]
-
-
-def cli(data: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
-                          capture_output=True, text=True, timeout=300, **kw)
-
-
-def start_cli(data: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def all_indexed(data: Path, files: int = FILES) -> dict:
@@ -74,23 +62,20 @@ def indexed_count(data: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
+def indexed(tmp_path_factory, write_tree, make_engine):
     """A tree of 250 notes, indexed once with MiniLM; each test requeues what it needs."""
     base = tmp_path_factory.mktemp("concurrency")
     tree, data = base / "tree", base / "data"
-    write_tree(tree, FILES, seed=1)
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.set_setting("retrieval.rerank", False)
-        engine.add_root(str(tree))
+    write_tree(tree, notes(FILES, seed=1))
+    with make_engine(data, tree, settings={"retrieval.rerank": False}, index=False) as engine:
         assert engine.index().failed == 0
     return tree, data
 
 
 # (a) readers during a large re-index --------------------------------------------------------
-def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed):
+def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed, write_tree):
     tree, data = indexed
-    write_tree(tree, FILES, seed=2)  # every file changes: all of them are embedded and written again
+    write_tree(tree, notes(FILES, seed=2))  # every file changes: all of them are embedded and written again
     chat = EndpointServer()
     records: list[tuple[str, float, bool]] = []  # (kind, seconds, while the writer was running)
     with Engine(data) as engine, Engine(data) as reader:  # the writer's own engine (as in serve) and another
@@ -132,15 +117,11 @@ def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed):
           + ", ".join(f"{kind} n={len(v)} p50={statistics.median(v):.3f}s max={max(v):.3f}s" for kind, v in kinds.items()))
 
 
-def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path):
+def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write_tree, make_engine):
     """The other process wipes the vectors and rebuilds them with E5 while this one keeps searching."""
     tree, data = tmp_path / "tree", tmp_path / "data"
-    write_tree(tree, 50, seed=3)
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.set_setting("retrieval.rerank", False)
-        engine.add_root(str(tree))
-        engine.index()
+    write_tree(tree, notes(50, seed=3))
+    make_engine(data, tree, settings={"retrieval.rerank": False}).close()
     with Engine(data) as reader:
         assert reader.search("harbour survey").results
         rebuild = subprocess.Popen(
@@ -166,11 +147,11 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path):
 
 
 # (b) two writers -------------------------------------------------------------------------
-def test_two_index_processes_at_once_one_writer_wins(indexed):
+def test_two_index_processes_at_once_one_writer_wins(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
         assert engine.reindex(str(tree)) == FILES
-    first, second = start_cli(data, "index", "--json"), start_cli(data, "index", "--json")
+    first, second = cli.start(data, "index", "--json"), cli.start(data, "index", "--json")
     outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
     codes = sorted(code for code, _, _ in outcomes)
     assert codes[0] == 0 and codes[1] != 0, outcomes
@@ -181,9 +162,9 @@ def test_two_index_processes_at_once_one_writer_wins(indexed):
 
 
 # (c) a watcher and other processes reading ------------------------------------------------
-def test_search_and_status_from_other_processes_while_index_watch_runs(indexed):
+def test_search_and_status_from_other_processes_while_index_watch_runs(indexed, cli):
     tree, data = indexed
-    watcher = start_cli(data, "index", "--watch", "--quiet")
+    watcher = cli.start(data, "index", "--watch", "--quiet")
     try:
         assert wait_for(lambda: (data / "writer.lock").exists() and indexed_count(data) == FILES, 60)
         rng = random.Random(4)
@@ -191,13 +172,13 @@ def test_search_and_status_from_other_processes_while_index_watch_runs(indexed):
             for i in range(round_ * 15, round_ * 15 + 15):  # the watcher has work while the others read
                 path = tree / f"area{i % 5}" / f"note{i:04d}.{'md' if i % 2 else 'txt'}"
                 path.write_text(paragraph(rng, 5) + f" Edited in round {round_}.", encoding="utf-8")
-            found = cli(data, "search", "harbour survey", "--json")
+            found = cli.run(data, "search", "harbour survey", "--json", check=False)
             assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
             assert json.loads(found.stdout)["results"]
-            status = cli(data, "status", "--json")
+            status = cli.run(data, "status", "--json", check=False)
             assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
             assert json.loads(status.stdout)["counts"]["failed"] == 0
-        busy = cli(data, "index", "--quiet")
+        busy = cli.run(data, "index", "--quiet", check=False)
         assert busy.returncode != 0 and "another sensetree process is indexing" in " ".join(busy.stderr.split())
         assert "Traceback" not in busy.stderr
         assert wait_for(lambda: "Edited in round 3" in _first_chunk(data, tree / "area4" / "note0059.md"), 90)
@@ -215,11 +196,11 @@ def _first_chunk(data: Path, path: Path) -> str:
 
 
 # (d) a writer killed with the lock -------------------------------------------------------
-def test_a_writer_killed_holding_the_lock_frees_it(indexed):
+def test_a_writer_killed_holding_the_lock_frees_it(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
         engine.reindex(str(tree))
-    writer = start_cli(data, "index", "--quiet")
+    writer = cli.start(data, "index", "--quiet")
     assert wait_for(lambda: indexed_count(data) >= 20 or writer.poll() is not None, 120)
     assert writer.poll() is None, "the writer finished before it could be killed"
     writer.send_signal(signal.SIGKILL)

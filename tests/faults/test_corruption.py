@@ -29,26 +29,14 @@ from tests.support.realtree import build_tree, snapshot
 pytestmark = pytest.mark.slow  # a fault suite
 
 
-def sensetree(data: Path, *args: str) -> tuple[dict | None, str]:
-    """Run a command; returns its JSON answer (when it has one) and its stderr, which holds no traceback."""
-    result = subprocess.run([sys.executable, "-m", "sensetree.interfaces.cli", *args, "--data-dir", str(data)],
-                            capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.returncode == 0, result.stderr
-    return (json.loads(result.stdout) if "--json" in args else None), result.stderr
-
-
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
+def pristine(tmp_path_factory, make_engine):
     """A tree, its index (closed cleanly, so no WAL is left), and the snapshot a clean index gives."""
     base = tmp_path_factory.mktemp("corruption")
     tree = base / "tree"
     build_tree(tree, 40)
     data = base / "data"
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
-        engine.index()
+    with make_engine(data, tree) as engine:
         # A second write, so the newest fragment and manifest hold only the latest change.
         (tree / "late.txt").write_text("A late note about the volcano tram schedule.", encoding="utf-8")
         engine.index()
@@ -97,33 +85,33 @@ VECTOR_DAMAGE = {
 }
 
 
-def _converges(data: Path, expected: dict) -> None:
-    sensetree(data, "index", "--json")
+def _converges(cli, data: Path, expected: dict) -> None:
+    cli.run(data, "index", "--json")
     with Engine(data) as engine:
         assert snapshot(engine) == expected
 
 
 @pytest.mark.parametrize("damage", list(VECTOR_DAMAGE))
-def test_damaged_vector_table_is_rolled_back_and_reindexed(pristine, tmp_path, damage):
+def test_damaged_vector_table_is_rolled_back_and_reindexed(pristine, tmp_path, damage, cli):
     _, _, expected = pristine
     data = _copy(pristine, tmp_path)
     VECTOR_DAMAGE[damage](data)
 
-    status, _ = sensetree(data, "status", "--json")
-    found, _ = sensetree(data, "search", "volcano tram schedule", "--json")
+    status = json.loads(cli.run(data, "status", "--json").stdout)
+    found = json.loads(cli.run(data, "search", "volcano tram schedule", "--json").stdout)
     told = [n for n in status["notices"] + found["notices"] if "vector index was damaged" in n]
     assert len(told) == 1, (status["notices"], found["notices"])
     assert "rolled back" in told[0]
     assert found["results"], "search answers from the version it rolled back to"
-    _converges(data, expected)
+    _converges(cli, data, expected)
 
 
-def test_damage_found_by_index_first(pristine, tmp_path):
+def test_damage_found_by_index_first(pristine, tmp_path, cli):
     """The indexer meets the torn fragment before any search does (compaction reads it)."""
     _, _, expected = pristine
     data = _copy(pristine, tmp_path)
     VECTOR_DAMAGE["newest fragment footer overwritten"](data)
-    _, stderr = sensetree(data, "index", "--json")
+    stderr = cli.run(data, "index", "--json").stderr
     assert "vector index was damaged" in stderr
     with Engine(data) as engine:
         assert snapshot(engine) == expected
@@ -151,23 +139,24 @@ CATALOG_DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(CATALOG_DAMAGE))
-def test_damaged_catalog_is_salvaged(pristine, tmp_path, damage):
+def test_damaged_catalog_is_salvaged(pristine, tmp_path, damage, cli):
     tree, _, expected = pristine
     data = _copy(pristine, tmp_path)
     garble, roots_survive = CATALOG_DAMAGE[damage]
     garble(data / "catalog.sqlite")
 
-    status, stderr = sensetree(data, "status", "--json")  # notices found on opening go to stderr
+    shown = cli.run(data, "status", "--json")  # notices found on opening go to stderr
+    status, stderr = json.loads(shown.stdout), shown.stderr
     told = [n for n in [*status["notices"], stderr] if "catalog was damaged" in n]
     assert told, (status["notices"], stderr)
     assert list((data).glob("catalog.damaged-*.sqlite")), "the damaged file is kept aside"
-    sensetree(data, "search", "volcano tram schedule", "--json")
+    cli.run(data, "search", "volcano tram schedule", "--json")
     if roots_survive:
         assert status["roots"] == [str(tree)]
     else:
         assert "add your folders again" in told[0]
-        sensetree(data, "add", str(tree))
-    _converges(data, expected)
+        cli.run(data, "add", tree)
+    _converges(cli, data, expected)
 
 
 # A catalog whose WAL holds a whole indexing run: the indexer is killed before it can close.
@@ -181,12 +170,10 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
-def unclosed(pristine, tmp_path_factory):
+def unclosed(pristine, tmp_path_factory, make_engine):
     tree, _, _ = pristine
     data = tmp_path_factory.mktemp("wal") / "data"
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
+    make_engine(data, tree, index=False).close()
     killed = subprocess.run([sys.executable, "-c", INDEX_THEN_DIE, str(data)], capture_output=True, text=True,
                             timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
@@ -208,7 +195,7 @@ WAL_DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(WAL_DAMAGE))
-def test_damaged_wal_is_detected_and_the_catalog_reconciled(pristine, unclosed, tmp_path, damage):
+def test_damaged_wal_is_detected_and_the_catalog_reconciled(pristine, unclosed, tmp_path, damage, cli):
     """SQLite drops the frames from the first bad checksum on, silently: the catalog opens, older.
 
     A damaged header or committed frames past what SQLite kept are detected and reported; a log
@@ -221,8 +208,10 @@ def test_damaged_wal_is_detected_and_the_catalog_reconciled(pristine, unclosed, 
     corrupt, detectable = WAL_DAMAGE[damage]
     corrupt(_wal(data))
 
-    status, stderr = sensetree(data, "status", "--json")
+    shown = cli.run(data, "status", "--json")
+    json.loads(shown.stdout)  # the status still answers
+    stderr = shown.stderr
     if detectable:
         assert "write-ahead log was damaged" in stderr, stderr
-    sensetree(data, "search", "volcano tram schedule", "--json")
-    _converges(data, expected)
+    cli.run(data, "search", "volcano tram schedule", "--json")
+    _converges(cli, data, expected)

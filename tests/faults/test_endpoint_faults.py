@@ -16,20 +16,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from typer.testing import CliRunner
 
 from sensetree.chat import Agent, ChatError
 from sensetree.engine import Engine
 from sensetree.ingest.indexer import IndexingPaused
-from sensetree.interfaces.cli import app as cli
 from sensetree.models.llm import ChatClient
 from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow  # a fault suite
-
-runner = CliRunner()
 
 TOPICS = {
     "reactor.txt": "The zorblat reactor manual explains coolant pressure limits for the prototype. ",
@@ -49,24 +45,20 @@ def server():
     endpoint.stop()
 
 
-def write_tree(tree, prefix: str = "", repeat: int = 8) -> None:
+def topics(prefix: str = "", repeat: int = 8) -> dict[str, str]:
     """Each file is a few chunks long (chunk_size 300), so one flush takes several embedding calls."""
-    tree.mkdir(exist_ok=True)
-    for name, text in TOPICS.items():
-        (tree / name).write_text((prefix + text) * repeat, encoding="utf-8")
+    return {name: (prefix + text) * repeat for name, text in TOPICS.items()}
 
 
-def endpoint_engine(tmp_path, server: EndpointServer, batch_size: int = 4) -> Engine:
-    write_tree(tmp_path / "tree")
-    engine = Engine(tmp_path / "data")
-    engine.set_setting("embedding.base_url", server.url)
-    engine.set_setting("embedding.model", "test-embed")
-    engine.set_setting("indexing.chunk_size", 300)
-    engine.set_setting("indexing.overlap", 50)
-    engine.set_setting("indexing.batch_size", batch_size)
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(tmp_path / "tree"))
-    return engine
+@pytest.fixture
+def endpoint_engine(tmp_path, server, write_tree, make_engine):
+    """Opens an engine over the topics that embeds through the endpoint, ``batch_size`` chunks a call."""
+    def open_engine(batch_size: int = 4) -> Engine:
+        write_tree(tmp_path / "tree", topics())
+        settings = {"embedding.base_url": server.url, "indexing.chunk_size": 300, "indexing.overlap": 50,
+                    "indexing.batch_size": batch_size, "retrieval.rerank": False}
+        return make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings, index=False)
+    return open_engine
 
 
 def assert_whole(engine: Engine) -> dict:
@@ -100,9 +92,9 @@ def assert_meaning_search(engine: Engine) -> None:
 
 
 # the embedding endpoint ---------------------------------------------------------------
-def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server):
+def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoint_engine):
     """Down for 30 s (a compressed "minutes"): the watcher waits, search answers by keywords, then it all resumes."""
-    with endpoint_engine(tmp_path, server) as engine:
+    with endpoint_engine() as engine:
         engine.index()
     server.stop()
     tree = tmp_path / "tree"
@@ -148,12 +140,12 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server):
     assert not worker.is_alive()
 
 
-def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
-    with endpoint_engine(tmp_path, server) as engine:
+def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server, endpoint_engine, write_tree, cli):
+    with endpoint_engine() as engine:
         engine.index()
         assert_whole(engine)
         server.stop()
-        write_tree(tmp_path / "tree", prefix=REVISED)
+        write_tree(tmp_path / "tree", topics(prefix=REVISED))
         with pytest.raises(IndexingPaused, match="files stay pending"):
             engine.index(max_endpoint_wait=2)  # the embedder is loaded: the batch waits, then pauses
     with Engine(tmp_path / "data") as cold:  # a new process: the endpoint is down before its first probe
@@ -164,7 +156,7 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
         assert "Revised" in first_chunk(cold, "tram.txt")  # the new text is findable by keyword at once
         assert_keywords_only(cold)
         cold.set_setting("indexing.endpoint_wait", 2.0)
-    result = runner.invoke(cli, ["index", "--quiet", "--data-dir", str(tmp_path / "data")])
+    result = cli.invoke(tmp_path / "data", "index", "--quiet")
     assert result.exit_code == 3 and not isinstance(result.exception, Exception), result.output
     assert "files stay pending" in " ".join(result.output.split())
 
@@ -177,11 +169,11 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
 
 
 @pytest.mark.parametrize("mode", ["500", "429", "malformed", "drop", "wrong_dim"])
-def test_a_fault_in_the_middle_of_a_batch_writes_nothing_and_heals(tmp_path, server, mode):
+def test_a_fault_in_the_middle_of_a_batch_writes_nothing_and_heals(tmp_path, server, mode, endpoint_engine, write_tree):
     """The third embedding call of a run fails until the endpoint is fixed; meanwhile the index keeps its old state."""
-    with endpoint_engine(tmp_path, server) as engine:
+    with endpoint_engine() as engine:
         engine.index()
-        write_tree(tmp_path / "tree", prefix=REVISED)
+        write_tree(tmp_path / "tree", topics(prefix=REVISED))
         server.fail(mode, after=2)
         calls = len(server.calls)
         errors: list[BaseException] = []
@@ -208,12 +200,13 @@ def test_a_fault_in_the_middle_of_a_batch_writes_nothing_and_heals(tmp_path, ser
         assert_meaning_search(engine)
 
 
-def test_an_endpoint_that_swapped_models_is_refused_before_anything_is_written(tmp_path, server):
+def test_an_endpoint_that_swapped_models_is_refused_before_anything_is_written(tmp_path, server, endpoint_engine,
+                                                                                   write_tree):
     """A new process meets the endpoint serving 768-d vectors under the same model name."""
-    with endpoint_engine(tmp_path, server) as engine:
+    with endpoint_engine() as engine:
         engine.index()
         before = assert_whole(engine)
-    write_tree(tmp_path / "tree", prefix=REVISED)
+    write_tree(tmp_path / "tree", topics(prefix=REVISED))
     server.fail("wrong_dim")
     with Engine(tmp_path / "data") as cold:
         with pytest.raises(IndexingPaused, match="768-d vectors but the index holds 384-d"):
@@ -227,8 +220,8 @@ def test_an_endpoint_that_swapped_models_is_refused_before_anything_is_written(t
         assert_meaning_search(cold)
 
 
-def test_retry_after_is_honoured(tmp_path, server):
-    with endpoint_engine(tmp_path, server) as engine:
+def test_retry_after_is_honoured(tmp_path, server, endpoint_engine):
+    with endpoint_engine() as engine:
         assert engine.embedder.dimension == 384  # probed while healthy
         server.retry_after = "3"  # without it the first retry comes after 1 s
         server.fail("429", times=1)
@@ -239,17 +232,13 @@ def test_retry_after_is_honoured(tmp_path, server):
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
 
 
-def test_a_slow_endpoint_indexes_everything(tmp_path, server):
+def test_a_slow_endpoint_indexes_everything(tmp_path, server, write_tree, make_engine):
     """10 s per call (one batch, two queries side by side): slow, but within the client's timeout."""
-    (tmp_path / "tree").mkdir()
-    for name in ("reactor.txt", "regatta.txt"):
-        (tmp_path / "tree" / name).write_text(TOPICS[name], encoding="utf-8")
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.base_url", server.url)
-        engine.set_setting("embedding.model", "test-embed")
-        engine.set_setting("embedding.dimensions", 384)  # no probe: fewer slow calls
-        engine.set_setting("retrieval.rerank", False)
-        engine.add_root(str(tmp_path / "tree"))
+    write_tree(tmp_path / "tree", {name: TOPICS[name] for name in ("reactor.txt", "regatta.txt")})
+    settings = {"embedding.base_url": server.url, "embedding.dimensions": 384,  # no probe: fewer slow calls
+                "retrieval.rerank": False}
+    with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings,
+                     index=False) as engine:
         server.delay = 10
         indexing = threading.Thread(target=engine.index)
         indexing.start()
@@ -263,9 +252,9 @@ def test_a_slow_endpoint_indexes_everything(tmp_path, server):
         assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
 
 
-def test_a_hung_endpoint_does_not_hang_search(tmp_path, server):
+def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine):
     """It accepts the connection and never answers: a search waits 15 s at most, then answers by keywords."""
-    with endpoint_engine(tmp_path, server) as warm:
+    with endpoint_engine() as warm:
         warm.index()
         server.delay = 60
         with Engine(tmp_path / "data") as cold, ThreadPoolExecutor(2) as pool:  # cold: the dimension probe hangs
@@ -278,21 +267,20 @@ def test_a_hung_endpoint_does_not_hang_search(tmp_path, server):
 
 
 # the sense endpoint -------------------------------------------------------------------
-def sense_engine(tmp_path, server: EndpointServer, timeout: float = 60.0) -> Engine:
-    write_tree(tmp_path / "tree", repeat=3)
-    engine = Engine(tmp_path / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("sense.base_url", server.url)
-    engine.set_setting("sense.model", "test-model")
-    engine.set_setting("sense.timeout", timeout)
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(tmp_path / "tree"))
-    return engine
+@pytest.fixture
+def sense_engine(tmp_path, server, write_tree, make_engine):
+    """Opens an engine over the topics (MiniLM) whose senses come from the endpoint."""
+    def open_engine(timeout: float = 60.0) -> Engine:
+        write_tree(tmp_path / "tree", topics(repeat=3))
+        settings = {"sense.base_url": server.url, "sense.model": "test-model", "sense.timeout": timeout,
+                    "retrieval.rerank": False}
+        return make_engine(tmp_path / "data", tmp_path / "tree", settings=settings, index=False)
+    return open_engine
 
 
 @pytest.mark.parametrize("fault", ["down", "500", "429", "malformed", "drop", "slow"])
-def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fault):
-    with sense_engine(tmp_path, server, timeout=1.0) as engine:
+def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fault, sense_engine):
+    with sense_engine(timeout=1.0) as engine:
         if fault == "down":
             server.stop()
         elif fault == "slow":
@@ -308,8 +296,8 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
 
 
-def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server):
-    with sense_engine(tmp_path, server) as engine:
+def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server, sense_engine):
+    with sense_engine() as engine:
         for name in list(TOPICS)[2:]:
             (tmp_path / "tree" / name).unlink()
         server.delay = 10  # two files, sensed side by side
@@ -321,14 +309,10 @@ def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server
 
 # the chat endpoint --------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def chat_index(tmp_path_factory):
+def chat_index(tmp_path_factory, write_tree, make_engine):
     base = tmp_path_factory.mktemp("chat")
-    write_tree(base / "tree", repeat=2)
-    engine = Engine(base / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("retrieval.rerank", False)
-    engine.add_root(str(base / "tree"))
-    engine.index()
+    write_tree(base / "tree", topics(repeat=2))
+    engine = make_engine(base / "data", base / "tree", settings={"retrieval.rerank": False})
     yield engine
     engine.close()
 
@@ -341,7 +325,7 @@ def test_a_healthy_chat_endpoint_answers(chat_index, server):
 @pytest.mark.parametrize("fault,message", [("down", "unreachable"), ("500", "answered 500"),
                                            ("malformed", "malformed"), ("drop", "unreachable"),
                                            ("slow", "did not answer")])
-def test_a_failing_chat_endpoint_gives_a_clear_error(chat_index, server, fault, message):
+def test_a_failing_chat_endpoint_gives_a_clear_error(chat_index, server, fault, message, cli):
     if fault == "down":
         server.stop()
     elif fault == "slow":
@@ -355,7 +339,7 @@ def test_a_failing_chat_endpoint_gives_a_clear_error(chat_index, server, fault, 
     chat_index.set_setting("chat.model", "test-model")
     chat_index.set_setting("chat.timeout", 1.5)
     try:
-        result = runner.invoke(cli, ["ask", "When is the regatta?", "--data-dir", str(chat_index.data_dir)])
+        result = cli.invoke(chat_index.data_dir, "ask", "When is the regatta?")
     finally:
         chat_index.set_setting("chat.base_url", "")
     assert result.exit_code == 1 and not isinstance(result.exception, Exception), result.output

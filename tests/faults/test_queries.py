@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -56,14 +54,11 @@ QUERIES = {
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
+def indexed(tmp_path_factory, make_engine):
     base = tmp_path_factory.mktemp("queries")
     files = build_corpus(base / "tree")
     data = base / "data"
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(base / "tree"))
-        engine.index()
+    make_engine(data, base / "tree").close()
     engine = Engine(data)
     yield engine, base / "tree", files
     engine.close()
@@ -152,22 +147,14 @@ def test_scopes_give_results_under_them_or_say_why_not(indexed, case):
 # --- the command line ---------------------------------------------------------------------------
 
 
-def sensetree(data, *args: str | bytes) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SENSETREE_HOME": str(data), "COLUMNS": "200"}
-    command = [sys.executable, "-m", "sensetree.interfaces.cli", *args]
-    result = subprocess.run(command, capture_output=True, env=env, timeout=300)
-    assert b"Traceback" not in result.stderr, result.stderr.decode(errors="replace")
-    return result
-
-
-def test_cli_batch_answers_every_query(indexed, tmp_path):
+def test_cli_batch_answers_every_query(indexed, tmp_path, cli):
     engine, _, _ = indexed
     batch = tmp_path / "hostile.jsonl"
     lines = [json.dumps({"query": q}) for q in QUERIES.values() if "\ud800" not in q and "\udce9" not in q]
     lines += [json.dumps({"query": "invoice", "scope": "/nowhere"}), json.dumps({"query": "invoice", "limit": 0}),
               json.dumps("a bare string is a query"), "   "]
     batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = sensetree(engine.data_dir, "search", "--queries", str(batch), "--json")
+    result = cli.run(engine.data_dir, "search", "--queries", str(batch), "--json", check=False, text=False)
     assert result.returncode == 0, result.stderr
     answers = json.loads(result.stdout)
     assert len(answers) == len(lines) - 1
@@ -179,31 +166,32 @@ def test_cli_batch_answers_every_query(indexed, tmp_path):
     '{"query": 5}', '{"query": null}', '{"limit": 3}', '{"query": "x", "limit": "many"}',
     '{"query": "x", "scope": 7}', '[1, 2]', "not json at all", '{"query": "x", "limit": true}',
 ])
-def test_cli_batch_refuses_a_bad_line_with_its_number(indexed, tmp_path, line):
+def test_cli_batch_refuses_a_bad_line_with_its_number(indexed, tmp_path, line, cli):
     engine, _, _ = indexed
     batch = tmp_path / "bad.jsonl"
     batch.write_text('{"query": "fine"}\n' + line + "\n", encoding="utf-8")
-    result = sensetree(engine.data_dir, "search", "--queries", str(batch), "--json")
+    result = cli.run(engine.data_dir, "search", "--queries", str(batch), "--json", check=False, text=False)
     assert result.returncode == 1
     assert b"bad.jsonl:2" in result.stderr and b"error:" in result.stderr
 
 
-def test_cli_batch_file_missing_or_not_text(indexed, tmp_path):
+def test_cli_batch_file_missing_or_not_text(indexed, tmp_path, cli):
     engine, _, _ = indexed
-    missing = sensetree(engine.data_dir, "search", "--queries", str(tmp_path / "missing.jsonl"), "--json")
+    missing = cli.run(engine.data_dir, "search", "--queries", str(tmp_path / "missing.jsonl"), "--json", check=False,
+                      text=False)
     assert missing.returncode == 1 and b"cannot read" in missing.stderr
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    assert sensetree(engine.data_dir, "search", "--queries", str(binary)).returncode == 1
+    assert cli.run(engine.data_dir, "search", "--queries", str(binary), check=False, text=False).returncode == 1
 
 
 @pytest.mark.parametrize("query", [
     "", "' OR 1=1 --", "%_\\\"", "foo AND (bar OR", "😀 مرحبا", ("tender " * 2000).encode(), b"caf\xe9 \xff invoice",
 ], ids=["empty", "sql", "like and quotes", "fts", "emoji rtl", "long", "invalid utf-8"])
-def test_cli_search_and_tree_take_any_argument(indexed, query):
+def test_cli_search_and_tree_take_any_argument(indexed, query, cli):
     engine, _, _ = indexed
     for command in ("search", "tree"):
-        result = sensetree(engine.data_dir, command, query, "--json")
+        result = cli.run(engine.data_dir, command, query, "--json", check=False, text=False)
         assert result.returncode == 0, result.stderr
         answer = json.loads(result.stdout.decode("utf-8", errors="surrogateescape"))
         assert isinstance(answer["notices"], list)
@@ -217,9 +205,9 @@ def test_cli_search_and_tree_take_any_argument(indexed, query):
     (["tree", "invoice", "--scope", "/nowhere/at/all", "--json"], None),
     (["search", "invoice", "--scope", "does/not/exist", "--json"], None),
 ])
-def test_cli_odd_arguments_get_a_clear_answer(indexed, args, message):
+def test_cli_odd_arguments_get_a_clear_answer(indexed, args, message, cli):
     engine, _, _ = indexed
-    result = sensetree(engine.data_dir, *args)
+    result = cli.run(engine.data_dir, *args, check=False, text=False)
     if message is None:
         assert result.returncode == 0
         notices = json.loads(result.stdout)["notices"]
