@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 
 def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp_path, make_engine):
     """``retry /x/Docs`` used to match ``/x/DocsEvil/...`` too (a ``startswith`` on the raw string)."""
@@ -20,6 +22,7 @@ def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp
         assert engine.retry(None) == 1  # the sibling's, still failed
 
 
+@pytest.mark.slow  # five sensetree processes
 def test_a_sense_pinned_under_a_linked_folder_reads_back_under_the_same_path(tmp_path, cli):
     """``sensetree sense`` read under the resolved path while pinning under the normalised one: behind a
     linked folder the two differ, and the pinned sense seemed lost."""

@@ -203,15 +203,12 @@ def test_identical_files_show_once_with_their_other_places(indexed):
         engine.set_setting("retrieval.collapse_duplicates", True)
 
 
-def test_a_deleted_archive_takes_its_members_with_it(tmp_path):
+def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):
     root = tmp_path / "tree"
     root.mkdir()
     archive = root / "box.zip"
     archive.write_bytes(_zip({"inside/note.txt": b"The Wombat inventory of the shed."}))
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(root))
-        engine.index()
+    with make_engine(tmp_path / "data", root) as engine:
         member = f"{archive}/inside/note.txt"
         assert engine.catalog.file(member) is not None and engine.store.chunks_of(member)
         archive.write_bytes(_zip({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes

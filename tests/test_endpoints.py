@@ -62,6 +62,7 @@ def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server, endpoint_engine)
         assert not any(t.startswith(("passage: ", "query: ")) for t in server.embedding_inputs)
 
 
+@pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
 def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_engine):
     with endpoint_engine() as engine:
         engine.index()
@@ -89,6 +90,7 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_e
         assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.iter_rows())
 
 
+@pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
 @pytest.mark.parametrize("mode", ["500", "429", "malformed"])
 def test_transient_errors_are_retried_without_failing_files(tmp_path, server, endpoint_engine, mode):
     with endpoint_engine() as engine:
@@ -100,6 +102,7 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, en
         assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
 def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, endpoint_engine):
     with endpoint_engine() as engine:
         engine.index()
@@ -117,6 +120,7 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, e
         assert len(engine.store.unembedded([str(target)])) == row.chunks
 
 
+@pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
 @pytest.mark.parametrize(("mode", "message"), [("401", "API key"), ("404", "no model")])
 def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path, server, endpoint_engine, mode,
                                                                         message):

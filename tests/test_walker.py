@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sensetree.engine import Engine
 from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
 from sensetree.store.catalog import SenseRow
@@ -45,15 +44,12 @@ def test_block_reasons():
     assert block_reason(Path("/x/build"), ["a.o", "b.o", "c.o", "readme.md"]) == "build output"
 
 
-def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path):
+def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
     tree = tmp_path / "tree"
     for i in range(3):
         _touch(tree / "archive" / f"letter{i}.txt", f"Letter number {i} about the orchard lease.")
     _touch(tree / "node_modules" / "pkg" / "index.js", "module.exports = function leftpad() {}")
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
-        engine.index()
+    with make_engine(tmp_path / "data", tree) as engine:
         archive, modules = str(tree / "archive"), str(tree / "node_modules")
         assert engine.catalog.file(modules).kind == "block"
         engine.set_block(archive, "block")
@@ -83,7 +79,7 @@ def prepare_failing_on_flaky(job):
     return prepare(job)
 
 
-def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_path, monkeypatch):
+def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_path, monkeypatch, make_engine):
     """Fault injection: reading one file raises an OS error every time; the others are indexed."""
     import sensetree.ingest.keyword as keyword
 
@@ -91,9 +87,7 @@ def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_pa
     for name in ("a.txt", "b.txt", "flaky.txt"):
         _touch(tree / name, f"Contents of {name} for the retry test.")
     monkeypatch.setattr(keyword, "prepare", prepare_failing_on_flaky)
-    with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
+    with make_engine(tmp_path / "data", tree, index=False) as engine:
         (tree / ".sensetreeignore").write_text("*.calls\n", encoding="utf-8")
         progress = engine.index()
         assert len((tree / "flaky.txt.calls").read_text()) == keyword.MAX_ATTEMPTS == 3

@@ -5,17 +5,13 @@ from __future__ import annotations
 import os
 import threading
 
-from sensetree.engine import Engine
 from tests.support.waiting import wait_for
 
 
-def test_watch_keeps_the_index_true_to_the_disk(tmp_path):
+def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engine):
     tree = tmp_path / "tree"
-    tree.mkdir()
-    (tree / "first.txt").write_text("Notes about the lighthouse keeper's logbook.", encoding="utf-8")
-    engine = Engine(tmp_path / "data")
-    engine.set_setting("embedding.model", "minilm")
-    engine.add_root(str(tree))
+    write_tree(tree, {"first.txt": "Notes about the lighthouse keeper's logbook."})
+    engine = make_engine(tmp_path / "data", tree, index=False)
     stop = threading.Event()
     rounds = []
     worker = threading.Thread(target=engine.watch, kwargs={"stop": stop, "on_round": rounds.append})

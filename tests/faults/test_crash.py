@@ -31,11 +31,8 @@ FILES = 240
 KILLS = 50
 
 
-def configure(engine: Engine) -> None:
-    """The fast English model, and chunks of 400 characters so that short files still have several."""
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("indexing.chunk_size", 400)
-    engine.set_setting("indexing.overlap", 80)
+# With the fast English model: chunks of 400 characters, so that short files still have several.
+SMALL_CHUNKS = {"indexing.chunk_size": 400, "indexing.overlap": 80}
 
 
 def _files(tree: Path) -> list[Path]:
@@ -101,14 +98,12 @@ def _run_index(data: Path, log: Path) -> subprocess.Popen:
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
 
 
-def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(tmp_path):
+def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(tmp_path, make_engine):
     rng = random.Random(20260615)
     tree = tmp_path / "tree"
     build_tree(tree, FILES)
     data = tmp_path / "data"
-    with Engine(data) as engine:
-        configure(engine)
-        engine.add_root(str(tree))
+    make_engine(data, tree, settings=SMALL_CHUNKS, index=False).close()
 
     mutator = Mutator(tree, rng)
     kills = finished = 0
@@ -146,10 +141,7 @@ def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(t
         assert engine.catalog.counts()["pending"] == 0
         recovered = snapshot(engine)
 
-    with Engine(tmp_path / "clean") as engine:
-        configure(engine)
-        engine.add_root(str(tree))
-        engine.index()
+    with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:
         expected = snapshot(engine)
 
     on_disk = {os.path.normpath(str(p)) for p in _files(tree)}
@@ -181,7 +173,7 @@ main()
 
 
 @pytest.mark.parametrize("moment", ["after-delete", "after-append"])
-def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment):
+def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment, make_engine):
     """The file goes back to the content indexed before the kill: its old hash must not vouch for vectors
     that were deleted or replaced by the interrupted swap."""
     tree = tmp_path / "tree"
@@ -190,10 +182,7 @@ def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment):
     kept.write_text("The lighthouse keeper logs the storm at midnight.", encoding="utf-8")
     (tree / "other.txt").write_text("The orchard harvest starts in September.", encoding="utf-8")
     data = tmp_path / "data"
-    with Engine(data) as engine:
-        configure(engine)
-        engine.add_root(str(tree))
-        engine.index()
+    make_engine(data, tree, settings=SMALL_CHUNKS).close()
     original = kept.read_bytes()
     kept.write_text("The violin workshop moved to the old railway station. " * 30, encoding="utf-8")
     killed = subprocess.run([sys.executable, "-c", KILL_INSIDE_SWAP, "index", "--quiet", "--data-dir", str(data)],
@@ -204,8 +193,5 @@ def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment):
         engine.index()
         recovered = snapshot(engine)
         assert "lighthouse" in engine.store.chunks_of(str(kept))[0]["text"]
-    with Engine(tmp_path / "clean") as engine:
-        configure(engine)
-        engine.add_root(str(tree))
-        engine.index()
+    with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:
         assert recovered == snapshot(engine)

@@ -227,13 +227,6 @@ print(json.dumps({"rows": rows, "max_rss": peak}))
 """
 
 
-def _setup(data: Path, root: Path, chunk_size: int = 1000) -> None:
-    with Engine(data) as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.set_setting("indexing.chunk_size", chunk_size)
-        engine.add_root(str(root))
-
-
 def _index(data: Path, script: str = INDEX_AND_REPORT, *args: str, timeout: float = 600) -> tuple[dict, str]:
     """Index in a separate process; a hang past ``timeout`` fails the test instead of blocking it."""
     try:
@@ -269,11 +262,11 @@ def hostile_root(tmp_path):
     _remove_deep_folders(root)
 
 
-def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_root):
+def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_root, make_engine):
     root = hostile_root
     files = build_hostile_tree(root)
     data = tmp_path / "data"
-    _setup(data, root, chunk_size=20_000)
+    make_engine(data, root, settings={"indexing.chunk_size": 20_000}, index=False).close()
     report, stderr = _index(data)
 
     rows = report["rows"]
@@ -337,13 +330,13 @@ print(json.dumps({"rows": {r.path: [r.status, r.doc_type, r.chunks, r.error] for
 """
 
 
-def test_files_that_change_vanish_or_turn_into_something_else_after_the_scan(tmp_path):
+def test_files_that_change_vanish_or_turn_into_something_else_after_the_scan(tmp_path, make_engine):
     root = tmp_path / "tree"
     root.mkdir()
     for name in ("fifo.txt", "folder.txt", "vanished.txt", "changed.txt", "truncated.txt", "kept.txt", "growing.log"):
         (root / name).write_text(f"The {name} note about the harbour crane. " * 30, encoding="utf-8")
     data = tmp_path / "data"
-    _setup(data, root)
+    make_engine(data, root, settings={"indexing.chunk_size": 1000}, index=False).close()
     report, _ = _index(data, MUTATE_AFTER_SCAN, str(root), timeout=300)
     rows = report["rows"]
     for gone in ("fifo.txt", "folder.txt", "vanished.txt"):
@@ -357,9 +350,7 @@ def test_files_that_change_vanish_or_turn_into_something_else_after_the_scan(tmp
         recovered = snapshot(engine)
         assert "saffron" in engine.store.chunks_of(str(root / "changed.txt"))[0]["text"]
     clean = tmp_path / "clean"
-    _setup(clean, root)
-    with Engine(clean) as engine:
-        engine.index()
+    with make_engine(clean, root, settings={"indexing.chunk_size": 1000}) as engine:
         assert recovered == snapshot(engine)
 
 
