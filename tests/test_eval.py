@@ -60,6 +60,7 @@ def test_eval_reports_every_mode_and_reuses_its_index(tmp_path):
         assert engine.roots() == []  # the user's own roots are untouched
 
 
+@pytest.mark.slow  # a second eval index; the one above covers the stage
 def test_eval_indexes_real_files_from_a_file_map(tmp_path):
     dataset = _dataset(tmp_path / "withfiles", with_files=True)
     with Engine(tmp_path / "data") as engine:

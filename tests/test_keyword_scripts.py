@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow  # indexes a tree end to end; test_terms.py has the analysis's unit tests
+
 
 FILES = {
     "zh/发布会.txt": "华为技术有限公司于2023年8月29日发布了Mate 60 Pro手机，售价6999元。发布会由余承东主持，"

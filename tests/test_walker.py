@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
 from sensetree.store.catalog import SenseRow
@@ -79,6 +81,7 @@ def prepare_failing_on_flaky(job):
     return prepare(job)
 
 
+@pytest.mark.slow  # fault injection: three attempts in the worker processes
 def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_path, monkeypatch, make_engine):
     """Fault injection: reading one file raises an OS error every time; the others are indexed."""
     import sensetree.ingest.keyword as keyword
