@@ -4,7 +4,7 @@ PYTHON ?= python3
 DIR ?= $(HOME)/Documents
 BIN = $(VENV)/bin
 
-.PHONY: install install-dev install-llama-cpp-python run test bench
+.PHONY: install install-dev install-llama-cpp-python run test test-fast bench
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -39,6 +39,11 @@ install-llama-cpp-python: install
 
 test: install-dev
 	$(BIN)/python -m pytest -q
+
+# The fast loop while changing code: every stage's unit tests, without the tests marked slow (servers,
+# browser, processes, the big models, the fault suites). `make test` runs everything, as CI does.
+test-fast: install-dev
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
 	$(BIN)/python bench/index_throughput.py

@@ -14,6 +14,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.interfaces.explorer import Explorer
+from tests.support.corpus import Labelled
 from tests.support.pages import render_page, scanned
 
 pytestmark = pytest.mark.slow
@@ -63,13 +64,8 @@ def _odt(path: Path, text: str) -> None:
 
 
 def _build(root: Path) -> dict[str, Path]:
-    files: dict[str, Path] = {}
-
-    def place(label: str, relative: str) -> Path:
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        files[label] = path
-        return path
+    place = Labelled(root)
+    files = place.files
 
     first, _ = render_page(LETTER[0], dpi=200)
     second, _ = render_page(LETTER[1], dpi=200)

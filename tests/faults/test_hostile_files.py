@@ -31,6 +31,7 @@ import pytest
 
 from sensetree.engine import Engine
 from tests.support.realtree import snapshot
+from tests.support.corpus import Labelled
 from tests.support.zips import declare_member_size
 
 pytestmark = pytest.mark.slow  # a fault suite
@@ -113,13 +114,8 @@ NAMES = {
 def build_hostile_tree(root: Path) -> dict[str, Path]:
     """Write every hostile file under ``root``; return {case: path}."""
     rng = random.Random(66)
-    files: dict[str, Path] = {}
-
-    def place(case: str, relative: str) -> Path:
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        files[case] = path
-        return path
+    place = Labelled(root)
+    files = place.files
 
     place("corrupt pdf", "pdf/corrupt.pdf").write_bytes(b"%PDF-1.7\n" + rng.randbytes(20_000))
     place("truncated pdf", "pdf/truncated.pdf")

@@ -22,16 +22,25 @@ from pathlib import Path
 FIXED_DATE = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
 
+class Labelled:
+    """Paths under a root for files a builder is about to write, by label; ``files`` is {label: path}."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.files: dict[str, Path] = {}
+
+    def __call__(self, label: str, relative: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.files[label] = path
+        return path
+
+
 def build_corpus(root: Path) -> dict[str, Path]:
     """Write a small realistic tree under root and return {label: path}."""
     root = Path(root)
-    files: dict[str, Path] = {}
-
-    def place(label: str, relative: str) -> Path:
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        files[label] = path
-        return path
+    place = Labelled(root)
+    files = place.files
 
     _write_pdf(place("pdf", "reports/q3_revenue.pdf"))
     _write_corrupt_pdf(place("corrupt_pdf", "reports/broken.pdf"))
