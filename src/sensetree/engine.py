@@ -16,7 +16,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import paths
 from .config import Settings, default_data_dir
@@ -29,6 +29,8 @@ from .ingest.options import OcrOptions
 from .ingest.scan import ScanReport, scan
 from .ingest.sense import SenseWriter
 from .ingest.watcher import watch
+if TYPE_CHECKING:
+    from .ingest.distributed import RayPool
 from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.llm import ChatClient
@@ -70,7 +72,17 @@ class Engine:
             self.storage = Storage(self.data_dir, self.notices, where)
             self.storage.manifest = self._manifest
         self.choices = Choices(self.storage)
-        self.pool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self.pool: WorkerPool | RayPool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self._cluster: RayPool | None = None
+
+    def distribute(self, address: str) -> None:
+        """Index on a Ray cluster from now on (``auto``, an address, or ``local`` to start one here): its
+        workers prepare files and embed chunks, this process keeps the catalog and commits
+        (``ingest/distributed.py``)."""
+        from .ingest.distributed import RayPool
+
+        self.pool.stop()
+        self.pool = self._cluster = RayPool(address, self.settings, self.roots)
 
     @property
     def read_only(self) -> bool:
@@ -90,6 +102,8 @@ class Engine:
 
     def close(self) -> None:
         self.pool.stop()
+        if self._cluster is not None:
+            self._cluster.shutdown()
         self.storage.close()
 
     def __enter__(self) -> Engine:
@@ -376,7 +390,10 @@ class Engine:
     def _indexing_embedder(self) -> Embedder:
         """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
         try:
-            embedder = self.models.embedder_for(self.store.dimension)
+            if self._cluster is not None:
+                embedder = self._cluster.embedder(self.store.dimension)
+            else:
+                embedder = self.models.embedder_for(self.store.dimension)
         except EndpointUnavailable:
             raise
         except EmbeddingError as exc:
