@@ -42,14 +42,19 @@ class RayCluster:
     def start_head(self) -> None:
         self._start(["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
 
-    def add_node(self) -> psutil.Process:
-        return self._start([f"--address={self.address}"])
+    def add_node(self, hide: Path | None = None) -> psutil.Process:
+        """A node; with ``hide``, one that cannot see that folder (an empty one is mounted over it, in a
+        mount namespace of the node's own), as a machine without the share would."""
+        return self._start([f"--address={self.address}"], hide)
 
-    def _start(self, args: list[str]) -> psutil.Process:
+    def _start(self, args: list[str], hide: Path | None = None) -> psutil.Process:
         before = {p.pid for p in self._raylets()}
-        subprocess.run([str(RAY), "start", *args, "--node-ip-address=127.0.0.1", f"--num-cpus={self.cpus}",
-                        f"--object-store-memory={self.object_store}", "--disable-usage-stats"],
-                       env=self.env, check=True, capture_output=True, timeout=120)
+        command = [str(RAY), "start", *args, "--node-ip-address=127.0.0.1", f"--num-cpus={self.cpus}",
+                   f"--object-store-memory={self.object_store}", "--disable-usage-stats"]
+        if hide is not None:
+            command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       'mount -t tmpfs none "$0" && exec "$@"', str(hide), *command]
+        subprocess.run(command, env=self.env, check=True, capture_output=True, timeout=120)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             new = [p for p in self._raylets() if p.pid not in before]

@@ -133,6 +133,7 @@ class RayPool:
         self._busy: list[_Worker] = []
         self._local = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare-here")
         self._closed = False
+        self.sent = self.here = 0  # files sent to a worker that cannot see them, files prepared here
         self._loop = threading.Thread(target=self._run, name="ray-pool", daemon=True)
         self._loop.start()
 
@@ -212,6 +213,7 @@ class RayPool:
                 self._idle.appendleft(worker)
                 job = call.args[0]
                 self._local.submit(_into, call.future, lambda job=job: prepare(job))
+                self.here += 1
                 continue
             worker.call, call.started = call, time.monotonic()
             self._busy.append(worker)
@@ -237,6 +239,7 @@ class RayPool:
                 data = file.read(job.max_file_bytes + 1)
         except OSError:
             return None  # vanished or unreadable here too: prepared here, it says so as a single machine would
+        self.sent += 1
         return job, Sent(data, stat.st_mtime, len(data))
 
     def _finished(self, worker: _Worker, call: _Call, done: Future) -> None:
