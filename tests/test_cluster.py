@@ -1,7 +1,7 @@
 """Indexing on a real Ray cluster (`sensetree index --ray`): two raylets started with `ray start` on this
 machine, one of which cannot see the tree (as a node without the share), a real tree, and kills:
-of a worker node mid-run, of the head mid-run. Each time the index ends equal to a clean
-single-machine index of the same tree."""
+of a worker node mid-run, of the head mid-run, of the whole cluster mid-run. Each time the index
+ends equal to a clean single-machine index of the same tree."""
 
 from __future__ import annotations
 
@@ -120,5 +120,22 @@ def test_the_head_killed_mid_run_resumes_and_ends_equal_to_a_clean_index(cluster
     again = _index(data, cluster.address)
     _, errors = again.communicate(timeout=600)
     assert again.returncode == 0, errors
+    with Engine(data) as engine:
+        assert snapshot(engine) == clean
+
+
+def test_the_whole_cluster_killed_mid_run_resumes_on_a_new_one(cluster, tree, clean, tmp_path):
+    data = _data_dir(tmp_path / "data", tree)
+    process = _index(data, cluster.address)
+    _wait_for(lambda: _statuses(data).get("keyword", 0) + _statuses(data).get("indexed", 0) >= FILES // 3, process)
+    os.kill(process.pid, signal.SIGKILL)
+    cluster.stop()  # every raylet, worker and the GCS, by SIGKILL
+    process.wait()
+    with RayCluster(cpus=1) as fresh:
+        fresh.start_head()
+        fresh.add_node()
+        again = _index(data, fresh.address)
+        _, errors = again.communicate(timeout=600)
+        assert again.returncode == 0, errors
     with Engine(data) as engine:
         assert snapshot(engine) == clean
