@@ -2,6 +2,7 @@
 
     python bench/scale.py throughput [--docs 300] [--model e5]
     python bench/scale.py latency [--sizes 100000,1000000] [--keep /tmp/sensetree-scale-tables] [--queries 50]
+    python bench/scale.py commits [--sizes 100000,1000000] [--keep /tmp/sensetree-scale-tables]
 
 ``throughput`` indexes the first N SciFact documents (one text file each) three times in fresh
 data dirs, each embedding exactly the same chunks: in-process (the model on one thread), then
@@ -17,6 +18,9 @@ the local-disk table and on the bucket, the latter as a ``--read-only`` node rea
 (``storage.refresh_seconds`` between version checks). Query vectors are precomputed, so the
 figures are the search machinery; one end-to-end figure through ``serve --read-only`` over
 HTTP (query embedding included) follows.
+
+``commits`` times what the one writer commits to the bucket at those sizes: a semantic batch
+and a keyword batch, for the commit rate of a single writer.
 """
 
 from __future__ import annotations
@@ -167,6 +171,50 @@ def latency(args: argparse.Namespace) -> None:
         server.stop()
 
 
+def commits(args: argparse.Namespace) -> None:
+    """What one writer's commits cost on a large table in the bucket: a semantic batch (one merge_insert
+    of 1,024 vectors) and a keyword batch (delete + append of 256 files, 2,048 chunks)."""
+    import numpy as np
+
+    from sensetree.store.chunks import ChunkRow
+    from tests.s3_server import S3Server, in_environment, restore
+
+    server = S3Server()
+    saved = in_environment(server)
+    corpus = Corpus()
+    try:
+        for rows in (int(s) for s in args.sizes.split(",")):
+            print(f"\n{rows:,} chunks (load {load()})")
+            table_at(args.keep, rows, corpus)
+            where = S3Location.parse(f"s3://{server.bucket(f'commit-{rows}')}/index")
+            upload(args.keep / str(rows), where)
+            store = ChunkStore(where)
+            keys = store.table.search().select(["path", "chunk_index", "text"]).limit(4096).to_arrow().to_pylist()
+            semantic, keyword = [], []
+            for attempt in range(args.repeat):
+                batch = keys[(attempt * 1024) % 3072:][:1024]
+                vectors = corpus.vectors(len(batch))
+                # analysed already, as the workers' rows are: the figures are the commits alone
+                rows_in = [ChunkRow(k["path"], k["chunk_index"], k["text"], v, "h", 0.0, None, "text", 4096, "en",
+                                    k["text"]) for k, v in zip(batch, vectors)]
+                started = time.perf_counter()
+                store.set_vectors(rows_in, "synthetic", len(vectors[0]))
+                semantic.append(time.perf_counter() - started)
+                paths = [f"/data/new/run{attempt}/file{n:04d}.txt" for n in range(256)]
+                fresh = [ChunkRow(p, i, t, None, "h", 0.0, None, "text", 4096, "en", t)
+                         for p in paths for i, t in enumerate(corpus.texts(8))]
+                started = time.perf_counter()
+                store.replace_files(paths, fresh, "", len(vectors[0]))
+                keyword.append(time.perf_counter() - started)
+            print(f"  semantic batch (merge_insert of 1,024 vectors): median {np.median(semantic):.2f} s, "
+                  f"max {max(semantic):.2f} s")
+            print(f"  keyword batch (delete + append, 256 files, 2,048 chunks): median {np.median(keyword):.2f} s, "
+                  f"max {max(keyword):.2f} s  (load {load()})")
+    finally:
+        restore(saved)
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -179,9 +227,13 @@ def main() -> None:
     two.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sensetree-scale-tables")
     two.add_argument("--queries", type=int, default=50)
     two.add_argument("--refresh", type=float, default=2.0)
+    three = commands.add_parser("commits")
+    three.add_argument("--sizes", default="100000,1000000")
+    three.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sensetree-scale-tables")
+    three.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    throughput(args) if args.command == "throughput" else latency(args)
+    {"throughput": throughput, "latency": latency, "commits": commits}[args.command](args)
 
 
 if __name__ == "__main__":
