@@ -31,7 +31,9 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/ helpers: a Ray cluster, an S3 server
 
@@ -139,19 +141,36 @@ def searches(store: ChunkStore, corpus: Corpus, texts: list[str]) -> list[tuple[
     return [(label, *timed(fn, texts)) for label, fn in rows]
 
 
-def latency(args: argparse.Namespace) -> None:
+@contextmanager
+def s3_server() -> Iterator:
+    """moto's S3 server on loopback, the environment pointed at it for as long as the bench runs."""
     from tests.s3_server import S3Server, in_environment, restore
-    from tests.serve_process import Served
 
     server = S3Server()
     saved = in_environment(server)
-    corpus = Corpus()
     try:
-        for rows in (int(s) for s in args.sizes.split(",")):
-            print(f"\n{rows:,} chunks (load {load()})")
-            local = table_at(args.keep, rows, corpus)
-            where = S3Location.parse(f"s3://{server.bucket(f'scale-{rows}')}/index")
-            upload(args.keep / str(rows), where)
+        yield server
+    finally:
+        restore(saved)
+        server.stop()
+
+
+def tables_in_bucket(server, args: argparse.Namespace, corpus: Corpus, name: str) -> Iterator[tuple[int, ChunkStore, S3Location]]:
+    """Per size in ``--sizes``: the local table and where its copy lies in a fresh bucket."""
+    for rows in (int(s) for s in args.sizes.split(",")):
+        print(f"\n{rows:,} chunks (load {load()})")
+        local = table_at(args.keep, rows, corpus)
+        where = S3Location.parse(f"s3://{server.bucket(f'{name}-{rows}')}/index")
+        upload(args.keep / str(rows), where)
+        yield rows, local, where
+
+
+def latency(args: argparse.Namespace) -> None:
+    from tests.serve_process import Served
+
+    corpus = Corpus()
+    with s3_server() as server:
+        for _, local, where in tables_in_bucket(server, args, corpus, "scale"):
             where.write(MANIFEST, Manifest(["/data"], {"embedding.model": "minilm"}, "synthetic").encode())
             remote = ChunkStore(where, refresh_seconds=args.refresh)
             texts = corpus.queries(args.queries)
@@ -166,9 +185,6 @@ def latency(args: argparse.Namespace) -> None:
                       f"p95 {p95:.1f} ms (load {load()})")
             finally:
                 node.stop()
-    finally:
-        restore(saved)
-        server.stop()
 
 
 def commits(args: argparse.Namespace) -> None:
@@ -177,17 +193,10 @@ def commits(args: argparse.Namespace) -> None:
     import numpy as np
 
     from sensetree.store.chunks import ChunkRow
-    from tests.s3_server import S3Server, in_environment, restore
 
-    server = S3Server()
-    saved = in_environment(server)
     corpus = Corpus()
-    try:
-        for rows in (int(s) for s in args.sizes.split(",")):
-            print(f"\n{rows:,} chunks (load {load()})")
-            table_at(args.keep, rows, corpus)
-            where = S3Location.parse(f"s3://{server.bucket(f'commit-{rows}')}/index")
-            upload(args.keep / str(rows), where)
+    with s3_server() as server:
+        for _, _, where in tables_in_bucket(server, args, corpus, "commit"):
             store = ChunkStore(where)
             keys = store.table.search().select(["path", "chunk_index", "text"]).limit(4096).to_arrow().to_pylist()
             semantic, keyword = [], []
@@ -210,9 +219,6 @@ def commits(args: argparse.Namespace) -> None:
                   f"max {max(semantic):.2f} s")
             print(f"  keyword batch (delete + append, 256 files, 2,048 chunks): median {np.median(keyword):.2f} s, "
                   f"max {max(keyword):.2f} s  (load {load()})")
-    finally:
-        restore(saved)
-        server.stop()
 
 
 def main() -> None:
@@ -222,15 +228,13 @@ def main() -> None:
     one.add_argument("--docs", type=int, default=300)
     one.add_argument("--model", default="e5")
     one.add_argument("--dataset", type=Path, default=SCIFACT)
-    two = commands.add_parser("latency")
-    two.add_argument("--sizes", default="100000,1000000")
-    two.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sensetree-scale-tables")
+    tables = argparse.ArgumentParser(add_help=False)  # the synthetic tables both bucket benches use
+    tables.add_argument("--sizes", default="100000,1000000")
+    tables.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sensetree-scale-tables")
+    two = commands.add_parser("latency", parents=[tables])
     two.add_argument("--queries", type=int, default=50)
     two.add_argument("--refresh", type=float, default=2.0)
-    three = commands.add_parser("commits")
-    three.add_argument("--sizes", default="100000,1000000")
-    three.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sensetree-scale-tables")
-    three.add_argument("--repeat", type=int, default=5)
+    commands.add_parser("commits", parents=[tables]).add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     {"throughput": throughput, "latency": latency, "commits": commits}[args.command](args)

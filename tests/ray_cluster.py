@@ -24,6 +24,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _kill(victims: list[psutil.Process], timeout: float) -> None:
+    for process in victims:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(victims, timeout=timeout)
+
+
 class RayCluster:
     """``ray start --head`` and ``ray start --address`` nodes of ``cpus`` CPUs each; the workers import this
     checkout's ``sensetree`` (PYTHONPATH)."""
@@ -82,22 +91,10 @@ class RayCluster:
 
     def kill_node(self, raylet: psutil.Process) -> None:
         """SIGKILL a node: its raylet and every process under it (its workers)."""
-        victims = [raylet, *raylet.children(recursive=True)]
-        for process in victims:
-            try:
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(victims, timeout=10)
+        _kill([raylet, *raylet.children(recursive=True)], timeout=10)
 
     def stop(self) -> None:
-        victims = self._processes()
-        for process in victims:
-            try:
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(victims, timeout=15)
+        _kill(self._processes(), timeout=15)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self) -> RayCluster:
