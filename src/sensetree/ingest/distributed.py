@@ -115,7 +115,8 @@ class RayPool:
             raise SenseTreeError("indexing on a Ray cluster needs the cluster extra: "
                                  "pip install 'sensetree[cluster]'") from None
         self._ray = ray
-        if not ray.is_initialized():
+        self._connected_here = not ray.is_initialized()  # then shutdown() disconnects this process again
+        if self._connected_here:
             try:
                 ray.init(address=None if address == "local" else address, namespace="sensetree",
                          log_to_driver=False, logging_level=logging.WARNING, include_dashboard=False)
@@ -158,6 +159,8 @@ class RayPool:
         self._events.put(("shutdown",))
         self._loop.join(timeout=10)
         self._local.shutdown(wait=False, cancel_futures=True)
+        if self._connected_here:  # a process left attached would exit when that cluster goes away
+            self._ray.shutdown()
 
     # the pool's thread -----------------------------------------------------------------------
     def _run(self) -> None:
