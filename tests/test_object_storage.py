@@ -27,6 +27,8 @@ from sensetree.store.location import NotOurs, S3Location  # noqa: E402
 from tests.s3_server import S3Server, in_environment, restore  # noqa: E402
 from tests.serve_process import Served  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def s3():
