@@ -1,7 +1,8 @@
 """The import graph flows one way: interfaces -> chat/eval -> engine -> ingest/search -> store -> models/config/paths.
 
 Every import in the package is read from the source (also those inside functions, which a
-lazy import would otherwise hide), mapped to its layer, and checked: a module may import its
+lazy import would otherwise hide; not those under ``if TYPE_CHECKING:``, which never run, as
+import-linter's ``exclude_type_checking_imports`` does), mapped to its layer, and checked: a module may import its
 own layer or the ones below, stages of one layer stay apart, and no modules import each other
 in a circle.
 """
@@ -44,7 +45,12 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """The package's modules that ``name`` imports, at any depth of its code."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
+                 for statement in block.body for n in ast.walk(statement)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -53,6 +59,10 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)
     return {m for m in found if m in known and m not in (name, "sensetree")}
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
 def _layer(module: str) -> tuple[int, str]:

@@ -1,9 +1,10 @@
 """Endpoint faults: a real OpenAI-compatible server on loopback that goes down, slows down or misbehaves.
 
 For every fault the same promises hold: no file ends ``failed`` because of the endpoint,
-nothing half-written reaches LanceDB (each file has all of its chunks or its old ones),
-indexing resumes by itself once the endpoint is back, and search keeps answering (keywords
-only, with a notice, while a query cannot be embedded). The sense endpoint falls back to the
+nothing half-written reaches LanceDB (each file has all of its chunks), a changed file's new
+text is findable by keyword while its vectors wait (status ``keyword``), indexing resumes by
+itself once the endpoint is back, and search keeps answering (keywords only, with a notice,
+while a query cannot be embedded). The sense endpoint falls back to the
 excerpt; the chat endpoint gives the user a clear error, never a traceback.
 """
 
@@ -120,7 +121,7 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server):
             assert worker.is_alive(), "the watcher gave up while the endpoint was down"
             assert_keywords_only(reader)
             statuses = assert_whole(reader)
-            assert sum(status == "pending" for status, _ in statuses.values()) >= 4
+            assert sum(status in ("pending", "keyword") for status, _ in statuses.values()) >= 4  # vectors wait
             if not edited_during_outage and time.monotonic() > outage_ends - 20:
                 (tree / "fence.txt").write_text((REVISED + TOPICS["fence.txt"]) * 8, encoding="utf-8")
                 edited_during_outage = True
@@ -148,7 +149,7 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server):
 def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
     with endpoint_engine(tmp_path, server) as engine:
         engine.index()
-        before = assert_whole(engine)
+        assert_whole(engine)
         server.stop()
         write_tree(tmp_path / "tree", prefix=REVISED)
         with pytest.raises(IndexingPaused, match="files stay pending"):
@@ -157,9 +158,8 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
         with pytest.raises(IndexingPaused, match="files stay pending"):
             cold.index(max_endpoint_wait=2)
         statuses = assert_whole(cold)
-        assert all(status == "pending" for status, _ in statuses.values())
-        assert {p: c for p, (_, c) in statuses.items()} == {p: c for p, (_, c) in before.items()}
-        assert "Revised" not in first_chunk(cold, "tram.txt")  # the old vectors stay until new ones are stored
+        assert all(status == "keyword" for status, _ in statuses.values())  # the text is in, vectors wait
+        assert "Revised" in first_chunk(cold, "tram.txt")  # the new text is findable by keyword at once
         assert_keywords_only(cold)
         cold.set_setting("indexing.endpoint_wait", 2.0)
     result = runner.invoke(cli, ["index", "--quiet", "--data-dir", str(tmp_path / "data")])
@@ -169,7 +169,7 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server):
     server.start()
     with Engine(tmp_path / "data") as engine:
         progress = engine.index()
-        assert progress.failed == 0 and progress.files_done == len(TOPICS)
+        assert progress.failed == 0 and progress.semantic == len(TOPICS) and progress.embedding.count > 0
         assert_whole(engine)
         assert "Revised" in first_chunk(engine, "tram.txt")
 
@@ -193,9 +193,10 @@ def test_a_fault_in_the_middle_of_a_batch_writes_nothing_and_heals(tmp_path, ser
         worker = threading.Thread(target=run)
         worker.start()
         assert wait_for(lambda: sum(m == mode for _, _, m in server.calls[calls:]) >= 3, 60), server.calls[calls:]
-        statuses = assert_whole(engine)
-        assert all(status == "pending" for status, _ in statuses.values())
-        assert all("Revised" not in first_chunk(engine, name) for name in TOPICS)
+        statuses = assert_whole(engine)  # the calls before the fault may have finished a file or two
+        assert all(status in ("keyword", "indexed") for status, _ in statuses.values())
+        assert sum(status == "keyword" for status, _ in statuses.values()) >= len(TOPICS) // 2
+        assert all("Revised" in first_chunk(engine, name) for name in TOPICS)
         assert_keywords_only(engine)
         server.fail("ok", times=0)  # fixed
         worker.join(90)
@@ -215,7 +216,8 @@ def test_an_endpoint_that_swapped_models_is_refused_before_anything_is_written(t
     with Engine(tmp_path / "data") as cold:
         with pytest.raises(IndexingPaused, match="768-d vectors but the index holds 384-d"):
             cold.index(max_endpoint_wait=2)
-        assert assert_whole(cold) == {path: ("pending", chunks) for path, (_, chunks) in before.items()}
+        statuses = assert_whole(cold)
+        assert statuses.keys() == before.keys() and all(status == "keyword" for status, _ in statuses.values())
         assert_keywords_only(cold)
         server.fail("ok", times=0)  # the right model again
         assert cold.index().failed == 0
@@ -296,7 +298,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         else:
             server.fail(fault)
         progress = engine.index()
-        assert progress.failed == 0 and progress.files_done == len(TOPICS)
+        assert progress.failed == 0 and progress.semantic == len(TOPICS) and progress.embedding.count > 0
         statuses = assert_whole(engine)
         assert all(status == "indexed" for status, _ in statuses.values())
         assert {engine.catalog.sense(path).source for path in statuses} == {"excerpt"}

