@@ -814,7 +814,8 @@ function sourceChips(sources) {
       class: `chip source${source.cited ? " cited" : ""}`,
       title: `${source.path}${source.snippet ? `\n\n${source.snippet}` : ""}`,
       onclick: () => openPreview(source.path, source.chunk_index ?? 0),
-    }, h("span.source-n", null, String(source.n)), source.name)));
+    }, h("span.source-n", null, String(source.n)),
+      source.location_label ? `${source.name} ${source.location_label}` : source.name)));
 }
 
 // ---------------------------------------------------------------------------------------------
