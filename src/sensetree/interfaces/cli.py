@@ -239,6 +239,9 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
     for row in info["pending"]:
         console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
+    for row in info["noted"]:
+        why = "; ".join(part for part in (row["error"], row["notes"]) if part)
+        console.print(f"[dim]noted[/]   {escape(row['path'])}\n        {escape(why)}")
     if info["keyword_count"]:
         console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
     console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")

@@ -57,14 +57,15 @@ def phases_view(engine: Engine) -> dict[str, Any]:
 def queue_view(engine: Engine, limit: int | None = None) -> dict[str, Any]:
     """Failed files with their errors, then what waits for each phase (first ``limit`` of each)."""
     def row(r: FileRow) -> dict[str, Any]:
-        return {"path": r.path, "kind": r.kind, "status": r.status, "attempts": r.attempts, "error": r.error}
+        return {"path": r.path, "kind": r.kind, "status": r.status, "attempts": r.attempts, "error": r.error,
+                "notes": r.notes}
 
     catalog = engine.catalog
     counts = catalog.counts()
     return {"failed": [row(r) for r in catalog.failed()],
             "pending": [row(r) for r in catalog.pending(limit)], "pending_count": counts["pending"],
             "keyword": [row(r) for r in catalog.keyword_ready(limit)], "keyword_count": counts["keyword"],
-            "ignored": engine.ignored()}
+            "noted": [row(r) for r in catalog.noted(limit)], "ignored": engine.ignored()}
 
 
 def settings_view(engine: Engine) -> list[dict[str, Any]]:
@@ -77,7 +78,7 @@ def settings_view(engine: Engine) -> list[dict[str, Any]]:
 
 def models_view(engine: Engine) -> dict[str, list[dict[str, Any]]]:
     """Per role: the models that are installed or can be pulled, and which one is in use."""
-    from ..chat.local_model import DEFAULT_MODEL, EMBEDDED, model_file, runtime_installed
+    from ..models.local_llm import DEFAULT_MODEL, EMBEDDED, model_file, pick_runtime
 
     s = engine.settings
     models_dir = engine.models.models_dir
@@ -90,10 +91,11 @@ def models_view(engine: Engine) -> dict[str, list[dict[str, Any]]]:
                   "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}"}
                  for r in list_rerankers(models_dir)]
     chat_name = s["chat.model"] or DEFAULT_MODEL
-    runtime = runtime_installed()
-    chat = [{"name": name, "installed": runtime and model_file(name, models_dir) is not None,
+    runtime = pick_runtime(s["chat.runtime"])
+    chat = [{"name": name, "installed": runtime is not None and model_file(name, models_dir) is not None,
              "active": not s["chat.base_url"] and chat_name == name,
-             "note": "embedded (llama-cpp-python)" if runtime else "needs the llm extra"} for name in EMBEDDED]
+             "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)"}
+            for name in EMBEDDED]
     if s["chat.base_url"]:
         chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
                      "note": f"endpoint {s['chat.base_url']}"})

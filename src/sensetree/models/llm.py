@@ -38,6 +38,10 @@ class ChatTurn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     chunks: int = 0  # content deltas received; one per token on llama.cpp-style servers
+    # what a llama.cpp server reports of its work (``timings``); None where the server says nothing
+    prompt_tokens: int | None = None    # prompt tokens it had to read
+    cached_tokens: int | None = None    # prompt tokens it took from its cache instead
+    prompt_per_s: float | None = None   # its reading speed
 
 
 class ChatClient:
@@ -115,6 +119,10 @@ class ChatClient:
                 on_text: Callable[[str], None] | None) -> None:
         if "error" in event:
             raise LLMError(f"the model failed mid-answer: {event['error']}")
+        timings = event.get("timings")
+        if isinstance(timings, dict):
+            turn.prompt_tokens, turn.cached_tokens = timings.get("prompt_n"), timings.get("cache_n")
+            turn.prompt_per_s = timings.get("prompt_per_second")
         for choice in event.get("choices") or []:
             delta = choice.get("delta") or {}
             if delta.get("content"):

@@ -1,7 +1,12 @@
-"""The embedded chat model: a GGUF shipped in PyPI packages, served by llama-cpp-python on loopback.
+"""The embedded chat model: a GGUF shipped in PyPI packages, served by llama.cpp on loopback.
 
-The model runs as a local OpenAI-compatible server, so the agent has one code path: it talks
-HTTP to the embedded model exactly as it does to Ollama, llama.cpp or a remote API.
+The model runs as a local OpenAI-compatible server in a child process, so the agent has one
+code path: it talks HTTP to the embedded model exactly as it does to Ollama, llama.cpp or a
+remote API. Two runtimes can serve it:
+
+- ``xllamacpp`` (the default): prebuilt wheels of llama.cpp with its native C++ server, so it
+  installs in seconds with no compiler, parses tool calls, streams, and keeps a prompt cache;
+- ``llama-cpp-python`` (an option): its Python server; PyPI has it as source only, so it compiles.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -43,13 +49,58 @@ SMOLLM2 = EmbeddedModel(
 EMBEDDED = {m.name: m for m in (QWEN, SMOLLM2)}
 DEFAULT_MODEL = QWEN.name
 
-INSTALL_HINT = ("pip install 'sensetree[llm]', then from the SenseTree source folder "
+INSTALL_HINT = ("make install, or from the SenseTree source folder: "
                 "pip install --no-deps --require-hashes -r requirements/llm.txt")
 
+# ``python -c LAUNCHER CONFIG``: a thread exits when the pipe from the parent closes, so when the
+# process that started the model dies, however it dies, the model does not stay behind.
+_WATCH_PARENT = "import os, sys, threading\n" \
+    "threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()\n"
 
-def runtime_installed() -> bool:
-    """llama-cpp-python and its server extras, without importing them (the import loads the native library)."""
-    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"))
+_XLLAMACPP = _WATCH_PARENT + """import json
+import xllamacpp as xlc
+cfg = json.loads(sys.argv[1])
+params = xlc.CommonParams()
+params.model.path, params.model_alias = cfg["model"], {cfg["alias"]}
+params.n_ctx, params.n_parallel, params.port = cfg["n_ctx"], 1, cfg["port"]
+params.cpuparams.n_threads = params.cpuparams_batch.n_threads = cfg["threads"]
+params.endpoint_props, params.ui, params.verbosity = True, False, 0
+params.cache_ram_mib = 256  # earlier conversations' prompts, kept for when they come back
+server = xlc.Server(params)
+threading.Event().wait()
+"""
+
+_LLAMA_CPP_PYTHON = _WATCH_PARENT + """import json, runpy
+cfg = json.loads(sys.argv[1])
+sys.argv = ["llama_cpp.server", "--model", cfg["model"], "--model_alias", cfg["alias"], "--host", "127.0.0.1",
+            "--port", str(cfg["port"]), "--n_ctx", str(cfg["n_ctx"]), "--n_threads", str(cfg["threads"]),
+            "--verbose", "false"]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str
+    modules: tuple[str, ...]  # found (not imported: that loads the native library) when it is installed
+    launcher: str
+
+
+RUNTIMES = {r.name: r for r in (
+    Runtime("xllamacpp", ("xllamacpp",), _XLLAMACPP),
+    Runtime("llama-cpp-python", ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"), _LLAMA_CPP_PYTHON),
+)}
+
+
+def runtime_installed(name: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in RUNTIMES[name].modules)
+
+
+def pick_runtime(name: str = "") -> Runtime | None:
+    """The runtime named by ``chat.runtime`` if it is installed, or the first installed one when it
+    names none; None otherwise (an unknown name included)."""
+    candidates = [name] if name else list(RUNTIMES)
+    return next((RUNTIMES[n] for n in candidates if n in RUNTIMES and runtime_installed(n)), None)
 
 
 def model_file(name: str, models_dir: Path) -> Path | None:
@@ -121,20 +172,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# ``python -m llama_cpp.server``, plus a thread that exits when the pipe from the parent closes: when
-# the process that started the model dies, however it dies, the model does not stay behind.
-_LAUNCHER = """import os, runpy, sys, threading
-threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-
-
 class LocalServer:
-    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 and a free port, while the ``with`` lasts."""
+    """An OpenAI-compatible llama.cpp server on 127.0.0.1 and a free port, while the ``with`` lasts."""
 
-    def __init__(self, gguf: Path, alias: str, *, n_ctx: int = 4096, threads: int = 2,
+    def __init__(self, gguf: Path, alias: str, runtime: Runtime, *, n_ctx: int = 4096, threads: int = 2,
                  startup_timeout: float = 120.0):
-        self.gguf, self.alias, self.n_ctx, self.threads = gguf, alias, n_ctx, threads
+        self.gguf, self.alias, self.runtime, self.n_ctx, self.threads = gguf, alias, runtime, n_ctx, threads
         self.startup_timeout = startup_timeout
         self.port = 0
         self._process: subprocess.Popen | None = None
@@ -144,17 +187,20 @@ class LocalServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def label(self) -> str:
+        return f"{self.alias} (embedded, {self.runtime.name})"
+
     def start(self) -> LocalServer:
         self.port = free_port()
         self._log = tempfile.TemporaryFile()
-        command = [sys.executable, "-c", _LAUNCHER, "--model", str(self.gguf), "--model_alias", self.alias,
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                   "--n_threads", str(self.threads), "--verbose", "false"]
+        config = {"model": str(self.gguf), "alias": self.alias, "n_ctx": self.n_ctx, "threads": self.threads,
+                  "port": self.port}
         # ggml's OpenMP threads spin while they wait: on a busy machine that starves them (a 10x slowdown
         # measured on 2 shared cores), so they sleep instead unless the user chose otherwise.
         env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
-                                         env=env)
+        self._process = subprocess.Popen([sys.executable, "-c", self.runtime.launcher, json.dumps(config)],
+                                         stdin=subprocess.PIPE, stdout=self._log, stderr=self._log, env=env)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
