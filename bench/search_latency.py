@@ -87,6 +87,9 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
             "content_hash": pa.array(["h"] * n, pa.string()),
             "mtime": pa.array(np.zeros(n), pa.float64()),
             "embed_model": pa.array(["synthetic"] * n, pa.string()),
+            "location": pa.nulls(n, pa.string()),
+            "doc_type": pa.array(["text"] * n, pa.string()),
+            "size": pa.array(np.full(n, 4096), pa.int64()),
             **analysed_columns(texts),
         }, schema=schema(DIM))
         if store.table is None:

@@ -328,7 +328,7 @@ def test_stopping_an_answer_cuts_off_the_model_and_frees_the_next_turn(served):
         assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model's stream was left running"
         started = time.monotonic()
         events = _events(server.client.post("/api/chat", json={"question": "and now?"}))
-        assert events[-1][0] == "done" and events[-1][1]["answer"].strip() == "word"
+        assert events[-1][0] == "done" and events[-1][1]["answer"].startswith("word")  # flagged: no excerpt says it
         assert time.monotonic() - started < 30
     finally:
         server.client.put("/api/settings", json={"key": "chat.base_url", "value": ""})

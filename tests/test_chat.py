@@ -256,6 +256,21 @@ def _agent(engine: Engine, proxy: RecordingProxy, model: str = SMOLLM2.name, **k
     return Agent(engine, ChatClient(proxy.url, model, timeout=300), **kw)
 
 
+def test_the_search_tool_filters_by_type_and_names_the_page(indexed):
+    engine, files = indexed
+    tools = Toolbox(engine, None, Sources())
+    found = tools.run("search_files", {"query": "board expects fourth quarter order backlog", "types": "pdf"})
+    assert found.new_sources and all(s.path.endswith(".pdf") for s in found.new_sources)
+    report = next(s for s in found.new_sources if s.path == files["pdf"])
+    assert report.location == {"page": 2} and report.label == "q3_revenue.pdf p. 2"
+    assert f"[{report.n}] q3_revenue.pdf p. 2 — {report.path}" in found.text
+    assert report.as_dict()["location_label"] == "p. 2"
+    unfiltered = tools.run("search_files", {"query": "board expects fourth quarter order backlog"})
+    assert any(not s.path.endswith(".pdf") for s in unfiltered.new_sources)
+    bad = tools.run("search_files", {"query": "revenue", "modified_after": "last tuesday"})
+    assert bad.text.startswith("error:") and not bad.new_sources
+
+
 @pytest.mark.slow  # a real model on a llama.cpp server
 def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
     engine, files = indexed

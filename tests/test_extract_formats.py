@@ -246,6 +246,28 @@ def test_legacy_office_files_are_context_only_and_say_why(tmp_path: Path, name: 
     assert len(extraction.notes) == 1 and words in extraction.notes[0] and "no reader" in extraction.notes[0]
 
 
+def test_the_queue_says_why_a_file_is_context_only(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sensetree.engine import Engine
+    from sensetree.interfaces.cli import app
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "minutes.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000))
+    (tree / "plain.txt").write_text("Nothing to say about this one.", encoding="utf-8")
+    with Engine(tmp_path / "data") as engine:
+        engine.set_setting("embedding.model", "minilm")
+        engine.add_root(str(tree))
+        engine.index()
+    runner = CliRunner()
+    queue = json.loads(runner.invoke(app, ["queue", "--json", "--data-dir", str(tmp_path / "data")]).stdout)
+    assert [row["path"] for row in queue["noted"]] == [str(tree / "minutes.doc")]
+    assert "Word 97-2003" in queue["noted"][0]["notes"] and queue["noted"][0]["status"] == "indexed"
+    shown = " ".join(runner.invoke(app, ["queue", "--data-dir", str(tmp_path / "data")]).stdout.split())
+    assert "minutes.doc" in shown and "no reader" in shown
+
+
 def test_image_with_ocr_off_is_context_only(tmp_path: Path) -> None:
     from PIL import Image
 

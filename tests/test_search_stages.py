@@ -284,7 +284,10 @@ def test_file_fusion_scores_a_file_by_its_best_chunk_in_each_leg():
     assert scores["b"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
     assert scores["a"] == pytest.approx(0.5 * 0.75 + 0.5 * 9 / 12)
     assert scores["d"] == pytest.approx(0.5 * 3 / 12) and scores["c"] == pytest.approx(0.0)
-    assert fused[0].chunk_index == 1  # the chunk that brought the (first) larger share stands for the file
+    assert fused[0].chunk_index == 1  # each of b's chunks scores 0.5 in one leg: the dense leg's stands for it
+    agreed = fuse_files([dense("e", 1, chunk=0, cosine=0.9), dense("e", 2, chunk=1, cosine=0.85), dense("f", 3, cosine=0.5)],
+                        [bm25("e", 1, chunk=1, score=10.0), bm25("e", 2, chunk=0, score=2.0)], LegWeights(0.5, 0.5))
+    assert agreed[0].chunk_index == 1  # close second by meaning, first by keywords: the chunk both legs favour
     assert fuse(*legs)[0].key == ("a", 0)  # on chunks, RRF puts a's one chunk found twice first
 
 

@@ -251,6 +251,8 @@ def test_the_queue_lists_the_failure_and_retry_requeues_it(page, site):
     for stage in ("extraction", "sense", "embedding"):
         expect(page.get_by_test_id(f"stage-{stage}")).to_contain_text("/s")
     expect(page.get_by_test_id("queue-badge")).to_have_text("1")
+    noted = page.locator(f"[data-testid=noted-item][data-path='{site.files['binary']}']")
+    expect(noted).to_contain_text("binary file")  # indexed by its context only, and why
     shot(page, "queue")
 
     with page.expect_response(lambda r: r.url.endswith("/api/retry") and r.request.method == "POST") as answer:

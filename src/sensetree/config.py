@@ -52,6 +52,12 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.max_tokens": (512, "longest answer, in tokens"),
     "chat.timeout": (300.0, "seconds before a chat request gives up"),
     "chat.threads": (2, "CPU threads for the embedded chat model"),
+    "storage.uri": ("", "where the chunks table lives: empty = the data dir; a folder, or s3://bucket/prefix"),
+    "storage.endpoint": ("", "S3-compatible endpoint URL (empty = AWS, or AWS_ENDPOINT_URL); credentials come from "
+                             "the environment or the AWS config files"),
+    "storage.region": ("", "S3 region (empty = AWS_REGION or the AWS config files)"),
+    "storage.refresh_seconds": (2.0, "how stale a search node's view of an object-storage index may be"),
+    "cluster.worker_threads": (1, "CPU threads per Ray worker (`index --ray`); each reserves that many of the cluster's CPUs"),
     "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
     "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
                                 "the excerpts are cut to their best sentences to fit (0 = the context window only)"),

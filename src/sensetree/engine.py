@@ -2,8 +2,9 @@
 
 It owns a data dir: ``settings.toml``, the storage (SQLite catalog + LanceDB chunks, repaired
 when damaged: ``store/storage.py``) and the models (loaded on first use: ``models/manager.py``).
-Only one process writes to a data dir at a time (a lock file); any number may search. The
-stages do the work: ``ingest/`` scans and indexes, ``search/`` answers, ``reader`` reads files
+Only one process writes to a data dir at a time (a lock file; on a bucket, also a lease);
+any number may search, here or on other machines: ``Engine(index=URI)`` is a search node
+over an index it does not write (``store/readonly.py``). The stages do the work: ``ingest/`` scans and indexes, ``search/`` answers, ``reader`` reads files
 for people and models; what interfaces show is shaped in ``interfaces/views.py``.
 """
 
@@ -15,11 +16,11 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import paths
 from .config import Settings, default_data_dir
-from .errors import SenseTreeError, WriterBusy
+from .errors import ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.extract import OcrSettings
 from .ingest.extract.registry import resolve_types
@@ -28,6 +29,8 @@ from .ingest.options import OcrOptions
 from .ingest.scan import ScanReport, scan
 from .ingest.sense import SenseWriter
 from .ingest.watcher import watch
+if TYPE_CHECKING:
+    from .ingest.distributed import RayPool
 from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.llm import ChatClient
@@ -38,6 +41,9 @@ from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import Filters, SearchResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
+from .store.location import location
+from .store.manifest import SEARCH_SETTINGS, Manifest
+from .store.readonly import ReadOnlyStorage
 from .store.storage import Storage
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
@@ -46,20 +52,58 @@ _NOT_DAMAGE = (IndexingPaused, EmbeddingError, QueryEmbeddingFailed)  # errors o
 
 
 class Engine:
-    def __init__(self, data_dir: Path | str | None = None):
+    def __init__(self, data_dir: Path | str | None = None, index: str | None = None):
+        """The engine of ``data_dir``; with ``index`` (a folder or s3:// URI), a search node that only reads
+        that index, keeping in ``data_dir`` its own token, models and endpoint keys."""
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.settings = Settings.load(self.data_dir)
         self.notices = Notices()
         if self.settings.problem:
             self.notices.add(self.settings.problem)
-        self.storage = Storage(self.data_dir, self.notices)
         self.models = Models(self.settings, self.data_dir / "models")
+        s = self.settings
+        if index is not None:
+            where = location(index, self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
+            self.storage: Storage | ReadOnlyStorage = ReadOnlyStorage(where, s["storage.refresh_seconds"],
+                                                                      self._follow_manifest)
+        else:
+            where = location(s["storage.uri"], self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
+            self.storage = Storage(self.data_dir, self.notices, where)
+            self.storage.manifest = self._manifest
         self.choices = Choices(self.storage)
-        self.pool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self.pool: WorkerPool | RayPool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self._cluster: RayPool | None = None
+
+    def distribute(self, address: str) -> None:
+        """Index on a Ray cluster from now on (``auto``, an address, or ``local`` to start one here): its
+        workers prepare files and embed chunks, this process keeps the catalog and commits
+        (``ingest/distributed.py``)."""
+        from .ingest.distributed import RayPool
+
+        self.pool.stop()
+        self.pool = self._cluster = RayPool(address, self.settings, self.roots)
+
+    @property
+    def read_only(self) -> bool:
+        return isinstance(self.storage, ReadOnlyStorage)
+
+    def _manifest(self) -> Manifest:
+        """What a search node needs besides the chunks (``store/manifest.py``)."""
+        return Manifest(self.catalog.roots(), {key: self.settings[key] for key in SEARCH_SETTINGS},
+                        self.catalog.meta("embedding_identity") or self.models.expected_identity())
+
+    def _follow_manifest(self, manifest: Manifest) -> None:
+        """A search node searches as the writer's settings say."""
+        embedding = {k: v for k, v in manifest.settings.items() if k.startswith("embedding.")}
+        if any(self.settings[k] != v for k, v in embedding.items()):
+            self.models.forget_embedder()
+        self.settings.values.update(manifest.settings)
 
     def close(self) -> None:
         self.pool.stop()
+        if self._cluster is not None:
+            self._cluster.shutdown()
         self.storage.close()
 
     def __enter__(self) -> Engine:
@@ -89,8 +133,14 @@ class Engine:
 
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=on_disk,
+        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=self._exists,
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity())
+
+    def _exists(self, path: str) -> bool:
+        """Whether a result is still there; a search node that does not mount a root trusts the index for it."""
+        if self.read_only and not any(paths.is_under(path, root) and os.path.isdir(root) for root in self.roots()):
+            return True
+        return on_disk(path)
 
     def _embed_query(self, text: str):
         stored = self.catalog.meta("embedding_identity")
@@ -174,7 +224,7 @@ class Engine:
     def _check_scope(self, scope: str | None) -> str | None:
         if scope and not any(paths.is_under(scope, root) for root in self.roots()):
             return f"{scope} is outside every indexed root ({', '.join(self.roots()) or 'none yet'})"
-        if scope and not os.path.isdir(scope):
+        if scope and not os.path.isdir(scope) and not (self.read_only and not os.path.exists(scope)):
             return f"{scope} is a file; a scope is a folder" if os.path.exists(scope) else f"{scope} does not exist"
         return None
 
@@ -205,6 +255,8 @@ class Engine:
     # settings ---------------------------------------------------------------------
     def set_setting(self, key: str, value: Any) -> str | None:
         """Change one setting; a change of embedding model wipes the vectors at once and says so."""
+        if self.read_only and key in SEARCH_SETTINGS:
+            raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
         before = self.models.expected_identity()
         self.settings.set(key, value)
         if key.startswith("embedding."):
@@ -233,35 +285,42 @@ class Engine:
     def roots(self) -> list[str]:
         return self.catalog.roots()
 
+    def _choose(self) -> Choices:
+        """The user's choices, which a search node refuses: they are made where the index is written."""
+        if self.read_only:
+            raise ReadOnlyIndex(f"this node only searches the index at {self.storage.location}; roots, retries and "
+                                "the other choices are made where it is indexed")
+        return self.choices
+
     def add_root(self, folder: str) -> str:
-        return self.choices.add_root(folder)
+        return self._choose().add_root(folder)
 
     def remove_root(self, folder: str) -> int:
-        return self.choices.remove_root(folder)
+        return self._choose().remove_root(folder)
 
     def set_block(self, folder: str, mode: str | None) -> str:
-        return self.choices.set_block(folder, mode)
+        return self._choose().set_block(folder, mode)
 
     def pin_sense(self, path: str, sense: str) -> None:
-        self.choices.pin_sense(path, sense)
+        self._choose().pin_sense(path, sense)
 
     def sense_of(self, path: str) -> SenseRow | None:
         return self.choices.sense_of(path)
 
     def retry(self, path: str | None = None) -> int:
-        return self.choices.retry(path)
+        return self._choose().retry(path)
 
     def ignore(self, path: str | None = None) -> int:
-        return self.choices.ignore(path)
+        return self._choose().ignore(path)
 
     def unignore(self, path: str) -> str:
-        return self.choices.unignore(path)
+        return self._choose().unignore(path)
 
     def ignored(self) -> list[str]:
         return self.choices.ignored()
 
     def reindex(self, path: str) -> int:
-        return self.choices.reindex(path)
+        return self._choose().reindex(path)
 
     # indexing ---------------------------------------------------------------------
     @contextmanager
@@ -306,6 +365,7 @@ class Engine:
                     interrupt: threading.Event | None) -> Progress:
         with self.writer(wait_for_lock):
             self.storage.reconcile_if_behind()
+            self._follow_location()
             self.store.reopen()  # the last writer may have been another process that dropped the table
             self._check_model()
             self.scan()
@@ -318,10 +378,22 @@ class Engine:
                 self.store.optimize()
             return progress
 
+    def _follow_location(self) -> None:
+        """The catalog checked against the chunks when they moved (storage.uri changed): what the new
+        place lacks is indexed again there."""
+        uri, known = self.storage.location.uri, self.catalog.meta("storage_uri")
+        if known is not None and known != uri:
+            self.storage.reconcile()
+        if known != uri:
+            self.catalog.set_meta("storage_uri", uri)
+
     def _indexing_embedder(self) -> Embedder:
         """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
         try:
-            embedder = self.models.embedder_for(self.store.dimension)
+            if self._cluster is not None:
+                embedder = self._cluster.embedder(self.store.dimension)
+            else:
+                embedder = self.models.embedder_for(self.store.dimension)
         except EndpointUnavailable:
             raise
         except EmbeddingError as exc:

@@ -7,3 +7,7 @@ class SenseTreeError(Exception):
 
 class WriterBusy(SenseTreeError):
     """Another process holds the data dir's writer lock."""
+
+
+class ReadOnlyIndex(SenseTreeError):
+    """This process only reads the index (a search node): changes are made where it is indexed."""

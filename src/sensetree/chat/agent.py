@@ -200,7 +200,7 @@ class _Run:
         the weakest excerpts go when even their best sentences do not fit."""
         a = self.agent
         system = {"role": "system", "content": prompt.system_prompt(self.tools)}
-        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots)) + 2 for r in results)
+        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots, r.location_label)) + 2 for r in results)
         # a model that can call tools keeps a fifth of the window for what they return
         for_tools = min(a.context_window // 5, 1000) if self.tools else 0
         meter = a.meter

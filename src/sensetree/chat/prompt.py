@@ -33,18 +33,19 @@ def system_prompt(tools: bool) -> str:
     return RULES.format(tools=TOOLS_CLAUSE if tools else "")
 
 
-def header(n: int, path: str, roots: list[str]) -> str:
-    """``[n]`` and the file's path inside its root: short (every token counts), and what read_file takes."""
+def header(n: int, path: str, roots: list[str], location: str = "") -> str:
+    """``[n]``, the file's path inside its root (short: every token counts; what read_file takes) and
+    where in the file the excerpt is (``p. 12``)."""
     root = next((r for r in roots if paths.is_under(path, r)), None)
     where = path[len(root):].lstrip("/\\") if root else path
-    return f"[{n}] {where or paths.name_of(path)}"
+    return f"[{n}] {where or paths.name_of(path)}" + (f" {location}" if location else "")
 
 
 def user_prompt(question: str, excerpts: list[tuple[Source, str]], scope: str | None, roots: list[str]) -> str:
     parts = [f"I am looking at the folder {scope}; stay inside it."] if scope else []
     if excerpts:
         parts.append("Excerpts from my files:\n\n" + "\n\n".join(
-            f"{header(s.n, s.path, roots)}\n{text}" for s, text in excerpts))
+            f"{header(s.n, s.path, roots, s.location_label)}\n{text}" for s, text in excerpts))
     else:
         parts.append("No file matched the question.")
     parts.append(f"Question: {question}")

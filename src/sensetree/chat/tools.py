@@ -10,6 +10,7 @@ from .. import paths
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
+from ..errors import SenseTreeError
 from ..search.types import SearchResult
 
 SEARCH_LIMIT = 8
@@ -26,11 +27,18 @@ class Source:
     chunk_index: int | None
     origin: str  # "seed", "search" or "read"
     cited: bool = False
+    location: dict | None = None  # where in the file the excerpt is: {"page": 12}
+    location_label: str = ""      # "p. 12", "slide 3": shown beside the name, "report.pdf p. 12"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.location_label}" if self.location_label else self.name
 
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "path": self.path, "name": self.name,
                 "score": None if self.score is None else round(self.score, 6), "snippet": self.snippet,
-                "chunk_index": self.chunk_index, "origin": self.origin, "cited": self.cited}
+                "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
+                "origin": self.origin, "cited": self.cited}
 
 
 @dataclass
@@ -49,7 +57,10 @@ class Sources:
         return known
 
     def add_result(self, result: SearchResult, origin: str) -> Source:
-        return self.add(result.path, result.score, result.snippet, result.chunk_index, origin)
+        source = self.add(result.path, result.score, result.snippet, result.chunk_index, origin)
+        if source.chunk_index == result.chunk_index:  # this result's excerpt stands for the file
+            source.location, source.location_label = result.location, result.location_label
+        return source
 
     def by_number(self, n: int) -> Source | None:
         return next((s for s in self.items.values() if s.n == n), None)
@@ -69,7 +80,11 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
 SCHEMAS = [
     _function("search_files", "Search the user's files by meaning. Returns numbered excerpts you can cite.",
               {"query": {"type": "string", "description": "what to look for, in words"},
-               "scope": {"type": "string", "description": "optional folder to search in"}}, ["query"]),
+               "scope": {"type": "string", "description": "optional folder to search in"},
+               "types": {"type": "string", "description": "optional file types, comma-separated: pdf,docx"},
+               "modified_after": {"type": "string", "description": "optional day, YYYY-MM-DD: files changed since"},
+               "modified_before": {"type": "string", "description": "optional day, YYYY-MM-DD: changed until"}},
+              ["query"]),
     _function("read_file", f"Read the text of one file (its first {READ_CHARS} characters).",
               {"path": {"type": "string", "description": "the file's full path"}}, ["path"]),
     _function("list_directory", f"List a folder (up to {LIST_ENTRIES} entries).",
@@ -104,7 +119,9 @@ class Toolbox:
             return ToolOutcome(f"error: the arguments are not valid JSON ({exc})", f"{name}: bad arguments")
         try:
             if name == "search_files":
-                return self.search_files(str(args.get("query", "")), str(args.get("scope") or "") or None)
+                return self.search_files(str(args.get("query", "")), str(args.get("scope") or "") or None,
+                                         *(str(args.get(k) or "") or None
+                                           for k in ("types", "modified_after", "modified_before")))
             if name == "read_file":
                 return self.read_file(str(args.get("path", "")))
             if name == "list_directory":
@@ -114,9 +131,14 @@ class Toolbox:
         known = ", ".join(sorted(TOOL_NAMES))
         return ToolOutcome(f"error: there is no tool {name!r}; use one of {known}", f"unknown tool {name}")
 
-    def search_files(self, query: str, scope: str | None = None) -> ToolOutcome:
+    def search_files(self, query: str, scope: str | None = None, types: str | None = None,
+                     modified_after: str | None = None, modified_before: str | None = None) -> ToolOutcome:
         if not query.strip():
             return ToolOutcome("error: give a query", "searching: (empty query)")
+        try:
+            filters = self.engine.filters(types, modified_after, modified_before)
+        except SenseTreeError as exc:
+            return ToolOutcome(f"error: {exc}", f"searching: {query} (bad filter: {exc})")
         note = ""
         try:
             scope = self.reader.check(scope) if scope else self.scope
@@ -124,13 +146,13 @@ class Toolbox:
             if not self.scope:
                 raise
             note, scope = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
-        response = self.engine.search(query, scope, SEARCH_LIMIT)
+        response = self.engine.search(query, scope, SEARCH_LIMIT, filters=filters)
         found = []
         lines = []
         for result in response.results:
             source = self.sources.add_result(result, "search")
             found.append(source)
-            lines.append(f"[{source.n}] {result.name} — {result.path}\n{excerpt(self.engine, result, 600)}")
+            lines.append(f"[{source.n}] {source.label} — {result.path}\n{excerpt(self.engine, result, 600)}")
         notices = "".join(f"note: {n}\n" for n in response.notices)
         body = "\n\n".join(lines) if lines else "no matching file"
         where = f" in {scope}" if scope else ""

@@ -52,6 +52,15 @@ class Job:
     ocr_settings: OcrSettings = field(default_factory=OcrSettings)
 
 
+@dataclass(frozen=True)
+class Sent:
+    """A file read by the process that queued it, for a worker that cannot see its path (``distributed.py``)."""
+
+    data: bytes
+    mtime: float
+    size: int
+
+
 @dataclass
 class Prepared:
     """What the main process needs to store a file's text rows, or why it cannot."""
@@ -107,15 +116,15 @@ def time_limit(job: Job, seconds: float) -> float:
     return limit
 
 
-def prepare(job: Job) -> Prepared:
-    """Hash, extract and chunk one file (or describe one block folder). Unexpected errors propagate:
-    the caller counts them as an attempt."""
+def prepare(job: Job, sent: Sent | None = None) -> Prepared:
+    """Hash, extract and chunk one file (or describe one block folder); from ``sent`` when the file was
+    read elsewhere. Unexpected errors propagate: the caller counts them as an attempt."""
     item = Prepared(job.path)
     try:
         if job.kind == "block":
             _prepare_block(job, item)
         else:
-            _prepare_file(job, item)
+            _prepare_file(job, item, sent)
     except FileNotFoundError:
         item.vanished = True
     return item
@@ -147,12 +156,18 @@ def _prepare_block(job: Job, item: Prepared) -> None:
     _analyse(item)
 
 
-def _prepare_file(job: Job, item: Prepared) -> None:
-    stat = os.stat(job.path)
-    item.mtime, item.size = stat.st_mtime, stat.st_size
-    by_stat = "ctx:" + hashlib.sha256(f"{job.path}:{stat.st_mtime}:{stat.st_size}".encode()).hexdigest()
+def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
+    if sent is None:
+        stat = os.stat(job.path)
+        item.mtime, item.size = stat.st_mtime, stat.st_size
+    else:  # the sender keeps to the size limit: a larger file is prepared where it is (context only)
+        item.mtime, item.size = sent.mtime, sent.size
+    by_stat = "ctx:" + hashlib.sha256(f"{job.path}:{item.mtime}:{item.size}".encode()).hexdigest()
     try:
-        item.content_hash = by_stat if stat.st_size > job.max_file_bytes else file_hash(job.path)
+        if item.size > job.max_file_bytes:
+            item.content_hash = by_stat
+        else:
+            item.content_hash = hashlib.sha256(sent.data).hexdigest() if sent else file_hash(job.path)
     except PermissionError:  # extract() says so in one line, and the file keeps its context entry
         item.content_hash = by_stat
     item.unchanged = item.content_hash == job.stored_hash and job.ocr != "now"
@@ -160,20 +175,24 @@ def _prepare_file(job: Job, item: Prepared) -> None:
         return
     started = time.perf_counter()
     try:
-        extraction = extract(Path(job.path), max_bytes=job.max_file_bytes, ocr=_ocr(job))
+        if sent is None:
+            extraction = extract(Path(job.path), max_bytes=job.max_file_bytes, ocr=_ocr(job))
+        else:
+            extraction = extract_bytes(sent.data, job.path, ocr=_ocr(job), max_bytes=job.max_file_bytes)
     except ExtractionError as exc:
         item.failure = str(exc)
         extraction = Extraction(context_descriptor(Path(job.path), "unreadable"), "context", True)
     _fill(item, extraction, job)
     if is_archive(job.path) and item.failure is None:
-        item.archive_members = list(_members(job, item.mtime))
+        item.archive_members = list(_members(job, item.mtime, sent))
     item.extract_seconds = time.perf_counter() - started
 
 
-def _members(job: Job, archive_mtime: float):
+def _members(job: Job, archive_mtime: float, sent: Sent | None):
     """Each member of the archive, prepared as a file of its own; a refused one by its context entry."""
     notes: list[str] = []
-    for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes):
+    for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
+                                  data=sent.data if sent else None):
         item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
         try:
             data = member.read()

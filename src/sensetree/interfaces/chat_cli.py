@@ -58,7 +58,7 @@ def _print_sources(result: Answer) -> None:
         return
     console.print("[bold]Sources[/]")
     for s in result.sources:
-        where = f"chunk {s.chunk_index}" if s.chunk_index is not None else "read in full"
+        where = s.location_label or (f"chunk {s.chunk_index}" if s.chunk_index is not None else "read in full")
         score = f"{s.score * 100:.0f}% · " if s.score is not None else ""
         mark = "[green]✓[/]" if s.cited else " "
         console.print(f" {mark}[bold][{s.n}][/] {escape(s.path)} [dim]({score}{where})[/]")

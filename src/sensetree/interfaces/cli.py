@@ -137,6 +137,9 @@ class _PhaseFigures(ProgressColumn):
 @app.command()
 def index(watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
           quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+          ray: Optional[str] = typer.Option(None, "--ray", is_flag=False, flag_value="auto", metavar="[ADDRESS]",
+                                            help="Extract, OCR, chunk and embed on a Ray cluster's workers; this "
+                                                 "process commits. auto (the default), an address, or local."),
           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Index every root: keyword first (every file findable by its words), then meaning (vectors).
 
@@ -147,6 +150,11 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
     with _engine(data_dir) as engine:
         if not engine.roots():
             _fail("no roots yet: add a folder with `sensetree add FOLDER`")
+        if ray is not None:
+            try:
+                engine.distribute(ray)
+            except SenseTreeError as exc:
+                _fail(str(exc))
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         show = not quiet and not json_out and console.is_terminal
@@ -231,6 +239,9 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
     for row in info["pending"]:
         console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
+    for row in info["noted"]:
+        why = "; ".join(part for part in (row["error"], row["notes"]) if part)
+        console.print(f"[dim]noted[/]   {escape(row['path'])}\n        {escape(why)}")
     if info["keyword_count"]:
         console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
     console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")

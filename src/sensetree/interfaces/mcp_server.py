@@ -20,6 +20,9 @@ DEFAULT_PORT = 8766  # next to `sensetree serve` on 8765
 
 def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
         port: Optional[int] = typer.Option(None, "--port", help=f"Port for --http (default {DEFAULT_PORT})."),
+        index: Optional[str] = typer.Option(None, "--index", metavar="URI",
+                                            help="Serve this index read-only (a folder or s3://bucket/prefix) that "
+                                                 "another process writes."),
         data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives (default: user data "
                                                 "folder; SENSETREE_HOME overrides).")):
     """Serve the index to other assistants over the Model Context Protocol (stdio, or --http)."""
@@ -29,7 +32,7 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP o
         raise typer.Exit(2)
     from .mcp_tools import build_server
 
-    with open_engine(data_dir, log.warning) as engine:
+    with open_engine(data_dir, log.warning, index, read_only=index is not None) as engine:
         if not engine.roots():
             log.warning("nothing is indexed yet: add a folder with `sensetree add FOLDER`, then `sensetree index`")
         server = build_server(engine)

@@ -1,4 +1,9 @@
-"""``sensetree serve``: the web app and its API, with indexing and watching in the same process."""
+"""``sensetree serve``: the web app and its API, with indexing and watching in the same process.
+
+With ``--read-only`` it is a search node instead: it serves an index another process writes
+(``--index URI``, or the data dir's own), starts no indexer and writes nothing, and can run in
+as many copies as wanted, on as many machines, behind any load balancer.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import uvicorn
 
 from .api import ServerOptions, create_app, is_loopback, load_token
 from .background import BackgroundIndexer
+from ..errors import SenseTreeError
 from .open import open_engine
 
 
@@ -28,10 +34,23 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
                                         "(they still need the token)."),
           no_browser: bool = typer.Option(False, "--no-browser", help="Do not open the browser."),
           no_index: bool = typer.Option(False, "--no-index", help="Serve only; another process indexes."),
+          read_only: bool = typer.Option(False, "--read-only",
+                                         help="A search node: serve an index another process writes, write nothing."),
+          index: Optional[str] = typer.Option(None, "--index", metavar="URI",
+                                              help="With --read-only: the index to serve (a folder or s3://bucket/"
+                                                   "prefix; default: the data dir's own)."),
           data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
     """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    engine = open_engine(data_dir, lambda notice: typer.echo(notice, err=True))
+    if index is not None and not read_only:
+        typer.echo("error: --index serves another process's index: add --read-only", err=True)
+        raise typer.Exit(2)
+    try:
+        engine = open_engine(data_dir, lambda notice: typer.echo(notice, err=True), index if read_only else None,
+                             read_only)
+    except SenseTreeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     remote = not is_loopback(host)
     try:
         listener = _bind(host, port)
@@ -40,7 +59,7 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
         raise typer.Exit(1) from None
     port = listener.getsockname()[1]
     token = load_token(engine.data_dir)
-    indexer = None if no_index else BackgroundIndexer(engine)
+    indexer = None if no_index or read_only else BackgroundIndexer(engine)
     app = create_app(engine, token, ServerOptions(host, port, allow_remote=remote), indexer)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
     url = f"http://127.0.0.1:{port}/#token={token}" if not remote else f"http://{host}:{port}/#token={token}"

@@ -57,14 +57,15 @@ def phases_view(engine: Engine) -> dict[str, Any]:
 def queue_view(engine: Engine, limit: int | None = None) -> dict[str, Any]:
     """Failed files with their errors, then what waits for each phase (first ``limit`` of each)."""
     def row(r: FileRow) -> dict[str, Any]:
-        return {"path": r.path, "kind": r.kind, "status": r.status, "attempts": r.attempts, "error": r.error}
+        return {"path": r.path, "kind": r.kind, "status": r.status, "attempts": r.attempts, "error": r.error,
+                "notes": r.notes}
 
     catalog = engine.catalog
     counts = catalog.counts()
     return {"failed": [row(r) for r in catalog.failed()],
             "pending": [row(r) for r in catalog.pending(limit)], "pending_count": counts["pending"],
             "keyword": [row(r) for r in catalog.keyword_ready(limit)], "keyword_count": counts["keyword"],
-            "ignored": engine.ignored()}
+            "noted": [row(r) for r in catalog.noted(limit)], "ignored": engine.ignored()}
 
 
 def settings_view(engine: Engine) -> list[dict[str, Any]]:

@@ -86,36 +86,39 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     per file scaled to [0, 1] over that leg's pool (min-max); a file a leg did not find scores 0 there.
 
     Scores, not ranks: a leg that is sure of its first file (a wide gap) outweighs one whose
-    pool is flat. The file is represented by the chunk that brought it the larger share (its
-    snippet, and what a reranker reads). Candidates keep their chunk-level ranks for the explanation.
+    pool is flat. The file is represented by its chunk with the best score by the same weights
+    (its snippet, what a reranker reads and what the assistant quotes): the chunk both legs
+    agree on rather than one leg's favourite. Candidates keep their chunk-level ranks for the explanation.
     """
     merged = _merge(dense, sparse)
-    shares: dict[str, list] = {}
+    files: dict[str, float] = {}
+    chunks: dict[tuple[str, int], float] = {}
     for leg, score, weight in ((dense, "cosine", weights.dense), (sparse, "bm25", weights.bm25)):
-        for path, (value, key) in _scaled_best(leg, score, FLOORS[score]).items():
-            share = shares.setdefault(path, [0.0, None, 0.0])
-            share[0] += weight * value
-            if share[1] is None or weight * value > share[2]:
-                share[1], share[2] = key, weight * value
-    for path, (total, key, _) in shares.items():
-        merged[key].rrf = total
-    return _ordered(merged[key] for _, key, _ in shares.values())
+        best: dict[str, float] = {}
+        for candidate, value in _scaled(leg, score, FLOORS[score]):
+            chunks[candidate.key] = chunks.get(candidate.key, 0.0) + weight * value
+            best[candidate.path] = max(best.get(candidate.path, value), value)
+        for path, value in best.items():
+            files[path] = files.get(path, 0.0) + weight * value
+    chosen: dict[str, tuple[str, int]] = {}
+    for key, share in chunks.items():  # in leg order: a tie goes to the dense leg's chunk
+        if key[0] not in chosen or share > chunks[chosen[key[0]]]:
+            chosen[key[0]] = key
+    for path, key in chosen.items():
+        merged[key].rrf = files[path]
+    return _ordered(merged[key] for key in chosen.values())
 
 
-def _scaled_best(leg: list[Candidate], score: str, floor: float | None) -> dict[str, tuple[float, tuple[str, int]]]:
-    """path -> (its best chunk's score scaled to [0, 1] over the leg, that chunk's key): from
-    ``floor`` (or the pool's lowest score when None) to the pool's highest."""
-    best: dict[str, tuple[float, tuple[str, int]]] = {}
-    for candidate in leg:
-        value = getattr(candidate, score) or 0.0
-        if candidate.path not in best or value > best[candidate.path][0]:
-            best[candidate.path] = (value, candidate.key)
-    if not best:
-        return {}
-    high = max(v for v, _ in best.values())
-    low = min(v for v, _ in best.values()) if floor is None else floor
+def _scaled(leg: list[Candidate], score: str, floor: float | None) -> list[tuple[Candidate, float]]:
+    """Each candidate with its score scaled to [0, 1] over the leg: from ``floor`` (or the pool's
+    lowest score when None) to the pool's highest."""
+    values = [getattr(candidate, score) or 0.0 for candidate in leg]
+    if not values:
+        return []
+    high = max(values)
+    low = min(values) if floor is None else floor
     span = high - low
-    return {path: ((value - low) / span if span > 0 else 1.0, key) for path, (value, key) in best.items()}
+    return [(c, (v - low) / span if span > 0 else 1.0) for c, v in zip(leg, values)]
 
 
 def _merge(dense: list[Candidate], sparse: list[Candidate]) -> dict[tuple[str, int], Candidate]:

@@ -278,6 +278,13 @@ class Catalog:
         self._many(f"UPDATE files SET {assignment} WHERE path = ?", ((*values, p) for p in rows))
         return len(rows)
 
+    def noted(self, limit: int | None = None) -> list[FileRow]:
+        """Files in the index with something to say: why only their context is indexed (a legacy .doc,
+        an encrypted PDF), pages OCR could not read, archive members left out."""
+        sql = (f"SELECT {_COLUMNS} FROM files WHERE status != 'failed' AND (error IS NOT NULL OR notes IS NOT NULL) "
+               "ORDER BY path")
+        return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
+
     def failed(self) -> list[FileRow]:
         return [FileRow(*r) for r in self._run(f"SELECT {_COLUMNS} FROM files WHERE status = 'failed' ORDER BY path")]
 

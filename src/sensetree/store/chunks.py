@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..paths import sql_literal
+from .location import LocalLocation, Location
 from .terms import analyse, query_terms
 
 log = logging.getLogger(__name__)
@@ -127,9 +128,19 @@ def cache_bounds(directory: Path) -> tuple[int, int]:
 
 
 class ChunkStore:
-    def __init__(self, directory: Path):
-        directory.mkdir(parents=True, exist_ok=True)
-        self.directory = directory
+    """The table in a folder (``Path``), or at a ``Location`` (a folder or a bucket: ``location.py``).
+
+    ``refresh_seconds`` is how stale a read may be: 0 checks for a newer version on every read
+    (free on a local disk, the default); a search node on a bucket saves that round trip per
+    read by checking every few seconds instead.
+    """
+
+    def __init__(self, where: Path | Location, refresh_seconds: float = 0.0):
+        self.location = LocalLocation(where) if isinstance(where, Path) else where
+        self.directory = None if self.location.remote else self.location.directory
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        self._refresh = timedelta(seconds=refresh_seconds)
         self._connect()
         self._write_lock = threading.RLock()
         self._languages: tuple[int | None, float, list[str]] = (None, -LANGUAGES_TTL, [])
@@ -138,12 +149,14 @@ class ChunkStore:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
         default up to 6 GB + 1 GB. Every commit makes new versions of both (about 2.4 MB per
         watch round on 600 files), so a server that re-indexes all day grew by hundreds of MB;
-        the bounds (``cache_bounds``) keep the live indexes and drop the old versions first."""
+        the bounds (``cache_bounds``) keep the live indexes and drop the old versions first.
+        A bucket is not listed for that: a node searching one keeps Lance's defaults."""
         import lancedb
 
-        index_bytes, metadata_bytes = cache_bounds(self.directory)
+        index_bytes, metadata_bytes = LANCE_DEFAULT_CACHES if self.directory is None else cache_bounds(self.directory)
         self._session = lancedb.Session(index_cache_size_bytes=index_bytes, metadata_cache_size_bytes=metadata_bytes)
-        self._db = lancedb.connect(str(self.directory), read_consistency_interval=timedelta(0), session=self._session)
+        self._db = lancedb.connect(self.location.uri, read_consistency_interval=self._refresh, session=self._session,
+                                   storage_options=self.location.storage_options or None)
         self._table = None
 
     def cache_bytes(self) -> int:
@@ -498,18 +511,21 @@ class ChunkStore:
         """
         with self._write_lock:
             self._table = None
-            versions = self.directory / f"{TABLE}.lance" / "_versions"
-            quarantine = self.directory / "damaged"
+            # A bucket's puts are whole or absent: only a local disk tears a manifest.
+            versions = self.directory / f"{TABLE}.lance" / "_versions" if self.directory else None
+            quarantine = self.directory / "damaged" if self.directory else None
             while True:
                 try:
                     table = self._db.open_table(TABLE)
                     break
                 except (ValueError, FileNotFoundError):
-                    if not versions.is_dir():
+                    if versions is None or not versions.is_dir():
                         return None
                     table = None
                 except Exception:
                     table = None
+                if versions is None or quarantine is None:
+                    break
                 manifests = sorted(versions.glob("*.manifest"), key=_manifest_version)
                 if not manifests:
                     break
@@ -532,7 +548,8 @@ class ChunkStore:
             try:
                 self._db.drop_table(TABLE)
             except Exception:
-                shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
+                if self.directory is not None:
+                    shutil.rmtree(self.directory / f"{TABLE}.lance", ignore_errors=True)
             return None
 
 

@@ -1,5 +1,9 @@
 """A data dir's persistent state: the catalog, the chunk store, and the lock that lets one process write.
 
+The chunks live in the data dir, or wherever ``storage.uri`` says (a folder, a bucket:
+``location.py``); on a bucket, the writer also holds a lease there (``lease.py``), and each
+time it lets go it leaves beside the chunks what a search node needs (``manifest.py``).
+
 It also repairs what a power cut or a bad disk leaves behind (``integrity`` finds the damage):
 an operation that fails on a damaged catalog or vector table is repaired, told about in the
 notices, and run once more (``recovering``). After any repair the catalog is reconciled with
@@ -9,6 +13,7 @@ the vectors, so the next indexing run redoes exactly what was lost.
 from __future__ import annotations
 
 import sqlite3
+import socket
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -20,18 +25,26 @@ from ..notices import Notices
 from . import integrity
 from .catalog import Catalog
 from .chunks import ChunkStore, StoreDamaged
+from .lease import WriterLease
+from .location import LocalLocation, Location
+from .manifest import Manifest, publish
 
 T = TypeVar("T")
 
 
 class Storage:
-    def __init__(self, data_dir: Path, notices: Notices):
+    def __init__(self, data_dir: Path, notices: Notices, where: Location | None = None):
         self.data_dir = data_dir
         self.notices = notices
+        self.location = where or LocalLocation(data_dir / "lancedb")
         self._writer_lock = FileLock(str(data_dir / "writer.lock"))
+        self._lease = WriterLease(self.location, f"{socket.gethostname()}:{data_dir}") if self.location.remote else None
+        self._depth = 0  # writer() calls in progress in this process: the lease is taken once
+        self.manifest: Callable[[], Manifest] | None = None  # what to leave beside the chunks (the engine's)
+        self._published: bytes | None = None
         self._catalog_behind = False  # the catalog lost commits: reconcile it with the vectors
         self.catalog = self._open_catalog()
-        self.store = ChunkStore(data_dir / "lancedb")
+        self.store = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
             self.reconcile()
         self._migrate()
@@ -52,16 +65,33 @@ class Storage:
     # the one writer ---------------------------------------------------------------------
     @contextmanager
     def writer(self, wait: float = 0) -> Iterator[None]:
-        """Hold the data dir's writer lock; raises WriterBusy when another process holds it."""
+        """Hold the data dir's writer lock (and a bucket's lease); raises WriterBusy when another process holds it."""
         try:
             self._writer_lock.acquire(timeout=wait)
         except Timeout:
             raise WriterBusy(f"another sensetree process is indexing {self.data_dir}; "
                              "wait for it to finish or stop it") from None
         try:
-            yield
+            if self._depth == 0 and self._lease is not None:
+                self._lease.acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._let_go()
         finally:
             self._writer_lock.release()
+
+    def _let_go(self) -> None:
+        """Leave the manifest beside the chunks, then the lease."""
+        try:
+            if self.manifest is not None:
+                self._published = publish(self.location, self.manifest(), self._published)
+        finally:
+            if self._lease is not None:
+                self._lease.release()
 
     def writer_free(self) -> bool:
         """No other process writes to the data dir now, so what is on disk is settled."""
@@ -146,5 +176,5 @@ class Storage:
         return True
 
     def size_bytes(self) -> int:
-        files = [*(self.data_dir / "lancedb").rglob("*"), *self.data_dir.glob("catalog.sqlite*")]
-        return sum(f.stat().st_size for f in files if f.is_file())
+        catalog = sum(f.stat().st_size for f in self.data_dir.glob("catalog.sqlite*") if f.is_file())
+        return catalog + self.location.size_bytes()

@@ -640,6 +640,13 @@ function renderQueue(queue) {
       : h("li.none", null, "Nothing waiting."));
     if (count > pending.length) $("pending-list").append(h("li.none", null, `and ${count - pending.length} more`));
   });
+  renderIfChanged("noted", queue.noted ?? [], (noted) => {
+    $("noted-card").hidden = !noted.length;
+    $("noted-count").textContent = String(noted.length);
+    fill($("noted-list"), noted.map((item) => h("li.qitem", { "data-testid": "noted-item", "data-path": item.path },
+      h("span.qname", null, baseName(item.path)), h("span.qpath", null, item.path),
+      h("span.muted.small", null, [item.error, item.notes].filter(Boolean).join("; ")))));
+  });
   renderIfChanged("ignored", queue.ignored ?? [], (ignored) => {
     $("ignored-card").hidden = !ignored.length;
     $("ignored-count").textContent = String(ignored.length);
@@ -814,7 +821,8 @@ function sourceChips(sources) {
       class: `chip source${source.cited ? " cited" : ""}`,
       title: `${source.path}${source.snippet ? `\n\n${source.snippet}` : ""}`,
       onclick: () => openPreview(source.path, source.chunk_index ?? 0),
-    }, h("span.source-n", null, String(source.n)), source.name)));
+    }, h("span.source-n", null, String(source.n)),
+      source.location_label ? `${source.name} ${source.location_label}` : source.name)));
 }
 
 // ---------------------------------------------------------------------------------------------
