@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
+from sensetree.filters import parse_filters
 from sensetree.interfaces.explorer import Explorer
 from tests.support.corpus import Labelled
 from tests.support.pages import render_page, scanned
@@ -176,13 +177,13 @@ def test_a_bomb_inside_an_archive_is_refused_and_its_siblings_are_indexed(indexe
 
 def test_filters_by_type_and_date(indexed):
     engine, files, _ = indexed
-    pdfs = engine.search("lighthouse shipment budget", filters=engine.filters("pdf")).results
+    pdfs = engine.search("lighthouse shipment budget", filters=parse_filters("pdf")).results
     assert pdfs and {Path(r.path).suffix for r in pdfs} == {".pdf"}
-    marmot = engine.search("Marmot project budget", filters=engine.filters(modified_after="2025-01-01")).results
+    marmot = engine.search("Marmot project budget", filters=parse_filters(modified_after="2025-01-01")).results
     assert str(files["new"]) in [r.path for r in marmot] and str(files["old"]) not in [r.path for r in marmot]
-    early = engine.search("Marmot project budget", filters=engine.filters(modified_before="2020-12-31")).results
+    early = engine.search("Marmot project budget", filters=parse_filters(modified_before="2020-12-31")).results
     assert [r.path for r in early] == [str(files["old"])]
-    node, _ = engine.tree("Marmot budget", filters=engine.filters(modified_before="2020-12-31"))
+    node, _ = engine.tree("Marmot budget", filters=parse_filters(modified_before="2020-12-31"))
     assert node is not None
 
 

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -22,21 +21,19 @@ from . import paths
 from .config import Settings, default_data_dir
 from .errors import ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
-from .ingest.extract import OcrSettings
-from .ingest.extract.registry import resolve_types
-from .ingest.indexer import Indexer, IndexingPaused, IndexOptions, Progress
-from .ingest.options import OcrOptions
+from .ingest.indexer import Indexer, IndexingPaused, Progress
+from .ingest.options import index_options
 from .ingest.scan import ScanReport, scan
-from .ingest.sense import SenseWriter
+from .ingest.sense import sense_writer
 from .ingest.watcher import watch
 if TYPE_CHECKING:
     from .ingest.distributed import RayPool
 from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
-from .models.llm import ChatClient
 from .models.manager import Models
 from .notices import Notices
 from .reader import Reader, on_disk
+from .search.facts import coverage, list_copies, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import Filters, SearchResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
@@ -158,88 +155,39 @@ class Engine:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
         hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
         rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
-        problem = self._recovering(lambda: self._check_scope(scope))
+        problem = self._recovering(lambda: scope_problem(scope, self.roots(), mounted=not self.read_only))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self._recovering(lambda: self.retriever().search(
             query, scope, limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         if collapse:
-            self._list_copies(response)
+            list_copies(self.catalog, response)
         response.notices[:0] = self.notices.take()  # a repair made on the way
-        if rerank and self.models.reranker_problem:
+        if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
-            response.notices += self._once_per_data_dir("reranker", self.settings["retrieval.reranker_model"],
-                                                        f"reranking skipped: {first} (said once; `sensetree status` "
-                                                        "says how to enable it)")
-        response.coverage = self._coverage(scope)
+            response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
+        response.coverage = coverage(self.catalog, scope)
         return response
 
-    def _once_per_data_dir(self, topic: str, about: str, notice: str) -> list[str]:
-        """``[notice]`` the first time ``topic`` is about ``about`` in this data dir (again when it changes)."""
-        key = f"told:{topic}"
+    def _first_time(self, topic: str, about: str) -> bool:
         try:
-            if self.catalog.meta(key) == about:
-                return []
-            self.catalog.set_meta(key, about)
-        except sqlite3.OperationalError:
-            pass
-        return [notice]
-
-    def _list_copies(self, response: SearchResponse) -> None:
-        """Every other place a result's content is found, not only the copies that ranked."""
-        hashes = {r.content_hash: r for r in response.results if r.content_hash}
-        for content_hash, copies in self.catalog.paths_with_hashes(hashes).items():
-            result = hashes[content_hash]
-            result.duplicates = sorted(set(result.duplicates) | {p for p in copies if p != result.path})
-
-    @staticmethod
-    def filters(types: str | list[str] | None = None, modified_after: str | None = None,
-                modified_before: str | None = None) -> Filters | None:
-        """Filters from what a user types: ``pdf,docx`` or extensions, and days (``2026-01-01``, inclusive)."""
-        names = types.split(",") if isinstance(types, str) else list(types or [])
-        try:
-            doc_types = resolve_types(names)
-            after = _day(modified_after) if modified_after else None
-            before = _day(modified_before) + 86_400 if modified_before else None
-        except ValueError as exc:
-            raise SenseTreeError(str(exc)) from None
-        if not (doc_types or after or before):
-            return None
-        return Filters(doc_types, after, before)
+            return self.catalog.first_time(topic, about)
+        except sqlite3.OperationalError:  # a busy or read-only catalog: better said twice than never
+            return True
 
     def tree(self, query: str, scope: str | None = None, limit: int = 400,
              filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
-        problem = self._recovering(lambda: self._check_scope(scope))
+        problem = self._recovering(lambda: scope_problem(scope, self.roots(), mounted=not self.read_only))
         if problem:
             return None, [*self.notices.take(), problem]
         node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))
-        coverage = self._coverage(scope)
-        if coverage:
-            files, embedded = coverage
+        covered = coverage(self.catalog, scope)
+        if covered:
+            files, embedded = covered
             notices.append(f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
                            "others are not embedded yet (search finds them by keyword meanwhile)")
         return node, [*self.notices.take(), *notices]
-
-    def _check_scope(self, scope: str | None) -> str | None:
-        if scope and not any(paths.is_under(scope, root) for root in self.roots()):
-            return f"{scope} is outside every indexed root ({', '.join(self.roots()) or 'none yet'})"
-        if scope and not os.path.isdir(scope) and not (self.read_only and not os.path.exists(scope)):
-            return f"{scope} is a file; a scope is a folder" if os.path.exists(scope) else f"{scope} does not exist"
-        return None
-
-    def _coverage(self, scope: str | None) -> tuple[int, int] | None:
-        """(files, of them embedded) in the scope while some still wait for vectors, else None; a scope
-        the user looks into moves to the front of the queue."""
-        folder = paths.normalize(scope) if scope else None
-        try:
-            if not self.catalog.waiting_under(folder):
-                return None
-            if folder:
-                self.catalog.prioritize(folder)
-            return self.catalog.coverage(folder)
-        except sqlite3.OperationalError:  # a busy or read-only catalog: the figures are a courtesy
-            return None
 
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""
@@ -250,7 +198,7 @@ class Engine:
 
     def reader(self, scope: str | None = None) -> Reader:
         """Reads files for people and models, never outside the roots (or outside ``scope``, a folder in them)."""
-        return Reader([scope] if scope else self.roots(), self.store, self.index_options().max_file_bytes)
+        return Reader([scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes)
 
     # settings ---------------------------------------------------------------------
     def set_setting(self, key: str, value: Any) -> str | None:
@@ -262,24 +210,8 @@ class Engine:
         if key.startswith("embedding."):
             self.models.forget_embedder()
         if self.models.expected_identity() != before:
-            return self._check_model()
+            return self.storage.match_model(self.models.expected_identity())
         return None
-
-    def _check_model(self) -> str | None:
-        """Wipe the vectors when the embedding model differs from the one that built them (SPEC §2)."""
-        stored = self.catalog.meta("embedding_identity")
-        wanted = self.models.expected_identity()
-        if stored == wanted or (stored is None and self.store.count() == 0):
-            self.catalog.set_meta("embedding_identity", wanted)
-            return None
-        with self.writer():
-            self.store.wipe()
-            self.catalog.requeue_all()
-            self.catalog.set_meta("embedding_identity", wanted)
-        message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
-                   "file will be re-indexed; results come back progressively.")
-        self.notices.add(message)
-        return message
 
     # what the user chose to index (ingest/choices.py) -------------------------------------
     def roots(self) -> list[str]:
@@ -331,24 +263,6 @@ class Engine:
     def scan(self) -> ScanReport:
         return scan(self.catalog, self.store, str(self.data_dir))
 
-    def index_options(self) -> IndexOptions:
-        s = self.settings
-        ocr = OcrSettings(engine=s["indexing.ocr_engine"], page_timeout=s["indexing.ocr_page_timeout"],
-                          max_pages=s["indexing.ocr_max_pages"],
-                          languages=tuple(x.strip() for x in s["indexing.ocr_languages"].split(",") if x.strip()))
-        return IndexOptions(chunk_size=s["indexing.chunk_size"], overlap=s["indexing.overlap"],
-                            max_file_bytes=int(s["indexing.max_file_mb"] * 1024 * 1024),
-                            qualify_documents=s["indexing.qualify_documents"],
-                            qualify_context=s["indexing.qualify_context"],
-                            max_endpoint_wait=s["indexing.endpoint_wait"], file_timeout=s["indexing.file_timeout"],
-                            ocr=OcrOptions(s["indexing.ocr"], ocr))
-
-    def sense_writer(self) -> SenseWriter:
-        s = self.settings
-        if s["sense.base_url"] and s["sense.model"]:
-            return SenseWriter(ChatClient(s["sense.base_url"], s["sense.model"], s["sense.api_key"], s["sense.timeout"]))
-        return SenseWriter(None)
-
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
               interrupt: threading.Event | None = None) -> Progress:
@@ -365,27 +279,19 @@ class Engine:
                     interrupt: threading.Event | None) -> Progress:
         with self.writer(wait_for_lock):
             self.storage.reconcile_if_behind()
-            self._follow_location()
+            self.storage.follow_location()
             self.store.reopen()  # the last writer may have been another process that dropped the table
-            self._check_model()
+            self.storage.match_model(self.models.expected_identity())
             self.scan()
-            options = self.index_options()
+            options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            indexer = Indexer(self.catalog, self.store, self._indexing_embedder, self.sense_writer(), options, self.pool)
+            indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings), options,
+                              self.pool)
             progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
             if not stop.is_set():
                 self.store.optimize()
             return progress
-
-    def _follow_location(self) -> None:
-        """The catalog checked against the chunks when they moved (storage.uri changed): what the new
-        place lacks is indexed again there."""
-        uri, known = self.storage.location.uri, self.catalog.meta("storage_uri")
-        if known is not None and known != uri:
-            self.storage.reconcile()
-        if known != uri:
-            self.catalog.set_meta("storage_uri", uri)
 
     def _indexing_embedder(self) -> Embedder:
         """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
@@ -426,11 +332,3 @@ class Engine:
 
         with self.writer():
             watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed)
-
-
-def _day(text: str) -> float:
-    """The start of a day (YYYY-MM-DD, local time) in epoch seconds."""
-    try:
-        return datetime.strptime(text.strip(), "%Y-%m-%d").timestamp()
-    except ValueError:
-        raise ValueError(f"{text!r} is not a date; write it as YYYY-MM-DD") from None

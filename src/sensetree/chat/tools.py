@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
+from ..errors import SenseTreeError
+from ..filters import parse_filters
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
-from ..errors import SenseTreeError
 from ..search.types import SearchResult
 
 SEARCH_LIMIT = 8
@@ -136,7 +137,7 @@ class Toolbox:
         if not query.strip():
             return ToolOutcome("error: give a query", "searching: (empty query)")
         try:
-            filters = self.engine.filters(types, modified_after, modified_before)
+            filters = parse_filters(types, modified_after, modified_before)
         except SenseTreeError as exc:
             return ToolOutcome(f"error: {exc}", f"searching: {query} (bad filter: {exc})")
         note = ""

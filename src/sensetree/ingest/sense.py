@@ -12,6 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from ..config import Settings
 from ..models.llm import ChatClient, LLMError
 from ..store.stored_text import sense_head
 
@@ -96,3 +97,11 @@ def embedding_context(sense: str, file_name: str) -> str:
 def embedded_text(chunk_index: int, stored: str, context: str) -> str:
     """What the embedding model sees: chunk 0 as stored; later chunks behind their file's context."""
     return stored if chunk_index == 0 else f"{context}\n\n{stored}"
+
+
+def sense_writer(settings: Settings) -> SenseWriter:
+    """A writer on the sense endpoint the settings name, or the excerpt fallback alone."""
+    s = settings
+    if s["sense.base_url"] and s["sense.model"]:
+        return SenseWriter(ChatClient(s["sense.base_url"], s["sense.model"], s["sense.api_key"], s["sense.timeout"]))
+    return SenseWriter(None)

@@ -16,21 +16,29 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
 from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
-from .open import open_engine
-from .views import queue_view, status_view
+from ..filters import parse_filters
 from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
 from .chat_cli import register as register_chat
 from .mcp_server import register as register_mcp
+from .open import open_engine
 from .serve import register as register_serve
+from .views import queue_view, status_view
 
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -322,7 +330,7 @@ BeforeOption = typer.Option(None, "--modified-before", help="Only files modified
 
 def _filters(engine: Engine, types: Optional[str], after: Optional[str], before: Optional[str]):
     try:
-        return engine.filters(types, after, before)
+        return parse_filters(types, after, before)
     except SenseTreeError as exc:
         _fail(str(exc))
 

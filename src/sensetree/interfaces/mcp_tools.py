@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 
 from ..engine import Engine
 from ..errors import SenseTreeError
+from ..filters import parse_filters
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
 from ..search.types import TreeNode
 from .explorer import Explorer
@@ -142,7 +143,7 @@ class Tools:
             raise ToolError("give a query: what the files should be about")
         folder = self._scope_folder(scope)
         try:
-            filters = self.engine.filters(types, modified_after, modified_before)
+            filters = parse_filters(types, modified_after, modified_before)
         except SenseTreeError as exc:
             raise ToolError(str(exc)) from None
         response = self.engine.search(query, folder, limit, filters=filters)

@@ -170,6 +170,15 @@ class Catalog:
         rows = self._run("SELECT value FROM meta WHERE key = ?", (key,))
         return rows[0][0] if rows else None
 
+    def first_time(self, topic: str, about: str) -> bool:
+        """True the first time ``topic`` is about ``about`` in this data dir (again when it changes):
+        what the user was told once is not told before every search."""
+        key = f"told:{topic}"
+        if self.meta(key) == about:
+            return False
+        self.set_meta(key, about)
+        return True
+
     def set_meta(self, key: str, value: str | None) -> None:
         self._run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                   (key, value))

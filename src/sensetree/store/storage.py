@@ -116,6 +116,31 @@ class Storage:
                 raise
         return operation()
 
+    def match_model(self, wanted: str) -> str | None:
+        """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
+        them (SPEC §2): every file is indexed again. Returns the notice it adds, if it did."""
+        stored = self.catalog.meta("embedding_identity")
+        if stored == wanted or (stored is None and self.store.count() == 0):
+            self.catalog.set_meta("embedding_identity", wanted)
+            return None
+        with self.writer():
+            self.store.wipe()
+            self.catalog.requeue_all()
+            self.catalog.set_meta("embedding_identity", wanted)
+        message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
+                   "file will be re-indexed; results come back progressively.")
+        self.notices.add(message)
+        return message
+
+    def follow_location(self) -> None:
+        """The catalog checked against the chunks when they moved (storage.uri changed): what the new
+        place lacks is indexed again there."""
+        uri, known = self.location.uri, self.catalog.meta("storage_uri")
+        if known is not None and known != uri:
+            self.reconcile()
+        if known != uri:
+            self.catalog.set_meta("storage_uri", uri)
+
     def reconcile_if_behind(self) -> None:
         if self._catalog_behind:
             self.reconcile()

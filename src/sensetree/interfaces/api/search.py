@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, Query
 
+from ...filters import parse_filters
 from .context import ApiContext, context
 
 router = APIRouter()
@@ -21,7 +22,7 @@ def search(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,
            limit: int = Query(20, ge=1, le=100), hybrid: Optional[bool] = None, rerank: Optional[bool] = None,
            type: Optional[str] = TYPES, modified_after: Optional[str] = AFTER, modified_before: Optional[str] = BEFORE,
            ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    filters = ctx.engine.filters(type, modified_after, modified_before)
+    filters = parse_filters(type, modified_after, modified_before)
     return ctx.engine.search(q, scope or None, limit, hybrid=hybrid, rerank=rerank, filters=filters).as_dict()
 
 
@@ -30,5 +31,5 @@ def tree(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,
          limit: int = Query(400, ge=10, le=1000), type: Optional[str] = TYPES,
          modified_after: Optional[str] = AFTER, modified_before: Optional[str] = BEFORE,
          ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    node, notices = ctx.engine.tree(q, scope or None, limit, ctx.engine.filters(type, modified_after, modified_before))
+    node, notices = ctx.engine.tree(q, scope or None, limit, parse_filters(type, modified_after, modified_before))
     return {"tree": node.as_dict() if node else None, "notices": notices}

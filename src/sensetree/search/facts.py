@@ -1,0 +1,41 @@
+"""What the catalog adds to a search: whether the scope is one, how much of it has vectors, every copy of a result."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from .. import paths
+from ..store.catalog import Catalog
+from .types import SearchResponse
+
+
+def scope_problem(scope: str | None, roots: list[str], mounted: bool = True) -> str | None:
+    """Why ``scope`` cannot be searched, or None; a node that does not mount the roots takes a scope it cannot see."""
+    if scope and not any(paths.is_under(scope, root) for root in roots):
+        return f"{scope} is outside every indexed root ({', '.join(roots) or 'none yet'})"
+    if scope and not os.path.isdir(scope) and (mounted or os.path.exists(scope)):
+        return f"{scope} is a file; a scope is a folder" if os.path.exists(scope) else f"{scope} does not exist"
+    return None
+
+
+def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:
+    """(files, of them embedded) in the scope while some still wait for vectors, else None; a scope
+    the user looks into moves to the front of the queue."""
+    folder = paths.normalize(scope) if scope else None
+    try:
+        if not catalog.waiting_under(folder):
+            return None
+        if folder:
+            catalog.prioritize(folder)
+        return catalog.coverage(folder)
+    except sqlite3.OperationalError:  # a busy or read-only catalog: the figures are a courtesy
+        return None
+
+
+def list_copies(catalog: Catalog, response: SearchResponse) -> None:
+    """Every other place a result's content is found, not only the copies that ranked."""
+    hashes = {r.content_hash: r for r in response.results if r.content_hash}
+    for content_hash, copies in catalog.paths_with_hashes(hashes).items():
+        result = hashes[content_hash]
+        result.duplicates = sorted(set(result.duplicates) | {p for p in copies if p != result.path})
