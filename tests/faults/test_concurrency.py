@@ -79,19 +79,19 @@ def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed, write_tr
     chat = EndpointServer()
     records: list[tuple[str, float, bool]] = []  # (kind, seconds, while the writer was running)
     with Engine(data) as engine, Engine(data) as reader:  # the writer's own engine (as in serve) and another
-        agent = Agent(reader, ChatClient(chat.url, "test-model", timeout=60))
         with ThreadPoolExecutor(READERS + 1) as pool:
             writer = pool.submit(engine.index)
 
             def read(worker: int) -> None:
                 asked = queries(worker)
+                agent = Agent(reader, ChatClient(chat.url, "test-model", timeout=60))  # a conversation of its own
                 n = 0
                 while not writer.done() or len(records) < MIN_REQUESTS:
                     query, target = asked[n % len(asked)], (engine, reader)[n % 2]
                     started = time.perf_counter()
                     if n % 25 == 24:
                         kind, answer = "chat", agent.answer(query)
-                        assert answer.text and answer.sources
+                        assert answer.text and answer.sources, [(s.kind, s.text) for s in answer.steps]
                     elif n % 5 == 4:
                         kind, (node, notices) = "tree", target.tree(query)
                         assert node is not None, notices

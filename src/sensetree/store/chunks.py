@@ -201,26 +201,33 @@ class ChunkStore:
 
     # writes (the single writer only) ------------------------------------------------
     def replace_files(self, paths: Sequence[str], rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
-        """Swap the rows of ``paths`` for ``rows`` in two commits (delete, then append)."""
+        """Swap the rows of ``paths`` for ``rows`` in one commit, so that a reader never sees those files
+        gone between a delete and an append (a whole tree re-indexed at once would vanish from search)."""
         data = self._arrow(rows, model, dimension)
         with self._write_lock:
             table = self.table
             if table is not None and table.schema.field("vector").type.list_size != dimension:
                 raise DimensionMismatch(f"the index holds {self.dimension}-d vectors, not {dimension}-d")
-            if table is not None:
-                self._add_file_fields(table)
-                self._add_analysis(table)
-            if table is not None and paths:
-                for start in range(0, len(paths), 400):
-                    table.delete(_in_list(paths[start:start + 400]))
-            if not rows:
-                return
-            # "null": rows of the keyword phase have no vector yet, on purpose.
             if table is None:
-                self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension), on_bad_vectors="null")
-                self._create_scalar_indexes()
-            else:
-                table.add(data, on_bad_vectors="null")
+                if rows:  # "null": rows of the keyword phase have no vector yet, on purpose
+                    self._table = self._db.create_table(TABLE, data=data, schema=schema(dimension),
+                                                        on_bad_vectors="null")
+                    self._create_scalar_indexes()
+                return
+            self._add_file_fields(table)
+            self._add_analysis(table)
+            stored = [batch for start in range(0, len(paths), 400) if table.count_rows(
+                batch := _in_list(paths[start:start + 400]))]
+            if not stored:  # new files (a first run): a plain append, without the join a merge makes
+                if rows:
+                    table.add(data, on_bad_vectors="null")
+            elif not rows:
+                for condition in stored:
+                    table.delete(condition)
+            else:  # one commit: chunks matched on (path, chunk_index) updated, new ones added, the rest dropped
+                (table.merge_insert(["path", "chunk_index"]).when_matched_update_all().when_not_matched_insert_all()
+                 .when_not_matched_by_source_delete(" OR ".join(f"({c})" for c in stored))
+                 .execute(data, on_bad_vectors="null"))
 
     def set_vectors(self, rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
         """Give stored chunks their vectors (and chunk 0 its final text) in one atomic commit.
