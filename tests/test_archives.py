@@ -19,35 +19,17 @@ from sensetree.ingest.extract import (
     extract,
     extract_bytes,
 )
-from tests.support.zips import declare_member_size
-
-
-def _docx_bytes(text: str) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
-
-
-def _zip_bytes(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+from tests.support.zips import declare_member_size, docx_bytes, zip_bytes
 
 
 @pytest.fixture
 def projects(tmp_path: Path) -> Path:
     """projects-2019.zip: a DOCX in a folder, a note, and a zip holding a note and a zip (three levels)."""
-    third = _zip_bytes({"deepest.txt": b"Three levels down: never opened."})
-    nested = _zip_bytes({"minutes.txt": "Compte rendu : la grue du port sera révisée.".encode(), "inner.zip": third})
+    third = zip_bytes({"deepest.txt": b"Three levels down: never opened."})
+    nested = zip_bytes({"minutes.txt": "Compte rendu : la grue du port sera révisée.".encode(), "inner.zip": third})
     path = tmp_path / "projects-2019.zip"
-    path.write_bytes(_zip_bytes({
-        "report/final.docx": _docx_bytes("The final report on the harbour crane refit."),
+    path.write_bytes(zip_bytes({
+        "report/final.docx": docx_bytes("The final report on the harbour crane refit."),
         "readme.txt": b"Archive of the 2019 projects.",
         "old/": b"",
         "old/backup.zip": nested,
@@ -164,7 +146,7 @@ def test_a_gz_bomb_is_refused(tmp_path: Path) -> None:
 
 def test_members_over_the_size_limit_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "media.zip"
-    path.write_bytes(_zip_bytes({"small.txt": b"tiny", "big.txt": os.urandom(5000)}))
+    path.write_bytes(zip_bytes({"small.txt": b"tiny", "big.txt": os.urandom(5000)}))
     members = {m.name: m for m in archive_members(path, max_member_bytes=1000)}
     assert members["small.txt"].refused is None
     assert members["big.txt"].refused == "too large to index (4.9 KB)"
@@ -173,7 +155,7 @@ def test_members_over_the_size_limit_are_refused(tmp_path: Path) -> None:
 def test_the_walk_stops_at_the_member_and_expansion_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(archives, "MAX_MEMBERS", 3)
     many = tmp_path / "many.zip"
-    many.write_bytes(_zip_bytes({f"note{i}.txt": b"x" for i in range(10)}))
+    many.write_bytes(zip_bytes({f"note{i}.txt": b"x" for i in range(10)}))
     notes: list[str] = []
     assert len(list(archive_members(many, notes=notes))) == 3
     assert notes == ["many.zip: more than 3 members, the rest were not read"]

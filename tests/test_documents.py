@@ -17,6 +17,7 @@ from sensetree.filters import parse_filters
 from sensetree.interfaces.explorer import Explorer
 from tests.support.corpus import Labelled
 from tests.support.pages import render_page, scanned
+from tests.support.zips import docx_bytes, zip_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -24,24 +25,6 @@ LETTER = ["Dear Ms Okafor, thank you for the visit to the harbour office last we
           "The Quetzalcoatl shipment 4471 arrives in Rotterdam on the ninth of May, "
           "and the customs papers are ready at the front desk."]
 RECEIPT = "Café Müller, Zürich. Reçu n° 8812 pour deux croissants et un café crème."
-
-
-def _docx(text: str) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
-
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _text_pdf(path: Path, pages: list[str]) -> None:
@@ -86,9 +69,9 @@ def _build(root: Path) -> dict[str, Path]:
                   {"cell_type": "code", "source": ["salinity = load('wadden.csv')"],
                    "outputs": [{"output_type": "stream", "text": ["OUTPUTSHOULDNOTBEINDEXED"]}]}],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
-    nested = _zip({"notes.txt": b"Nested notes: the Ptarmigan survey of 2019."})
-    place("zip", "archives/projects-2019.zip").write_bytes(_zip({
-        "report/final.docx": _docx("Final report on the Albatross crane refit."), "old/nested.zip": nested}))
+    nested = zip_bytes({"notes.txt": b"Nested notes: the Ptarmigan survey of 2019."})
+    place("zip", "archives/projects-2019.zip").write_bytes(zip_bytes({
+        "report/final.docx": docx_bytes("Final report on the Albatross crane refit."), "old/nested.zip": nested}))
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("fine.txt", "A fine note about the Osprey tide gauge.")
@@ -204,11 +187,11 @@ def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):
     root = tmp_path / "tree"
     root.mkdir()
     archive = root / "box.zip"
-    archive.write_bytes(_zip({"inside/note.txt": b"The Wombat inventory of the shed."}))
+    archive.write_bytes(zip_bytes({"inside/note.txt": b"The Wombat inventory of the shed."}))
     with make_engine(tmp_path / "data", root) as engine:
         member = f"{archive}/inside/note.txt"
         assert engine.catalog.file(member) is not None and engine.store.chunks_of(member)
-        archive.write_bytes(_zip({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes
+        archive.write_bytes(zip_bytes({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes
         engine.index()
         assert engine.catalog.file(member) is None and not engine.store.chunks_of(member)
         assert engine.catalog.file(f"{archive}/inside/other.txt").status == "indexed"

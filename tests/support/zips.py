@@ -1,6 +1,29 @@
-"""Zip archives that lie about their members, for the extraction tests."""
+"""Archives and documents as bytes for the extraction tests, and zips that lie about their members."""
 
 from __future__ import annotations
+
+import io
+import zipfile
+
+
+def docx_bytes(text: str) -> bytes:
+    """A one-paragraph DOCX written by python-docx."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    """A deflated zip of ``members`` (name -> content)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 def declare_member_size(data: bytes, member: str, size: int) -> bytes:
