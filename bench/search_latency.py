@@ -79,8 +79,9 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
         n = min(batch, rows - start)
         ids = np.arange(start, start + n)
         texts = corpus.texts(n)
+        paths = [path_of(int(i), rows) for i in ids]
         data = pa.table({
-            "path": pa.array([path_of(int(i), rows) for i in ids], pa.string()),
+            "path": pa.array(paths, pa.string()),
             "chunk_index": pa.array(ids % CHUNKS_PER_FILE, pa.int32()),
             "text": pa.array(texts, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(corpus.vectors(n).ravel()), DIM),
@@ -90,7 +91,7 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
             "location": pa.nulls(n, pa.string()),
             "doc_type": pa.array(["text"] * n, pa.string()),
             "size": pa.array(np.full(n, 4096), pa.int64()),
-            **analysed_columns(texts),
+            **analysed_columns(paths, texts),
         }, schema=schema(DIM))
         if store.table is None:
             store._table = store._db.create_table("chunks", data=data, schema=schema(DIM))

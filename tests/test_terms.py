@@ -10,7 +10,16 @@ import pyarrow as pa
 import pytest
 
 from sensetree.store.chunks import FTS_COLUMN, ChunkRow, ChunkStore
-from sensetree.store.terms import analyse, detect_language, query_languages, query_terms
+from sensetree.store.terms import (
+    SAMPLE_EVERY,
+    _word_terms,
+    _words,
+    analyse,
+    analyse_document,
+    detect_language,
+    query_languages,
+    query_terms,
+)
 
 GERMAN = "Die Bundesregierung hat die Änderungen des Kündigungsschutzgesetzes für Arbeitnehmer beschlossen."
 ENGLISH = "The researchers were running several experiments on proteins and their foldings in living cells."
@@ -88,6 +97,28 @@ def test_query_is_analysed_under_its_languages_and_unstemmed():
 
 def test_detection_reads_only_the_start():
     assert detect_language(ENGLISH * 4 + " " + GERMAN * 20) == "en"
+
+
+def test_a_long_document_in_one_language_is_detected_on_samples():
+    chunks = [GERMAN] * (4 * SAMPLE_EVERY) + ["1.2.3 -- 4.5.6"]
+    chunks[5] = "Ergebnisse: ok, ok, ok"  # too short to tell on its own; the document is German
+    analyses = analyse_document(chunks)
+    assert [a.language for a in analyses] == ["de"] * (4 * SAMPLE_EVERY) + [None]  # no letters, no language
+    assert analyses[1] == analyse(GERMAN)
+    assert analyses[5].terms == analyse("Ergebnisse: ok, ok, ok", "de").terms
+
+
+def test_a_document_whose_samples_disagree_is_detected_chunk_by_chunk():
+    chunks = [GERMAN] * (SAMPLE_EVERY // 2) + [ENGLISH] * (SAMPLE_EVERY // 2 + 1)  # samples: the first and last
+    assert analyse_document(chunks) == [analyse(text) for text in chunks]
+    assert analyse_document([]) == [] and analyse_document([ENGLISH]) == [analyse(ENGLISH)]
+
+
+@pytest.mark.parametrize("language", ["de", "en", "hi", "vi", None])
+def test_remembered_terms_equal_terms_made_afresh(language):
+    words = "die häuser laufen running experiments beschlossen कार्यों Việt übergrößen running".split()
+    assert _words(words, language) == _word_terms(words, language)
+    assert _words(words, language) == _word_terms(words, language)  # the second time from the cache
 
 
 def _old_table(directory, rows: int = 6):

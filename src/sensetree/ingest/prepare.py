@@ -33,7 +33,7 @@ from .extract import (
     extract_bytes,
     is_archive,
 )
-from ..store.terms import Analysis, analyse
+from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
 from .walker import block_summary
 
@@ -246,7 +246,7 @@ def _parts(extraction: Extraction) -> list[tuple[int, int, str | None]]:
 
 def _analyse(item: Prepared) -> None:
     """The keyword analysis of what will be stored, made here, in the worker, where the cores are."""
-    item.analyses = [analyse(text) for text in stored_texts(item.chunks, item.excerpt, item.doc_type)]
+    item.analyses = analyse_document(stored_texts(item.chunks, item.excerpt, item.doc_type))
 
 
 _OCRS: dict[OcrSettings, Ocr] = {}

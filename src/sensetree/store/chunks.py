@@ -15,6 +15,7 @@ Design notes (measured in shared/research/lancedb.md):
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import shutil
@@ -30,7 +31,7 @@ import pyarrow as pa
 
 from ..paths import sql_literal
 from .location import LocalLocation, Location
-from .terms import analyse, query_terms
+from .terms import analyse, analyse_document, query_terms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -89,9 +90,11 @@ def _analysis(rows: Sequence[ChunkRow]) -> dict[str, pa.Array]:
             FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string())}
 
 
-def analysed_columns(texts: Sequence[str]) -> dict[str, pa.Array]:
-    """``lang`` and ``terms`` for stored texts: what the keyword leg searches (derived, never written by hand)."""
-    analyses = [analyse(text) for text in texts]
+def analysed_columns(paths: Sequence[str], texts: Sequence[str]) -> dict[str, pa.Array]:
+    """``lang`` and ``terms`` for stored texts, in order of (path, chunk): what the keyword leg searches
+    (derived, never written by hand), each file's chunks analysed together as the keyword phase does."""
+    analyses = [analysis for _, group in itertools.groupby(range(len(texts)), key=paths.__getitem__)
+                for analysis in analyse_document([texts[i] for i in group])]
     return {"lang": pa.array([a.language for a in analyses], pa.string()),
             FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
 
@@ -356,11 +359,17 @@ class ChunkStore:
         if FTS_COLUMN not in table.schema.names:
             table.add_columns(pa.schema(list(ANALYSIS_FIELDS)))
         stored = table.search().select(["path", "chunk_index", "text"]).limit(None).to_arrow()
-        done = 0
-        for start in range(0, stored.num_rows, batch_rows):
-            part = stored.slice(start, batch_rows)
+        stored = stored.sort_by([("path", "ascending"), ("chunk_index", "ascending")])
+        paths = stored["path"].to_pylist()
+        done = start = 0
+        while start < stored.num_rows:
+            end = min(start + batch_rows, stored.num_rows)
+            while end < stored.num_rows and paths[end] == paths[end - 1]:  # a file's chunks stay together
+                end += 1
+            part = stored.slice(start, end - start)
             update = pa.table({"path": part["path"], "chunk_index": part["chunk_index"],
-                               **analysed_columns(part["text"].to_pylist())})
+                               **analysed_columns(paths[start:end], part["text"].to_pylist())})
+            start = end
             done += table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
         return done
 

@@ -18,10 +18,13 @@ the terms of a language the index does not hold simply find nothing.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import re
 
 import regex
 
@@ -42,11 +45,15 @@ SNOWBALL = {
 # Where accents tell words apart (Vietnamese tones: ma, má, mà, mả, mã, mạ), they are kept.
 KEEP_ACCENTS = {"vi"}       # XQuAD-vi BM25 0.936 folded -> 0.952
 DETECT_CHARS = 200          # enough for a sure guess; the cost grows with the length
+SAMPLE_EVERY = 8            # a document's language is checked on every 8th chunk (and its last)
+DOCUMENT_SHARE = 0.6        # ... and is the language of this share of those samples, or none
+TERM_CACHE = 200_000        # words whose terms are remembered, per language (a few tens of MB at most)
 QUERY_LANGUAGE_SHARE = 0.2  # a query is also analysed under any language at least this likely
 
 _PAIRED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005"
 _DICTIONARY = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
 _UNSPACED = regex.compile(rf"[{_PAIRED}{_DICTIONARY}]")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")  # _WORD on ASCII text, lowered (several times faster)
 _WORD = regex.compile(rf"(?V1)[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+")
 _TOKEN = regex.compile(
     rf"(?V1)(?P<paired>[{_PAIRED}]+)|(?P<dictionary>[{_DICTIONARY}]+)|(?P<word>[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+)")
@@ -65,6 +72,32 @@ def analyse(text: str, language: str | None = None) -> Analysis:
     text = unicodedata.normalize("NFC", text or "")
     if language is None:
         language = detect_language(text)
+    return _analysed(text, language)
+
+
+def analyse_document(texts: Sequence[str]) -> list[Analysis]:
+    """The stored form of a document's chunks, in order.
+
+    Detecting the language is most of the cost of analysis, and a long document (a changelog, a
+    manual) is almost always in one language, while guesses from a chunk's first characters are
+    noisy (a list of names or commit ids reads as Frisian or as no language): chunks sampled
+    across it (every ``SAMPLE_EVERY``th and the last) are detected, and when one language holds
+    at least ``DOCUMENT_SHARE`` of them, the other chunks with letters take it. Otherwise each
+    chunk is detected on its own, as ``analyse`` does.
+    """
+    texts = [unicodedata.normalize("NFC", text or "") for text in texts]
+    samples = sorted({*range(0, len(texts), SAMPLE_EVERY), len(texts) - 1}) if texts else []
+    found = {i: detect_language(texts[i]) for i in samples}
+    votes = Counter(language for language in found.values() if language)
+    shared, count = votes.most_common(1)[0] if votes else (None, 0)
+    if count < DOCUMENT_SHARE * sum(votes.values()):
+        shared = None
+    languages = [found[i] if i in found else shared if shared and _has_letters(text) else detect_language(text)
+                 for i, text in enumerate(texts)]
+    return [_analysed(text, language) for text, language in zip(texts, languages)]
+
+
+def _analysed(text: str, language: str | None) -> Analysis:
     words, segments = _split(text)
     return Analysis(language, " ".join(_words(words, language) + segments))
 
@@ -94,10 +127,13 @@ def query_languages(query: str) -> tuple[str, ...]:
 
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, from its first characters; None for text without letters."""
-    sample = text[:DETECT_CHARS]
-    if not any(c.isalpha() for c in sample):
+    if not _has_letters(text):
         return None
-    return _identifier().classify(sample)[0]
+    return _identifier().classify(text[:DETECT_CHARS])[0]
+
+
+def _has_letters(text: str) -> bool:
+    return any(c.isalpha() for c in text[:DETECT_CHARS])
 
 
 def _split(text: str, pairs_only: bool = False) -> tuple[list[str], list[str]]:
@@ -106,6 +142,8 @@ def _split(text: str, pairs_only: bool = False) -> tuple[list[str], list[str]]:
     A query's CJK runs give only their pairs (a lone character stays itself): a chunk holds both.
     """
     text = text.lower()
+    if text.isascii():
+        return _ASCII_WORD.findall(text), []
     if not _UNSPACED.search(text):
         return _WORD.findall(text), []
     words: list[str] = []
@@ -157,6 +195,22 @@ def _words(words: list[str], language: str | None) -> list[str]:
     """
     if not words:
         return []
+    cache = _TERMS.get(language)
+    if cache is None or len(cache) > TERM_CACHE:  # a new dict, not clear(): another thread may be reading
+        cache = _TERMS[language] = {}
+    missing = list(set(words).difference(cache))
+    if missing:
+        terms = _word_terms(missing, language)
+        if len(terms) != len(missing):  # a filter dropped or split a word: no word-by-word mapping here
+            return _word_terms(words, language)
+        cache.update(zip(missing, terms))
+    return list(map(cache.__getitem__, words))
+
+
+_TERMS: dict[str | None, dict[str, str]] = {}  # language -> word -> its term (see _words)
+
+
+def _word_terms(words: list[str], language: str | None) -> list[str]:
     stemmer = STEMMED.get(language or "")
     if stemmer:
         return _tokenize(words, stemmer, stem=True, ascii_folding=True)  # LanceDB stems, then folds
