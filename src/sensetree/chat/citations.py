@@ -3,8 +3,9 @@
 Small models forget to cite, or cite the wrong excerpt. Each sentence of the answer is matched to
 the sentences the model was shown (``Evidence.support``); a sentence with no marker gets the
 number of the excerpt that supports it best, and a marker pointing at an excerpt that supports the
-sentence much less well than another is corrected. A sentence that no excerpt supports stays
-uncited: a confident citation on an unsupported claim would be worse than none.
+sentence much less well than another is corrected. A sentence that no excerpt supports, or that
+states a number no excerpt (and not the question) holds, loses its markers: a confident citation
+on an unsupported claim would be worse than none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
 # where a sentence ends: after . ! ? (and the markers that follow it) before a space, or at a line break
 _END = re.compile(r"[.!?]+(?:\s?\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n")
 _TAIL = re.compile(r"([.!?:;]*)(\s*)$")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # "the files do not say", "this is not mentioned", "I could not find"...: a sentence that says the
 # excerpts lack the answer makes no claim to cite
 _ABSTAIN = re.compile(
@@ -99,6 +101,7 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
     numbers = [n for n in shown for _ in shown[n]]
     flat = [s for n in shown for s in shown[n]]
     matrix = evidence.support([c for _, c in claims], flat, question)
+    known_numbers = _numbers(" ".join(flat)) | _numbers(question)
     sentences = []
     for row, (k, claim) in enumerate(claims):
         by_source = {n: 0.0 for n in shown}
@@ -107,8 +110,9 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
         have = list(dict.fromkeys(written(parts[k])))
         best = max(by_source, key=by_source.get) if by_source else None
         top = by_source.get(best, 0.0) if best is not None else 0.0
-        if top < SUPPORTED:  # no excerpt supports it: what the model wrote stays, flagged
-            cited, how = have, "unsupported" if have else "none"
+        if top < SUPPORTED or not _numbers(claim) <= known_numbers:  # not from the excerpts: flagged, uncited
+            cited, how = [], "unsupported" if have else "none"
+            parts[k] = MARKER.sub("", parts[k])
         elif have and max(by_source[n] for n in have) >= top - CLOSE:
             cited, how = have, "model"
         else:
@@ -116,6 +120,11 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
             parts[k] = _with_markers(parts[k], cited)
         sentences.append(Sentence(claim, have, cited, how))
     return Citations("".join(parts), sentences, dropped)
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers a text states, written without thousands separators ("48,000" is "48000")."""
+    return {re.sub(r",(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
 
 
 def _with_markers(piece: str, numbers: list[int]) -> str:
