@@ -2,11 +2,11 @@
 
 LanceDB's full-text index analyses with one language for the whole table and splits words on
 whitespace and punctuation, so a run of Chinese or Thai is one token and German is stemmed as
-English. Here each chunk's language is detected (py3langid) and its words are stemmed by that
-language's Snowball stemmer (LanceDB's own, through ``lancedb.tokenize``, or PyStemmer's), then
-accents are folded (not in Vietnamese); scripts written without spaces are cut into words:
-Thai, Lao, Khmer and Burmese by ICU's dictionaries, Chinese, Japanese and Korean into
-overlapping character pairs (plus single characters, so a one-character word is found too).
+English. Here each chunk's language is detected (py3langid; a long document's on samples of its
+chunks) and its words are stemmed by that language's Snowball stemmer (LanceDB's own, through
+``lancedb.tokenize``, or PyStemmer's), then accents are folded (not in Vietnamese); scripts
+written without spaces are cut into words: Thai, Lao, Khmer and Burmese by ICU's dictionaries,
+Chinese, Japanese and Korean into overlapping character pairs (plus single characters, so a one-character word is found too).
 Words keep their combining marks (Hindi matras, Thai tone marks). The result is stored as
 space-separated terms in a column that a plain whitespace index serves.
 
@@ -18,13 +18,12 @@ the terms of a language the index does not hold simply find nothing.
 from __future__ import annotations
 
 import functools
-from collections import Counter
+import re
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import re
 
 import regex
 
@@ -92,9 +91,16 @@ def analyse_document(texts: Sequence[str]) -> list[Analysis]:
     shared, count = votes.most_common(1)[0] if votes else (None, 0)
     if count < DOCUMENT_SHARE * sum(votes.values()):
         shared = None
-    languages = [found[i] if i in found else shared if shared and _has_letters(text) else detect_language(text)
-                 for i, text in enumerate(texts)]
-    return [_analysed(text, language) for text, language in zip(texts, languages)]
+
+
+    def language_of(i: int, text: str) -> str | None:
+        if i in found:
+            return found[i]
+        if shared:
+            return shared if _has_letters(text) else None
+        return detect_language(text)
+
+    return [_analysed(text, language_of(i, text)) for i, text in enumerate(texts)]
 
 
 def _analysed(text: str, language: str | None) -> Analysis:
@@ -192,6 +198,8 @@ def _words(words: list[str], language: str | None) -> list[str]:
     LegalQuAD 0.06 nDCG@10 (0.870 -> 0.810). Keeping each stemmed word's written form beside its
     stem cost XQuAD-ru 0.012 (ar +0.006): the index's own languages cover a query's wrongly
     guessed language instead.
+
+    A word's term is remembered per language: most words of a folder recur thousands of times.
     """
     if not words:
         return []
