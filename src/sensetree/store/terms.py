@@ -6,9 +6,10 @@ English. Here each chunk's language is detected (py3langid; a long document's on
 chunks) and its words are stemmed by that language's Snowball stemmer (LanceDB's own, through
 ``lancedb.tokenize``, or PyStemmer's), then accents are folded (not in Vietnamese); scripts
 written without spaces are cut into words: Thai, Lao, Khmer and Burmese by ICU's dictionaries,
-Chinese, Japanese and Korean into overlapping character pairs (plus single characters, so a one-character word is found too).
-Words keep their combining marks (Hindi matras, Thai tone marks). The result is stored as
-space-separated terms in a column that a plain whitespace index serves.
+Chinese, Japanese and Korean into overlapping character pairs (plus single characters, so a
+one-character word is found too). Words keep their combining marks (Hindi matras, Thai tone
+marks). The result is stored as space-separated terms in a column that a plain whitespace index
+serves.
 
 A query loses its languages' stop words and is analysed as written and under each language it
 may be in and each language the index mostly holds: a word matches a chunk in any language, and
