@@ -839,3 +839,30 @@ def test_lance_caches_are_bounded_until_the_indexes_are_large(tmp_path):
     with open(index / "index.idx", "wb") as handle:
         handle.truncate(65 * 1024 * 1024)
     assert cache_bounds(tmp_path) == LANCE_DEFAULT_CACHES
+
+
+def test_a_scoped_dense_search_past_the_vector_index_threshold_stays_inside_its_scope(tmp_path, monkeypatch):
+    """A narrow scope is searched exactly, a wide one through the HNSW index with the filter applied first:
+    either way only chunks under the scope come back, and the nearest ones."""
+    import sensetree.store.chunks as chunks_module
+
+    monkeypatch.setattr(chunks_module, "VECTOR_INDEX_MIN_ROWS", 2_000)
+    monkeypatch.setattr(chunks_module, "EXACT_SCOPE_ROWS", 300)
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(2_400, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    paths_of = [f"/r/{'narrow' if n < 200 else 'wide'}/f{n // 4}.txt" for n in range(len(vectors))]
+    store = ChunkStore(tmp_path / "db")
+    rows = [ChunkRow(p, n % 4, f"chunk {n}", v, "h", 0.0) for n, (p, v) in enumerate(zip(paths_of, vectors))]
+    store.replace_files(sorted(set(paths_of)), rows, "m", 16)
+    store.optimize()
+    assert store.has_vector_index()
+    query = vectors[1] + 0.1 * vectors[300]
+    for scope, count in (("/r/narrow/", 200), ("/r/wide/", 2_200)):
+        where = f"starts_with(path, '{scope}')"
+        hits = store.dense(query, 10, where)
+        inside = [n for n, p in enumerate(paths_of) if p.startswith(scope)]
+        nearest = sorted(inside, key=lambda n: -float(vectors[n] @ query))[:10]
+        assert store.count(where) == count and len(hits) == 10 and all(h["path"].startswith(scope) for h in hits)
+        found = {(h["path"], h["chunk_index"]) for h in hits} & {(paths_of[n], n % 4) for n in nearest}
+        assert len(found) >= (10 if count < 300 else 8)  # exact, or the index's approximate nearest
