@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..paths import sql_literal
 
@@ -39,8 +39,9 @@ class Candidate:
         return [name for name, rank in (("dense", self.dense_rank), ("bm25", self.bm25_rank)) if rank]
 
     def bare(self) -> Candidate:
-        """The chunk alone, without what any leg found about it."""
-        return replace(self, dense_rank=None, cosine=None, bm25_rank=None, bm25=None, rrf=0.0, logit=None, score=0.0)
+        """The chunk alone, without what any leg found about it (built directly: ``replace`` costs
+        a few ms over the 320 candidates of a search)."""
+        return Candidate(self.path, self.chunk_index, self.text, self.lang, self.content_hash, self.location)
 
     def absorb(self, other: Candidate) -> None:
         """Take over what another leg found for the same chunk."""
