@@ -93,7 +93,6 @@ def analyse_document(texts: Sequence[str]) -> list[Analysis]:
     if count < DOCUMENT_SHARE * sum(votes.values()):
         shared = None
 
-
     def language_of(i: int, text: str) -> str | None:
         if i in found:
             return found[i]
