@@ -155,7 +155,7 @@ class Engine:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
         hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
         rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
-        problem = self._recovering(lambda: scope_problem(scope, self.roots(), mounted=not self.read_only))
+        problem = self._recovering(lambda: self._scope_problem(scope))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
@@ -170,6 +170,9 @@ class Engine:
         response.coverage = coverage(self.catalog, scope)
         return response
 
+    def _scope_problem(self, scope: str | None) -> str | None:
+        return scope_problem(scope, self.roots(), mounted=not self.read_only)
+
     def _first_time(self, topic: str, about: str) -> bool:
         try:
             return self.catalog.first_time(topic, about)
@@ -178,7 +181,7 @@ class Engine:
 
     def tree(self, query: str, scope: str | None = None, limit: int = 400,
              filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
-        problem = self._recovering(lambda: scope_problem(scope, self.roots(), mounted=not self.read_only))
+        problem = self._recovering(lambda: self._scope_problem(scope))
         if problem:
             return None, [*self.notices.take(), problem]
         node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))

@@ -328,7 +328,7 @@ AfterOption = typer.Option(None, "--modified-after", help="Only files modified o
 BeforeOption = typer.Option(None, "--modified-before", help="Only files modified on or before this day (YYYY-MM-DD).")
 
 
-def _filters(engine: Engine, types: Optional[str], after: Optional[str], before: Optional[str]):
+def _filters(types: Optional[str], after: Optional[str], before: Optional[str]):
     try:
         return parse_filters(types, after, before)
     except SenseTreeError as exc:
@@ -403,7 +403,7 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
     if (query is None) == (queries is None):
         _fail("give a QUERY or --queries FILE")
     with _engine(data_dir) as engine:
-        filters = _filters(engine, types, modified_after, modified_before)
+        filters = _filters(types, modified_after, modified_before)
         if queries is not None:
             answers = []
             for text, item_scope, item_limit in _batch(queries, scope, limit):
@@ -441,7 +441,7 @@ def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """The meaning tree: which part of your folders is about the query."""
     with _engine(data_dir) as engine:
-        node, notices = engine.tree(query, scope, limit, _filters(engine, types, modified_after, modified_before))
+        node, notices = engine.tree(query, scope, limit, _filters(types, modified_after, modified_before))
     if json_out:
         _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
         return
