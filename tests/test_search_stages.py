@@ -15,7 +15,7 @@ import pytest
 from sensetree import paths
 from sensetree.models.embeddings import load_embedder
 from sensetree.models.reranker import CrossEncoder
-from sensetree.search.fusion import EQUAL, RRF_K, LegWeights, dense_languages, fuse, fuse_files, leg_weights
+from sensetree.search.fusion import EQUAL, HEAD_FILES, RRF_K, LegWeights, dense_languages, fuse, fuse_files, leg_weights
 from sensetree.search.legs import dense_leg, pool_size, sparse_leg
 from sensetree.search.pipeline import MAX_QUERY_CHARS, QueryEmbeddingFailed, Retriever, snippet
 from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
@@ -302,6 +302,23 @@ def test_file_fusion_follows_the_leg_weights():
     one = fuse_files([dense("x", 1, cosine=0.4)], [], EQUAL)  # a one-file pool scales to 1
     assert one[0].rrf == pytest.approx(EQUAL.dense)
     assert fuse_files([], [], EQUAL) == []
+
+
+def test_file_fusion_orders_its_tail_by_ranks():
+    # The dense leg's files that BM25 missed sit low in its pool, so by scores they trail nearly all of
+    # BM25's 40 files. Past the head, ranks interleave them.
+    sparse = [bm25(f"k{i}", i, score=40.0 - i) for i in range(1, 41)]
+    found = [dense(f"k{i}", i, cosine=0.9 - i * 0.001) for i in range(1, HEAD_FILES + 1)]
+    only_dense = [dense(f"d{i}", HEAD_FILES + i, cosine=0.8 - i * 0.001) for i in range(1, 11)]
+    fused = fuse_files(found + only_dense, sparse, LegWeights(0.3, 0.7))
+    by_scores = sorted(fused, key=lambda c: -c.rrf)
+    assert [c.path for c in fused[:HEAD_FILES]] == [f"k{i}" for i in range(1, HEAD_FILES + 1)]
+    assert [c.rrf for c in fused] == [c.rrf for c in by_scores]  # the fused scores still fall down the list
+    tail = [c.path for c in fused[HEAD_FILES:]]
+    assert tail.index("d1") < tail.index("k15")  # the dense leg's 11th file beats BM25's 15th
+    assert set(tail) == {f"k{i}" for i in range(HEAD_FILES + 1, 41)} | {f"d{i}" for i in range(1, 11)}
+    gated = fuse_files(found + only_dense, sparse, LegWeights(0.0, 1.0))
+    assert [c.path for c in gated][HEAD_FILES:HEAD_FILES + 30] == [f"k{i}" for i in range(HEAD_FILES + 1, 41)]
 
 
 def test_a_dense_model_that_cannot_read_the_query_gets_no_say():

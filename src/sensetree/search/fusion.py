@@ -7,7 +7,9 @@ Two fusions, chosen by ``retrieval.fusion``:
   by how much it can be trusted for this query. A file scores in a leg by its best chunk, so a
   file that one leg finds by its first chunk and the other by its third still gathers both.
   A dense model that does not read the query's language gets no say (an English model on a
-  Thai query ranks noise).
+  Thai query ranks noise). Past its first ``HEAD_FILES`` files the list goes by Reciprocal Rank Fusion
+  on files instead: scores pick the top well, ranks keep more of the relevant files further down
+  (what a reranker reads).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ FLOORS: dict[str, float | None] = {"cosine": None, "bm25": 0.0}
 # query id: bench/fusion_lab.py grid --part tune). 0.5 lost 0.012 to BM25 on LegalQuAD with E5.
 DENSE_SHARE = 0.3
 TOP_HITS = 10  # the dense hits whose languages tell whether the model could read them
+# The files the convex scores order; the rest go by file-level RRF. The scores' top 10 beat RRF's on
+# nDCG@10, but below it they favour BM25's tail (a file only the dense leg found scores at most the
+# dense share), so Recall@100 fell under RRF's. SciFact train: R@100 0.934 -> 0.960, nDCG@10 the same.
+HEAD_FILES = 10
 EQUAL = LegWeights(DENSE_SHARE, 1.0 - DENSE_SHARE, "both legs read the query")
 
 
@@ -92,6 +98,7 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     pool is flat. The file is represented by its chunk with the best score by the same weights
     (its snippet, what a reranker reads and what the assistant quotes): the chunk both legs
     agree on rather than one leg's favourite. Candidates keep their chunk-level ranks for the explanation.
+    Below the first ``HEAD_FILES`` files, the order is by file-level RRF over the legs that have a say.
     """
     merged = _merge(dense, sparse)
     files: dict[str, float] = {}
@@ -109,7 +116,26 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
             chosen[key[0]] = key
     for path, key in chosen.items():
         merged[key].rrf = files[path]
-    return _ordered(merged[key] for key in chosen.values())
+    ranked = _ordered(merged[key] for key in chosen.values())
+    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense > 0 else [], sparse)
+
+
+def _by_file_ranks(tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate],
+                   k: int = RRF_K) -> list[Candidate]:
+    """``tail`` reordered by RRF over the legs' file rankings (a file ranked by its best chunk), its
+    fused scores rescaled to stay in order and below where the tail starts."""
+    if not tail:
+        return tail
+    ranks: dict[str, float] = {}
+    for leg in (dense, sparse):
+        for rank, path in enumerate(dict.fromkeys(c.path for c in leg), start=1):
+            ranks[path] = ranks.get(path, 0.0) + 1.0 / (k + rank)
+    ordered = sorted(tail, key=lambda c: (-ranks.get(c.path, 0.0), c.best_rank, c.path, c.chunk_index))
+    ceiling = max(c.rrf for c in tail)
+    best = ranks.get(ordered[0].path, 0.0) or 1.0
+    for c in ordered:
+        c.rrf = ceiling * ranks.get(c.path, 0.0) / best
+    return ordered
 
 
 def _scaled(leg: list[Candidate], score: str, floor: float | None) -> list[tuple[Candidate, float]]:

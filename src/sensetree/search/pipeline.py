@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import paths
 from ..store.chunks import ChunkStore
-from .fusion import RRF_K, fuse, fuse_files, leg_weights
+from .fusion import HEAD_FILES, RRF_K, fuse, fuse_files, leg_weights
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
@@ -123,7 +123,7 @@ class Retriever:
             response.fusion = {"method": "rrf", "k": RRF_K}
             return fuse(dense_hits, sparse_hits)
         weights = leg_weights(query, self.dense_model, dense_hits, sparse_hits)
-        response.fusion = {"method": "weighted", **weights.as_dict()}
+        response.fusion = {"method": "weighted", **weights.as_dict(), "rrf_after": HEAD_FILES}
         return fuse_files(dense_hits, sparse_hits, weights)
 
     def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400,
