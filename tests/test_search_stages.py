@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lancedb.index import FTS
 
 from sensetree import paths
 from sensetree.models.embeddings import load_embedder
@@ -718,6 +719,10 @@ def test_missing_fts_index_still_answers_keywords(tmp_path, embedder):
         "7Q4XZ9K2", limit=5, dense=False, rerank_on=False)
     assert response.notices == []
     assert [r.path for r in response.results] == [str(tmp_path / "corpus" / "tech" / "router_warranty.txt")]
+    store.table.create_index("text", config=FTS(), replace=True)  # an earlier version's index on the raw text
+    store.optimize()  # the next optimize (after every index run) rebuilds the index and drops the stale one
+    assert store.has_fts_index()
+    assert [i.columns for i in store.table.list_indices() if i.index_type == "FTS"] == [["terms"]]
 
 
 def test_very_long_query_is_cut_with_a_notice(corpus):
