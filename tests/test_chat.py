@@ -176,6 +176,14 @@ def test_uncited_claims_get_the_number_of_the_excerpt_they_rest_on(evidence):
                     "Who signs payments above 700 euros?").unsupported  # the question's own number
     # a bare answer to "how many?" is a claim too
     assert cite("48,000", shown, evidence, "What is the hall's budget?").text == "48,000 [2]"
+    # digits for a number the excerpt spells out, and the question's words in another form, still match
+    assert cite("Parking costs 4 pounds a day.", shown, evidence, "How much does parking cost?").text == \
+        "Parking costs 4 pounds a day [1]."
+    assert cite("The ferry leaves from pier 3.", shown, evidence, "Which pier does the ferry leave from?").text == \
+        "The ferry leaves from pier 3 [1]."
+    # a number glued into a name in the question ("t(14;19)") is not the question stating it
+    cases = {1: ["The clinic described 14 cases of the t(14;19) translocation."], 2: split_sentences(BUDGET)}
+    assert cite("14", cases, evidence, "How many cases of t(14;19) did the clinic describe?").text == "14 [1]"
 
 
 def test_tool_calls_written_as_text_are_parsed_and_never_shown():

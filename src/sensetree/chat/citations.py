@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .evidence import FRAMING, Evidence, Sentence, terms
+from .evidence import FRAMING, NUMBER_WORDS, Evidence, Sentence, asked_terms, claim_terms
 
 MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
 # where a sentence ends: after . ! ? (and the markers that follow it) before a space, or at a line break
@@ -87,8 +87,8 @@ def written(piece: str) -> list[int]:
 def is_claim(sentence: str, question: str) -> bool:
     """A sentence that says something: a few content words, some of them not the question's own
     (a restated question is no claim), and not a statement that the files lack the answer."""
-    words = terms(sentence)
-    return len(words) >= MIN_TERMS and bool(set(words) - set(terms(question)) - FRAMING) and not abstains(sentence)
+    words = claim_terms(sentence)
+    return len(words) >= MIN_TERMS and bool(words - asked_terms(question) - FRAMING) and not abstains(sentence)
 
 
 def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: str = "") -> Citations:
@@ -123,8 +123,10 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
 
 
 def _numbers(text: str) -> set[str]:
-    """The numbers a text states, written without thousands separators ("48,000" is "48000")."""
-    return {re.sub(r",(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+    """The numbers a text states, in digits without thousands separators ("48,000" is "48000",
+    "four" is "4")."""
+    spelled = {NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS}
+    return {re.sub(r",(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)} | spelled
 
 
 def _with_markers(piece: str, numbers: list[int]) -> str:

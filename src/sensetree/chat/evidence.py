@@ -10,13 +10,17 @@ is how a citation the model forgot is attached and a wrong one corrected.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
+
+from ..store.terms import snowball
 
 RRF_K = 60
 MAX_SENTENCE_CHARS = 320  # a longer "sentence" (a table row, a list) is cut into pieces of this size
@@ -34,9 +38,11 @@ his how i if in into is it its many may more most much no not of on or other our
 them then there these they this those to very was we were what when where which while who whom why will with would
 you your""".split())
 
-# how answers open ("Based on the excerpts provided, ...", "According to my files, ..."): no claim in them
-FRAMING = frozenset("""according based excerpt excerpts provided file files user my text states mentions
-mentioned says question answer""".split())
+# numbers an answer may write in digits where the text spells them out, or the other way round
+NUMBER_WORDS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
+twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+NUMBER_WORDS.update({w: str(10 * n) for n, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)})
+_ASCII_LETTERS = re.compile(r"[a-z]+")
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -59,6 +65,39 @@ def split_sentences(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """The content words, lower case: no function word, no single letter (the s of "Ana's")."""
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) > 1 or w.isdigit())]
+
+
+def claim_terms(text: str) -> set[str]:
+    """The terms by which a claim is matched to the question and the excerpts: English words by
+    their Snowball stem ("discusses" is the question's "discuss"), numbers in digits ("twenty" is
+    "20"). Only claims are matched this way; the excerpts' sentences are picked on the words as written."""
+    return {NUMBER_WORDS.get(w) or (_stem(w) if _ASCII_LETTERS.fullmatch(w) else w) for w in terms(text)}
+
+
+def asked_terms(question: str) -> set[str]:
+    """The terms a question states. A number glued into a name ("t(14;19)", "COVID-19", "A4") is not
+    the question stating that number: "14" still answers "how many cases of t(14;19)?"."""
+    return claim_terms(" ".join(_without_glued_numbers(token) for token in question.split()))
+
+
+def _without_glued_numbers(token: str) -> str:
+    bare = token.strip("?!.,;:\"'()[]")
+    return token if _PLAIN_NUMBER.fullmatch(bare) else re.sub(r"\d+", " ", token)
+
+
+_PLAIN_NUMBER = re.compile(r"[\d.,%]*")
+_STEM_LOCK = threading.Lock()  # a PyStemmer stemmer is not thread-safe; answers run in several threads
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    with _STEM_LOCK:
+        return snowball("english").stemWord(word)
+
+
+# how answers open ("Based on the excerpts provided, ...", "According to my files, ..."): no claim in them
+FRAMING = frozenset(claim_terms("""according based excerpt excerpts provided file files user my text states mentions
+mentioned says question answer"""))
 
 
 def coverage(question: str, text: str) -> float:
@@ -183,12 +222,12 @@ class Evidence:
         """
         if not claims or not evidence:
             return np.zeros((len(claims), len(evidence)))
-        asked = set(terms(question)) | FRAMING
-        claim_terms = [set(terms(c)) - asked or set(terms(c)) for c in claims]
-        evidence_terms = [set(terms(e)) for e in evidence]
+        asked = asked_terms(question) | FRAMING
+        claimed = [claim_terms(c) - asked or claim_terms(c) for c in claims]
+        evidence_terms = [claim_terms(e) for e in evidence]
         frequency = Counter(t for e in evidence_terms for t in e)
         lexical = np.zeros((len(claims), len(evidence)))
-        for a, words in enumerate(claim_terms):
+        for a, words in enumerate(claimed):
             weights = {w: math.log(1 + len(evidence) / (1 + frequency.get(w, 0))) for w in words}
             total = sum(weights.values())
             if total:

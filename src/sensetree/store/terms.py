@@ -223,7 +223,7 @@ def _word_terms(words: list[str], language: str | None) -> list[str]:
     if stemmer:
         return _tokenize(words, stemmer, stem=True, ascii_folding=True)  # LanceDB stems, then folds
     if language in SNOWBALL:
-        words = _snowball(SNOWBALL[language]).stemWords(words)
+        words = snowball(SNOWBALL[language]).stemWords(words)
     return _tokenize(words, "English", ascii_folding=True) if language not in KEEP_ACCENTS else words
 
 
@@ -238,7 +238,7 @@ def _tokenize(words: list[str], language: str, *, stem: bool = False, remove_sto
 
 
 @functools.cache
-def _snowball(algorithm: str):
+def snowball(algorithm: str):
     import Stemmer
 
     return Stemmer.Stemmer(algorithm)
