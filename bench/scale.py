@@ -13,7 +13,7 @@ batch to the end of the run) and the whole run's seconds.
 
 ``latency`` builds the synthetic tables of ``search_latency.py`` (reused from ``--keep`` when
 already there: the 1M table's vector index takes tens of minutes to build on 2 cores), copies
-each into a real S3-compatible server on loopback (moto's), and times the same searches on
+each into a real S3-compatible server on loopback (SeaweedFS), and times the same searches on
 the local-disk table and on the bucket, the latter as a ``--read-only`` node reads it
 (``storage.refresh_seconds`` between version checks). Query vectors are precomputed, so the
 figures are the search machinery; one end-to-end figure through ``serve --read-only`` over
@@ -143,7 +143,7 @@ def searches(store: ChunkStore, corpus: Corpus, texts: list[str]) -> list[tuple[
 
 @contextmanager
 def s3_server() -> Iterator:
-    """moto's S3 server on loopback, the environment pointed at it for as long as the bench runs."""
+    """SeaweedFS's S3 gateway on loopback, the environment pointed at it for as long as the bench runs."""
     from tests.support.s3_server import S3Server, in_environment, restore
 
     server = S3Server()
