@@ -55,7 +55,8 @@ class S3Server:
              f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
              "-filer", "-s3", f"-s3.port={ports['s3']}", "-s3.port.iceberg=0", "-s3.port.lance=0",
              "-master.volumeSizeLimitMB=1024", "-volume.max=0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder,
+            env={**os.environ, "TMPDIR": str(self.folder)})  # its sockets and logs go with the folder
         deadline = time.monotonic() + 60
         while True:
             try:
