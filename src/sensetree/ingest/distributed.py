@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 WATCH_SECONDS = 0.2     # how often the time limits of running calls are checked
 FINGERPRINT_NAMES = 64  # top-level names of a root compared to decide whether a worker sees the same folder
 EMBED_ATTEMPTS = 3      # a batch part whose worker was lost is sent to another one this many times
+# An embedding call is cut finer than the workers, into runs of about equal length, and each worker takes the
+# next run when it is done: none waits for the slowest one's share (cut by count, shares differed by their
+# texts' lengths, and the faster worker idled until the call ended).
+PIECES_PER_WORKER = 4
 
 
 class IndexWorker:
@@ -288,10 +292,9 @@ class RayPool:
         return ClusterEmbedder(self, identity, size)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts``, split over the workers; a part whose worker was lost goes to another."""
-        parts = max(1, min(self.workers, len(texts)))
-        size = -(-len(texts) // parts)
-        pieces = [list(texts[i:i + size]) for i in range(0, len(texts), size)]
+        """Vectors of ``texts``, in runs the workers take as they come free; a run whose worker was lost goes
+        to another."""
+        pieces = _runs(list(texts), 1 if self.workers == 1 else self.workers * PIECES_PER_WORKER)
         futures = [self._call("embed", (piece,)) for piece in pieces]
         vectors = []
         for piece, future in zip(pieces, futures):
@@ -319,6 +322,21 @@ class ClusterEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         raise EmbeddingError("queries are embedded by the searching process, not the cluster")
+
+
+def _runs(texts: list[str], count: int) -> list[list[str]]:
+    """``texts`` cut, in order, into at most ``count`` runs of about equal total length (a model's time
+    follows the length of what it reads)."""
+    count = max(1, min(count, len(texts)))
+    total = sum(len(t) for t in texts)
+    runs: list[list[str]] = [[]]
+    filled = 0
+    for text in texts:
+        if runs[-1] and len(runs) < count and filled >= total * len(runs) / count:
+            runs.append([])
+        runs[-1].append(text)
+        filled += len(text)
+    return runs
 
 
 def _cause(exc: BaseException) -> BaseException:
