@@ -72,3 +72,20 @@ def test_eval_indexes_real_files_from_a_file_map(tmp_path):
 def test_eval_explains_a_bad_folder(tmp_path):
     with Engine(tmp_path / "data") as engine, pytest.raises(EvalError, match="qrels"):
         run_eval(engine, tmp_path, ["dense"])
+
+
+def test_identical_documents_each_count_where_the_result_lists_its_copies(tmp_path):
+    """Search shows identical files once, with their other places; the eval ranks every copy, right
+    after the one shown, so two judged copies of one text are both found."""
+    folder = tmp_path / "copies"
+    folder.mkdir()
+    (folder / "qrels").mkdir()
+    title, text = DOCS["d3"]
+    corpus = {**DOCS, "d3copy": (title, text)}
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": t, "text": x}) + "\n"
+                                                 for k, (t, x) in corpus.items()))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q2", "text": QUERIES["q2"]}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td3\t1\nq2\td3copy\t1\n")
+    with Engine(tmp_path / "data") as engine:
+        report = run_eval(engine, folder, ["bm25"], model="minilm")
+        assert report["bm25"]["recall@10"] == 1.0 and report["bm25"]["ndcg@10"] == 1.0

@@ -157,7 +157,8 @@ def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, d
             response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank",
                                         fusion="rrf" if mode == "hybrid-rrf" else None)
         latencies.append((time.perf_counter() - started) * 1000)
-        ranking = [mapping.get(r.path, r.path) for r in response.results]
+        # a result's identical copies are shown with it ("also in N other places"): they rank right after it
+        ranking = [mapping.get(path, path) for r in response.results for path in (r.path, *r.duplicates)]
         if ignore_identical_ids:
             ranking = [doc for doc in ranking if doc != qid]
         for name, value in score_ranking(ranking, qrels[qid]).items():
