@@ -9,7 +9,9 @@ data dirs, each embedding exactly the same chunks: in-process (the model on one 
 with ``--ray`` on a real cluster of one raylet with one worker, then of two raylets with one
 worker each (one thread each); the clusters are started with ``ray start`` on this machine
 before the clock starts. It prints chunks/s of the semantic phase (wall clock from its first
-batch to the end of the run) and the whole run's seconds.
+batch to the end of the run) and the whole run's seconds, then the ceiling: the bare model on the
+same chunks in one process and in two at once (one thread each), the speed-up this machine gives
+two workers before any cluster cost.
 
 ``latency`` builds the synthetic tables of ``search_latency.py`` (reused from ``--keep`` when
 already there: the 1M table's vector index takes tens of minutes to build on 2 cores), copies
@@ -101,8 +103,44 @@ def throughput(args: argparse.Namespace) -> None:
                   f"{r['semantic_s']:.1f} s, run {r['run_s']:.1f} s, workers {r['workers']})  load {r['load']}")
         print(f"  ray 1 worker / in-process: {one / base:.2f} (goal >= 0.90); "
               f"2 workers / 1 worker: {results[2]['chunks_per_s'] / one:.2f} (goal >= 1.80)")
+        alone, pair = ceiling(args.model, work / "docs")
+        print(f"  the model alone, 1 thread, no Ray: 1 process {alone:.2f} chunks/s, 2 at once {pair:.2f}: "
+              f"{pair / alone:.2f}x, what 2 workers could reach on this machine (load {load()})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _model_rate(model: str, texts: list[str], results) -> None:
+    """In a process of its own: chunks/s of the bare model on one thread."""
+    from sensetree.models.embeddings import load_embedder
+
+    embedder = load_embedder(model, threads=1)
+    embedder.embed_passages(texts[:8])
+    started = time.perf_counter()
+    for start in range(0, len(texts), 16):
+        embedder.embed_passages(texts[start:start + 16])
+    results.put(len(texts) / (time.perf_counter() - started))
+
+
+def ceiling(model: str, docs: Path) -> tuple[float, float]:
+    """The model alone on the same chunks, one thread, in one process and then in two at once: the
+    speed-up this machine itself gives two workers, with no cluster, head or commits."""
+    import multiprocessing
+
+    from sensetree.ingest.chunker import chunk_text
+
+    texts = [chunk for file in sorted(docs.glob("*.txt")) for chunk in chunk_text(file.read_text(encoding="utf-8"))]
+    spawn = multiprocessing.get_context("spawn")
+    rates = []
+    for count in (1, 2):
+        results = spawn.Queue()
+        processes = [spawn.Process(target=_model_rate, args=(model, texts, results)) for _ in range(count)]
+        for process in processes:
+            process.start()
+        rates.append(sum(results.get() for _ in processes))
+        for process in processes:
+            process.join()
+    return rates[0], rates[1]
 
 
 # latency ----------------------------------------------------------------------------------------
