@@ -103,6 +103,16 @@ def analysed_columns(paths: Sequence[str], texts: Sequence[str]) -> dict[str, pa
             FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What one version of the table holds besides rows: its columns, whether it has a vector index."""
+
+    table: Any  # the handle it was read from: a table made anew numbers its versions from 1 again
+    version: int
+    columns: frozenset[str]
+    vector_index: bool
+
+
 class StoreDamaged(RuntimeError):
     """A file of the table is torn or corrupt (a power cut, a bad sector): ``roll_back()`` repairs it."""
 
@@ -151,6 +161,7 @@ class ChunkStore:
         self._connect()
         self._write_lock = threading.RLock()
         self._languages: tuple[int | None, float, list[str]] = (None, -LANGUAGES_TTL, [])
+        self._layout: _Layout | None = None
 
     def _connect(self) -> None:
         """Lance caches opened indexes and per-version metadata for the life of the process, by
@@ -165,6 +176,7 @@ class ChunkStore:
         self._db = lancedb.connect(self.location.uri, read_consistency_interval=self._refresh, session=self._session,
                                    storage_options=self.location.storage_options or None)
         self._table = None
+        self._layout = None
 
     def cache_bytes(self) -> int:
         """What Lance's index and metadata caches hold now."""
@@ -183,6 +195,18 @@ class ChunkStore:
     def reopen(self) -> None:
         """Forget the open handle: another process may have dropped and recreated the table."""
         self._table = None
+        self._layout = None
+
+    def _layout_of(self, table) -> _Layout:
+        """The columns and indexes of the table's current version, read once a version: each look at
+        them checks for a newer version (~0.3 ms on a local disk), and a search needs both."""
+        version = table.version
+        layout = self._layout
+        if layout is None or layout.table is not table or layout.version != version:
+            layout = _Layout(table, version, frozenset(table.schema.names),
+                             any(i.columns == ["vector"] for i in table.list_indices()))
+            self._layout = layout
+        return layout
 
     def _read(self, read: Callable[[Any], T], empty: T) -> T:
         """``read(table)``, or ``empty`` before the first write; a handle made stale by another
@@ -432,11 +456,12 @@ class ChunkStore:
         """The ``k`` nearest chunks by cosine distance, filtered inside LanceDB before the search."""
 
         def read(table) -> list[dict]:
+            layout = self._layout_of(table)
             query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                     .distance_type("cosine").limit(k).select(_hit_columns(table, "_distance")))
+                     .distance_type("cosine").limit(k).select(_hit_columns(layout.columns, "_distance")))
             if where:
                 query = query.where(where, prefilter=True)
-            if any(i.columns == ["vector"] for i in table.list_indices()):
+            if layout.vector_index:
                 if where and table.count_rows(where) < EXACT_SCOPE_ROWS:
                     query = query.bypass_vector_index()  # exact: faster than the index on so few rows
                 else:
@@ -447,13 +472,13 @@ class ChunkStore:
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
         """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
-        terms = query_terms(text, self.main_languages())
-        if not terms:
-            return []
-
         def read(table) -> list[dict]:
+            layout = self._layout_of(table)
+            terms = query_terms(text, self._main_languages(table, layout))
+            if not terms:
+                return []
             query = (table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
-                     .limit(k).select(_hit_columns(table, "_score")))
+                     .limit(k).select(_hit_columns(layout.columns, "_score")))
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
@@ -501,22 +526,22 @@ class ChunkStore:
         found = self.chunk(path, chunk_index)
         return found["text"] if found else None
 
-    def main_languages(self, share: float = MAIN_LANGUAGE_SHARE) -> list[str]:
-        """The (at most MAIN_LANGUAGES_MAX) languages of at least ``share`` of the chunks, largest
-        first; counted again when the table changed,
-        at most every LANGUAGES_TTL seconds (a scan of one column: ~0.1 s a million chunks)."""
-        def read(table) -> list[str]:
-            version, counted_at = table.version, time.monotonic()
-            if self._languages[0] != version and counted_at - self._languages[1] >= LANGUAGES_TTL:
-                counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
-                          if "lang" in table.schema.names else [])
-                total = sum(c["counts"] for c in counts) or 1
-                main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
-                        if c["values"] and c["counts"] / total >= share]
-                self._languages = (version, counted_at, main[:MAIN_LANGUAGES_MAX])
-            return self._languages[2]
+    def main_languages(self) -> list[str]:
+        """The (at most MAIN_LANGUAGES_MAX) languages of at least MAIN_LANGUAGE_SHARE of the chunks,
+        largest first; counted again when the table changed, at most every LANGUAGES_TTL seconds
+        (a scan of one column: ~0.1 s a million chunks)."""
+        return self._read(lambda table: self._main_languages(table, self._layout_of(table)), [])
 
-        return self._read(read, [])
+    def _main_languages(self, table, layout: _Layout) -> list[str]:
+        counted_at = time.monotonic()
+        if self._languages[0] != layout.version and counted_at - self._languages[1] >= LANGUAGES_TTL:
+            counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
+                      if "lang" in layout.columns else [])
+            total = sum(c["counts"] for c in counts) or 1
+            main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
+                    if c["values"] and c["counts"] / total >= MAIN_LANGUAGE_SHARE]
+            self._languages = (layout.version, counted_at, main[:MAIN_LANGUAGES_MAX])
+        return self._languages[2]
 
     def chunks_of(self, path: str) -> list[dict]:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
@@ -589,10 +614,10 @@ class ChunkStore:
             return None
 
 
-def _hit_columns(table, score: str) -> list[str]:
+def _hit_columns(columns: frozenset[str], score: str) -> list[str]:
     """What a leg reads of each hit; the newer columns once the table has them (a table from before is
     migrated on its next write or keyword-index build)."""
-    newer = [name for name in ("lang", "location") if name in table.schema.names]
+    newer = [name for name in ("lang", "location") if name in columns]
     return ["path", "chunk_index", "text", "content_hash", *newer, score]
 
 
