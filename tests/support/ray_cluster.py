@@ -74,11 +74,14 @@ class RayCluster:
         raise RuntimeError("ray start left no raylet")
 
     def _processes(self) -> list[psutil.Process]:
-        """Every process of this cluster: those naming its folder, and their children."""
+        """Every process of this cluster: those naming its folder or its GCS port (the head's Ray client
+        server names only the latter), and their children."""
         found: dict[int, psutil.Process] = {}
+        gcs = f":{self.port}"
         for process in psutil.process_iter(["cmdline"]):
             try:
-                if any(str(self.temp_dir) in part for part in process.info["cmdline"] or []):
+                if any(str(self.temp_dir) in part or (part.startswith("--address=") and part.endswith(gcs))
+                       for part in process.info["cmdline"] or []):
                     found[process.pid] = process
                     for child in process.children(recursive=True):
                         found[child.pid] = child
