@@ -526,13 +526,10 @@ class ChunkStore:
         found = self.chunk(path, chunk_index)
         return found["text"] if found else None
 
-    def main_languages(self) -> list[str]:
+    def _main_languages(self, table, layout: _Layout) -> list[str]:
         """The (at most MAIN_LANGUAGES_MAX) languages of at least MAIN_LANGUAGE_SHARE of the chunks,
         largest first; counted again when the table changed, at most every LANGUAGES_TTL seconds
         (a scan of one column: ~0.1 s a million chunks)."""
-        return self._read(lambda table: self._main_languages(table, self._layout_of(table)), [])
-
-    def _main_languages(self, table, layout: _Layout) -> list[str]:
         counted_at = time.monotonic()
         if self._languages[0] != layout.version and counted_at - self._languages[1] >= LANGUAGES_TTL:
             counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
