@@ -43,9 +43,9 @@ log = logging.getLogger(__name__)
 WATCH_SECONDS = 0.2     # how often the time limits of running calls are checked
 FINGERPRINT_NAMES = 64  # top-level names of a root compared to decide whether a worker sees the same folder
 EMBED_ATTEMPTS = 3      # a batch part whose worker was lost is sent to another one this many times
-# An embedding call is cut finer than the workers, into runs of about equal length, and each worker takes the
-# next run when it is done: none waits for the slowest one's share (cut by count, shares differed by their
-# texts' lengths, and the faster worker idled until the call ended).
+# An embedding call is cut finer than the workers, into runs of about equal length that each worker takes as it
+# comes free, so that a faster node (or a worker given shorter texts) does not wait for the slowest one's share,
+# as with one share per worker by count. On two equal raylets of one machine it changed nothing measurable.
 PIECES_PER_WORKER = 4
 
 
