@@ -449,7 +449,7 @@ class ChunkStore:
         self._connect()  # the indexes are large now: caches sized for them
 
     def has_vector_index(self) -> bool:
-        return self._read(lambda table: any(i.columns == ["vector"] for i in table.list_indices()), False)
+        return self._read(lambda table: self._layout_of(table).vector_index, False)
 
     # reads ------------------------------------------------------------------------
     def dense(self, vector: np.ndarray, k: int, where: str | None = None) -> list[dict]:
