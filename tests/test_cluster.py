@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -94,6 +95,19 @@ def test_workers_that_cannot_see_the_share_are_sent_the_files(cluster, tree, cle
         assert engine.pool.sent > 0, "the node without the share was never sent a file"
         assert snapshot(engine) == clean
         assert engine.catalog.meta("embedding_identity") == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+
+
+def test_a_stop_in_the_semantic_phase_drops_the_runs_and_the_same_engine_resumes(cluster, tree, clean, tmp_path):
+    """The cluster embeds whole batches; a stop mid-batch kills the busy workers instead of waiting for them."""
+    with Engine(_data_dir(tmp_path / "data", tree)) as engine:
+        engine.distribute(cluster.address)
+        stop = threading.Event()
+        engine.index(on_update=lambda p: p.phase == "semantic" and p.embedding.count and stop.set(), stop=stop)
+        counts = engine.catalog.counts()
+        assert 0 < counts["indexed"] < FILES, counts
+        progress = engine.index()  # the stopped batch's workers are replaced; the run ends where a clean one does
+        assert progress.failed == 0
+        assert snapshot(engine) == clean
 
 
 def test_a_worker_node_killed_mid_run_still_ends_equal_to_a_clean_index(cluster, tree, clean, tmp_path):

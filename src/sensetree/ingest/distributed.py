@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -43,10 +43,11 @@ log = logging.getLogger(__name__)
 WATCH_SECONDS = 0.2     # how often the time limits of running calls are checked
 FINGERPRINT_NAMES = 64  # top-level names of a root compared to decide whether a worker sees the same folder
 EMBED_ATTEMPTS = 3      # a batch part whose worker was lost is sent to another one this many times
-# An embedding call is cut finer than the workers, into runs of about equal length that each worker takes as it
-# comes free, so that a faster node (or a worker given shorter texts) does not wait for the slowest one's share,
-# as with one share per worker by count. On two equal raylets of one machine it changed nothing measurable.
-PIECES_PER_WORKER = 4
+# An embedding call (a whole semantic batch, about BATCH_SECONDS of the cluster's time) is cut finer than the
+# workers, into runs of about equal length that each worker takes as it comes free: a worker waits at the
+# batch's end for at most the last run of another, not for the slowest one's share. At 16 a run is about a
+# quarter of a second; 4 runs in calls of one second each left the workers waiting at every call's end.
+PIECES_PER_WORKER = 16
 
 
 class IndexWorker:
@@ -257,8 +258,7 @@ class RayPool:
             lost = False
         except Exception as exc:
             lost = isinstance(exc, self._ray.exceptions.RayActorError)
-            _settle(call.future, error=TimeoutError(f"cut off after {call.timeout:.0f} s") if call.timed_out
-                    else _cause(exc))
+            _settle(call.future, error=_cut_off(call) if call.timed_out else _cause(exc))
         if lost or call.timed_out:
             if not self._closed:
                 self._start_worker()  # in its place, once the cluster has room for it
@@ -280,6 +280,7 @@ class RayPool:
         for worker in self._busy:
             if worker.call is not None and not worker.call.timed_out:
                 worker.call.timed_out = True  # its answer is not wanted: the worker is replaced
+                worker.call.future.cancel()  # and whoever waits for it stops waiting now
                 self._ray.kill(worker.actor, no_restart=True)
 
     # the model ---------------------------------------------------------------------------
@@ -310,7 +311,14 @@ class RayPool:
 
 
 class ClusterEmbedder:
-    """The workers' model as an ``Embedder`` for the semantic phase (passages only: searches embed locally)."""
+    """The workers' model as an ``Embedder`` for the semantic phase (passages only: searches embed locally).
+
+    It takes whole batches (``whole_batches``): the pool spreads each over the workers and a stop drops
+    the runs not done (``abandon``), so the semantic phase need not cut them into short calls to see a
+    stop in time, which would make every worker wait for the slowest run at the end of each call.
+    """
+
+    whole_batches = True
 
     def __init__(self, pool: RayPool, identity: str, dimension: int):
         self._pool, self.identity, self.dimension = pool, identity, dimension
@@ -322,6 +330,10 @@ class ClusterEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         raise EmbeddingError("queries are embedded by the searching process, not the cluster")
+
+    def abandon(self) -> None:
+        """A stop: the runs still waiting are dropped and the busy workers replaced."""
+        self._pool.stop()
 
 
 def _runs(texts: list[str], count: int) -> list[list[str]]:
@@ -337,6 +349,11 @@ def _runs(texts: list[str], count: int) -> list[list[str]]:
         runs[-1].append(text)
         filled += len(text)
     return runs
+
+
+def _cut_off(call: _Call) -> BaseException:
+    """What a call whose worker this pool killed ends with: past its time limit, or dropped by a stop."""
+    return TimeoutError(f"cut off after {call.timeout:.0f} s") if call.timeout else CancelledError("dropped by a stop")
 
 
 def _cause(exc: BaseException) -> BaseException:

@@ -30,7 +30,7 @@ from .progress import Progress
 from ..store.stored_text import sense_head
 from .sense import SENSE_INPUT_CHARS, SenseWriter, embedded_text, embedding_context
 from .pause import wait_for_endpoint
-from .workers import call_interruptibly
+from .workers import Stopped, call_interruptibly
 
 log = logging.getLogger(__name__)
 
@@ -175,15 +175,27 @@ class SemanticPhase:
 
     def _vectors(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
                  notify: Callable[[Progress], None]) -> np.ndarray:
-        """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too;
+        """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
+        (an embedder that drops its calls on a stop itself gets the whole batch: see ``ClusterEmbedder``);
         a down endpoint is waited for with backoff instead of failing every file (SPEC §7.3)."""
-        size = max(1, int(progress.embed_rate * CALL_SECONDS)) if progress.embed_rate else FIRST_BATCH
+        whole = getattr(embedder, "whole_batches", False)
+        if whole:
+            size = max(1, len(texts))
+        elif progress.embed_rate:
+            size = max(1, int(progress.embed_rate * CALL_SECONDS))
+        else:
+            size = FIRST_BATCH
         parts = []
-        for start in range(0, len(texts), size):
-            part = texts[start:start + size]
-            parts.append(wait_for_endpoint(
-                lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
-                progress, self._max_wait, stop, notify))
+        try:
+            for start in range(0, len(texts), size):
+                part = texts[start:start + size]
+                parts.append(wait_for_endpoint(
+                    lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
+                    progress, self._max_wait, stop, notify))
+        except Stopped:
+            if whole:
+                embedder.abandon()  # type: ignore[attr-defined]
+            raise
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 
     def _fail(self, file: _File, error: Exception, progress: Progress) -> None:
