@@ -55,6 +55,14 @@ def load() -> str:
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+def stray_ray_processes() -> int:
+    """Ray daemons already running (a cluster left by a killed run): their CPU time skews the ratios."""
+    import psutil
+
+    names = ("raylet", "gcs_server")
+    return sum(1 for p in psutil.process_iter(["name"]) if any(n in (p.info["name"] or "") for n in names))
+
+
 # throughput ---------------------------------------------------------------------------------
 def index_once(work: Path, name: str, docs: Path, model: str, address: str | None) -> dict:
     with Engine(work / name) as engine:
@@ -88,6 +96,9 @@ def throughput(args: argparse.Namespace) -> None:
     try:
         count = write_docs(args.dataset / "corpus.jsonl", work / "docs", args.docs)
         print(f"{count} SciFact documents, model {args.model}, one thread per worker; load before {load()}")
+        if stray := stray_ray_processes():
+            print(f"  warning: {stray} Ray daemons of another cluster are running; stop them (ray stop) for "
+                  "figures that mean something")
         results = [index_once(work, "in-process", work / "docs", args.model, None)]
         for nodes in (1, 2):
             with RayCluster(cpus=1) as cluster:
