@@ -313,12 +313,10 @@ class RayPool:
 class ClusterEmbedder:
     """The workers' model as an ``Embedder`` for the semantic phase (passages only: searches embed locally).
 
-    It takes whole batches (``whole_batches``): the pool spreads each over the workers and a stop drops
-    the runs not done (``abandon``), so the semantic phase need not cut them into short calls to see a
-    stop in time, which would make every worker wait for the slowest run at the end of each call.
+    A stop drops the runs not done (``abandon``), so the semantic phase hands it whole batches for the
+    pool to spread over the workers, rather than short calls that it could see a stop between, which
+    would make every worker wait for the slowest run at the end of each call.
     """
-
-    whole_batches = True
 
     def __init__(self, pool: RayPool, identity: str, dimension: int):
         self._pool, self.identity, self.dimension = pool, identity, dimension

@@ -176,10 +176,10 @@ class SemanticPhase:
     def _vectors(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
                  notify: Callable[[Progress], None]) -> np.ndarray:
         """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
-        (an embedder that drops its calls on a stop itself gets the whole batch: see ``ClusterEmbedder``);
-        a down endpoint is waited for with backoff instead of failing every file (SPEC §7.3)."""
-        whole = getattr(embedder, "whole_batches", False)
-        if whole:
+        (an embedder that drops its calls on a stop itself, ``abandon()``, gets the whole batch: see
+        ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (SPEC §7.3)."""
+        abandon: Callable[[], None] | None = getattr(embedder, "abandon", None)
+        if abandon is not None:
             size = max(1, len(texts))
         elif progress.embed_rate:
             size = max(1, int(progress.embed_rate * CALL_SECONDS))
@@ -193,8 +193,8 @@ class SemanticPhase:
                     lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
                     progress, self._max_wait, stop, notify))
         except Stopped:
-            if whole:
-                embedder.abandon()  # type: ignore[attr-defined]
+            if abandon is not None:
+                abandon()
             raise
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 
