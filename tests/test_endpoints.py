@@ -53,7 +53,17 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         chunk0 = engine.store.chunks_of(row.path)[0]["text"]
         assert chunk0.startswith("[text] This document is a test file named alpha.txt")
         assert engine.catalog.sense(row.path).source == "llm"
+        assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
+            "a written sense says what the chunk does not: the model reads it before chunk 0"
         assert engine.search("zorblat", rerank=False).results[0].path == row.path
+
+
+def test_chunk_0_is_embedded_once_when_its_sense_is_only_its_own_start(server, endpoint_engine):
+    with endpoint_engine() as engine:  # no sense endpoint: the sense is the excerpt fallback
+        engine.index()
+        passages = server.embedding_inputs[1:]
+        assert sorted(passages) == sorted(f"passage: {text * 3}" for text in TOPICS.values())
+        assert engine.search("plum dumplings", rerank=False).results[0].path.endswith("beta.txt")
 
 
 def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server, endpoint_engine):

@@ -124,7 +124,8 @@ class SemanticPhase:
     def _embed_and_store(self, take: list[_File], embedder: Embedder, progress: Progress, stop: threading.Event,
                          notify: Callable[[Progress], None]) -> None:
         ready = [r for r in (self._with_sense(file, stop, progress) for file in take) if r is not None]
-        texts = [embedded_text(c["chunk_index"], c["text"], context) for file, context in ready for c in file.chunks]
+        texts = [embedded_text(c["chunk_index"], c["text"], context, file.sense.source)
+                 for file, context in ready for c in file.chunks]
         started = time.perf_counter()
         try:
             vectors = self._vectors(embedder, texts, progress, stop, notify)
