@@ -124,8 +124,10 @@ class Storage:
             self.catalog.set_meta("embedding_identity", wanted)
             return None
         with self.writer():
-            self.store.wipe()
+            # the files are waiting again before their rows go: a reader that finds the table gone
+            # also finds them waiting, and says so (coverage) instead of answering with nothing
             self.catalog.requeue_all()
+            self.store.wipe()
             self.catalog.set_meta("embedding_identity", wanted)
         message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
                    "file will be re-indexed; results come back progressively.")
