@@ -35,6 +35,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.ocr_max_pages": (200, "pages OCR reads per file; a longer scan is indexed by its first pages"),
     "indexing.ocr_page_timeout": (60.0, "seconds OCR may take for one page; a slower page is skipped, the rest kept"),
     "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
+    "indexing.watch_polling": ("auto", "how `index --watch` and `serve` see changes: auto (poll network drives, "
+                                       "whose events are missed; the system's events elsewhere), on (poll all), off"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),
@@ -65,7 +67,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf")}
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf"),
+                                       "indexing.watch_polling": ("auto", "on", "off")}
 
 
 def default_data_dir() -> Path:

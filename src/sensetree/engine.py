@@ -334,4 +334,5 @@ class Engine:
                 on_round(progress)
 
         with self.writer():
-            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed)
+            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed,
+                  polling=self.settings["indexing.watch_polling"])

@@ -2,13 +2,17 @@
 
 Paths are stored as absolute native strings. A path that looks like a Windows path
 (``C:\\...`` or ``\\\\server\\share``) follows Windows rules wherever we run: backslash
-separators and case-insensitive matching, as the Windows file system does (SPEC §4).
+separators and case-insensitive matching, as the Windows file system does (SPEC §4). A POSIX
+path is matched case-insensitively when its file system ignores case (macOS by default, FAT,
+a casefold folder): ``fs_rules`` probes that once per folder.
 """
 
 from __future__ import annotations
 
 import os
 import re
+
+from . import fs_rules
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")
 
@@ -57,15 +61,22 @@ def _fold(text: str) -> str:
     return text.upper().lower()
 
 
+def folds_case(path: str) -> bool:
+    """Whether paths at or under ``path`` compare case-insensitively: Windows paths, and POSIX paths on a
+    file system that ignores case."""
+    return is_windows_path(path) or fs_rules.folds_case(path)
+
+
 def scope_predicate(scope: str) -> str:
     """A LanceDB filter matching every path under ``scope``.
 
     ``starts_with`` needs no LIKE escaping (``100%_backup`` is not a wildcard) and is
     rewritten by DataFusion into an index-backed prefix scan on the BTREE over ``path``.
-    Windows paths match case-insensitively, at the cost of the index.
+    Windows paths, and paths on a file system that ignores case, match case-insensitively, at the
+    cost of the index.
     """
     prefix = folder_prefix(scope)
-    if is_windows_path(prefix):
+    if folds_case(scope):
         return f"starts_with(lower(upper(path)), {sql_literal(_fold(prefix))})"
     return f"starts_with(path, {sql_literal(prefix)})"
 
@@ -75,19 +86,18 @@ def any_scope_predicate(scopes: list[str]) -> str:
 
 
 def path_key(path: str) -> str:
-    """The form two paths are compared in: case-folded for Windows paths."""
+    """The form two paths are compared in: case-folded where their file system ignores case."""
     norm = normalize(path)
-    return _fold(norm) if is_windows_path(norm) else norm
+    return _fold(norm) if folds_case(norm) else norm
 
 
 def is_under(path: str, folder: str) -> bool:
     """True when ``path`` is ``folder`` itself or inside it, on a segment boundary."""
     # path_key() normalises, which would strip the trailing separator folder_prefix() adds
     # (``C:\\Docs`` would then cover ``C:\\DocsEvil``): case-fold the prefix, keep the separator.
-    prefix = folder_prefix(folder)
-    prefix = _fold(prefix) if is_windows_path(prefix) else prefix
-    key = path_key(path)
-    return key == path_key(folder) or key.startswith(prefix)
+    fold = _fold if folds_case(folder) else str
+    key = fold(normalize(path))
+    return key == fold(normalize(folder)) or key.startswith(fold(folder_prefix(folder)))
 
 
 def name_of(path: str) -> str:

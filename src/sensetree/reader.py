@@ -6,7 +6,8 @@ through a ``Reader``, so there is one confinement check, one link policy and one
 A path from a model or a web request is untrusted: it may climb out with ``..``, follow a
 symbolic link that leaves a root, name a sibling that shares a prefix (``Docs`` vs ``DocsEvil``),
 another drive, or play on case where the file system ignores it. Every path is checked twice:
-as written (normalised, case-insensitive for Windows paths) and as resolved on disk. The link
+as written (normalised, case-insensitive where the file system ignores case) and as resolved on
+disk, and comes back spelled as the disk spells it. The link
 policy follows from that: a link is what it leads to when that lies inside a root, and is left
 out (of listings and of search results) or refused (to read) when it leads outside.
 """
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import fs_rules, paths
 from .ingest.chunker import rejoin
 from .ingest.extract import ExtractionError, extract, is_archive
 from .store.stored_text import without_head
@@ -63,7 +64,7 @@ class RootGuard:
         real = _real(norm)
         if not any(paths.is_under(real, root) for root in self._real_roots):
             raise OutsideRoots(f"{path} leads outside the folders you may read (through a link)")
-        return norm
+        return fs_rules.true_case(norm)
 
     def allows(self, path: str) -> bool:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from .. import paths
+from .. import fs_rules, paths
 from ..errors import SenseTreeError
 from ..store.catalog import Catalog, SenseRow
 from ..store.chunks import ChunkStore
@@ -25,7 +25,7 @@ class Choices:
         return self.storage.store
 
     def add_root(self, folder: str) -> str:
-        path = paths.normalize(folder)
+        path = fs_rules.true_case(paths.normalize(folder))
         if not os.path.isdir(path):
             raise SenseTreeError(f"{folder} is not a folder")
         if path in self.catalog.roots():
@@ -41,8 +41,9 @@ class Choices:
         return path
 
     def remove_root(self, folder: str) -> int:
-        path = paths.normalize(folder)
-        if path not in self.catalog.roots():
+        key = paths.path_key(folder)
+        path = next((root for root in self.catalog.roots() if paths.path_key(root) == key), None)
+        if path is None:
             raise SenseTreeError(f"{folder} is not a root; roots: {', '.join(self.catalog.roots()) or 'none'}")
         with self.storage.writer():
             gone = list(self.catalog.files_under(path))
@@ -53,7 +54,7 @@ class Choices:
 
     def set_block(self, folder: str, mode: str | None) -> str:
         """``block``, ``recursive`` (index the contents) or None (back to the heuristics)."""
-        path = paths.normalize(folder)
+        path = fs_rules.true_case(paths.normalize(folder))
         if not os.path.isdir(path):
             raise SenseTreeError(f"{folder} is not a folder")
         if path in self.catalog.roots() and mode == "block":

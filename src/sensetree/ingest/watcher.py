@@ -3,6 +3,10 @@
 File-system events only say *that* something changed under a root; the catalog diff of a
 re-scan (stat only, a fraction of a second for ten thousand files) says *what*, which
 covers creations, edits, renames, deletions and ignore-rule changes with one mechanism.
+
+Each system's native backend (inotify, FSEvents, ReadDirectoryChangesW; watchdog picks it) sees
+local changes as they happen. A network drive's are made on another machine and never reach it,
+so a root on one is polled instead (``indexing.watch_polling``: auto, on or off).
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ from typing import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
 
-from .. import paths
+from .. import fs_rules, paths
 
 DEBOUNCE_SECONDS = 1.0
+POLL_SECONDS = 5.0  # how often a polled root is listed again
+POLLING_CHOICES = ("auto", "on", "off")
 
 
 class _Changes(FileSystemEventHandler):
@@ -37,19 +45,31 @@ class _Changes(FileSystemEventHandler):
             self._also.set()
 
 
+def polled(root: str, polling: str = "auto") -> bool:
+    """Whether ``root`` is watched by listing it again and again rather than by the system's events."""
+    if polling not in POLLING_CHOICES:
+        raise ValueError(f"watch polling is one of {', '.join(POLLING_CHOICES)}, not {polling!r}")
+    return polling == "on" or (polling == "auto" and fs_rules.is_network(root))
+
+
 def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: threading.Event,
-          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False, changed: threading.Event | None = None) -> None:
+          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False, changed: threading.Event | None = None,
+          polling: str = "auto", poll_seconds: float = POLL_SECONDS) -> None:
     """Call ``on_change`` once changes under ``roots`` have been quiet for ``debounce`` seconds, until ``stop``.
 
     ``first_round`` calls it once right away, with the observer already running: what changes during
     that call is seen and gets a round of its own. ``changed`` is set at every change as it happens,
-    so that a long round can end early and let the next one scan.
+    so that a long round can end early and let the next one scan. ``polling`` picks the roots that are
+    polled (see ``polled``), every ``poll_seconds``.
     """
     handler = _Changes(data_dir, changed)
-    observer = Observer()
+    native: BaseObserver = Observer()
+    polling_observer = PollingObserver(timeout=poll_seconds)
     for root in roots:
-        observer.schedule(handler, root, recursive=True)
-    observer.start()
+        (polling_observer if polled(root, polling) else native).schedule(handler, root, recursive=True)
+    observers = [o for o in (native, polling_observer) if o.emitters]
+    for observer in observers:
+        observer.start()
     if first_round:
         handler.pending.set()  # last_event is 0: no debounce
     try:
@@ -58,5 +78,7 @@ def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: 
                 handler.pending.clear()
                 on_change()
     finally:
-        observer.stop()
-        observer.join(timeout=5)
+        for observer in observers:
+            observer.stop()
+        for observer in observers:
+            observer.join(timeout=5)

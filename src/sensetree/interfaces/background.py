@@ -117,7 +117,8 @@ class BackgroundIndexer:
 
     def _watch(self, roots: list[str], stop: threading.Event) -> None:
         try:
-            watch(roots, str(self.engine.data_dir), self.kick, stop)
+            watch(roots, str(self.engine.data_dir), self.kick, stop,
+                  polling=self.engine.settings["indexing.watch_polling"])
         except OSError as exc:  # e.g. inotify limits: indexing still works on request
             self.problem = f"cannot watch the roots for changes ({exc}); changes are picked up on request"
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..paths import folder_prefix, is_under, is_windows_path
+from ..paths import folder_prefix, folds_case, is_under
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL);
@@ -260,7 +260,7 @@ class Catalog:
     def coverage(self, folder: str | None = None) -> tuple[int, int]:
         """(files, of them done with the semantic phase) at or under ``folder``, or in every root."""
         condition, params = ("1", ()) if folder is None else (_UNDER, _under(folder))
-        if folder is not None and is_windows_path(folder):
+        if folder is not None and folds_case(folder):
             rows = self._run(f"SELECT path, status FROM files WHERE {condition}", params)
             statuses = [status for p, status in rows if is_under(p, folder)]
             return len(statuses), sum(s in ("indexed", "failed") for s in statuses)
@@ -277,7 +277,7 @@ class Catalog:
 
     def _update_under(self, folder: str, assignment: str, values: tuple, condition: str) -> int:
         """``UPDATE files SET <assignment>`` for the rows at or under ``folder`` that meet ``condition``."""
-        if not is_windows_path(folder):  # the key range is exact for POSIX paths
+        if not folds_case(folder):  # the key range is exact where case counts
             with self._lock:
                 cursor = self._db.execute(f"UPDATE files SET {assignment} WHERE {condition} AND {_UNDER}",
                                           (*values, *_under(folder)))
@@ -443,9 +443,10 @@ _UNDER = "(path = ? OR (path >= ? AND path < ?))"
 def _under(folder: str) -> tuple[str, str, str]:
     """Bounds for ``_UNDER``: the folder itself, and every path that starts with it plus a separator.
 
-    Windows paths compare case-insensitively, so their range is the whole table (is_under decides).
+    Where case does not count (Windows paths, a file system that ignores case) the range is the whole
+    table, and is_under decides.
     """
-    if is_windows_path(folder):
+    if folds_case(folder):
         return folder, "", "\U0010ffff"
     prefix = folder_prefix(folder)
     return folder.rstrip("/") or "/", prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
