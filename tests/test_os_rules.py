@@ -100,6 +100,13 @@ def test_extended_length_paths(path, expected):
     assert fs_rules.extended_path(path) == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(DRIVE, st.lists(SEGMENT, min_size=1, max_size=4), st.integers(0, 300))
+def test_extended_form_reads_back_as_the_same_path(drive, parts, pad):
+    path = paths.normalize(windows_path(drive, parts + ["x" * pad], "\\"))
+    assert paths.normalize(fs_rules.extended_path(path)) == path
+
+
 def test_os_path_is_unchanged_off_windows():
     if os.name != "nt":
         assert fs_rules.os_path("C:\\" + "x" * 300) == "C:\\" + "x" * 300

@@ -22,7 +22,10 @@ def is_windows_path(path: str) -> bool:
 
 
 def normalize(path: str) -> str:
-    """Absolute path with one kind of separator and no trailing separator (except a root)."""
+    """Absolute path with one kind of separator and no trailing separator (except a root); Windows's
+    extended-length form (``\\\\?\\C:\\...``) is read as the path it stands for."""
+    if path.startswith(("\\\\?\\", "//?/")):
+        path = "\\\\" + path[8:] if path[4:8].upper() in ("UNC\\", "UNC/") else path[4:]
     if is_windows_path(path):
         unc = path[:2] in ("\\\\", "//")
         parts = [p for p in re.split(r"[\\/]+", path) if p and p != "."]

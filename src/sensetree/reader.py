@@ -155,7 +155,7 @@ class Reader:
         if not os.path.isfile(path) and archive_of(path) is None:
             raise FileNotFoundError(f"{path} is not a file")
         try:
-            extraction = extract(Path(path), max_bytes=self.max_file_bytes, ocr="later")
+            extraction = extract(Path(fs_rules.os_path(path)), max_bytes=self.max_file_bytes, ocr="later")
         except ExtractionError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc}") from None
         text, context_only = extraction.text, extraction.context_only
@@ -171,12 +171,12 @@ class Reader:
         if not os.path.isdir(path):
             raise FileNotFoundError(f"{path} is not a folder")
         try:
-            with os.scandir(path) as it:
+            with os.scandir(fs_rules.os_path(path)) as it:
                 items = [e for e in it if not is_hidden(e.name) and (not e.is_symlink() or self.allows(e.path))]
         except OSError as exc:
             raise Unreadable(f"cannot list {path}: {exc.strerror or exc}") from None
         items.sort(key=lambda e: (not e.is_dir(), e.name.lower()))
-        entries = [FolderEntry(e.name, paths.normalize(e.path), e.is_dir()) for e in items[:limit]]
+        entries = [FolderEntry(e.name, paths.normalize(os.path.join(path, e.name)), e.is_dir()) for e in items[:limit]]
         return FolderListing(path, entries, max(0, len(items) - limit))
 
     def chunk(self, path: str, chunk_index: int) -> dict | None:

@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import re
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -27,7 +26,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths
+from .. import paths, system
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
 from ..filters import parse_filters
@@ -164,7 +163,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             except SenseTreeError as exc:
                 _fail(str(exc))
         stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        system.on_stop_request(stop.set)  # SIGTERM; on Windows Ctrl+Break and the console closing
         show = not quiet and not json_out and console.is_terminal
         bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
                        TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,

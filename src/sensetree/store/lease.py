@@ -21,6 +21,7 @@ import time
 import uuid
 
 from ..errors import WriterBusy
+from ..system import process_alive
 from .location import NotOurs, S3Location
 
 log = logging.getLogger(__name__)
@@ -111,10 +112,4 @@ def _dead_here(holder: dict) -> bool:
     """The holder ran on this machine and its process is gone (killed): no need to wait for the lease to lapse."""
     if holder.get("host") != socket.gethostname() or not isinstance(holder.get("pid"), int):
         return False
-    try:
-        os.kill(holder["pid"], 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return not process_alive(holder["pid"])

@@ -178,24 +178,11 @@ class _Worker:
     """
 
     def __init__(self, settings: OcrSettings) -> None:
-        from multiprocessing.connection import Connection
-
         self.settings = settings
-        request_read, request_write = os.pipe()
-        reply_read, reply_write = os.pipe()
         package_root = str(Path(__file__).resolve().parents[3])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", f"{__package__}.ocr_worker", str(request_read), str(reply_write),
-                 str(settings.threads)],
-                pass_fds=(request_read, reply_write), stdin=subprocess.DEVNULL, env=env,
-            )
-        finally:
-            os.close(request_read)
-            os.close(reply_write)
-        self._requests = Connection(request_write, readable=False)
-        self._replies = Connection(reply_read, writable=False)
+        command = [sys.executable, "-m", f"{__package__}.ocr_worker"]
+        self._process, self._requests, self._replies = _start_worker(command, settings.threads, env)
         self._ready = False
 
     def alive(self) -> bool:
@@ -237,6 +224,40 @@ class _Worker:
             self._process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=10)
+
+
+def _start_worker(command: list[str], threads: int, env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
+    """The worker process and its (requests, replies) connections: on POSIX two pipes whose child ends it
+    inherits by number; on Windows, which cannot pass file descriptors, one duplex pipe's handle."""
+    from multiprocessing.connection import Connection
+
+    if os.name == "nt":
+        return _start_with_handle(command, threads, env)
+    request_read, request_write = os.pipe()
+    reply_read, reply_write = os.pipe()
+    try:
+        process = subprocess.Popen([*command, "fds", str(request_read), str(reply_write), str(threads)],
+                                   pass_fds=(request_read, reply_write), stdin=subprocess.DEVNULL, env=env)
+    finally:
+        os.close(request_read)
+        os.close(reply_write)
+    return process, Connection(request_write, readable=False), Connection(reply_read, writable=False)
+
+
+def _start_with_handle(command: list[str], threads: int, env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
+    """Windows: one duplex named pipe (multiprocessing's), its child end inherited as a handle."""
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    handle = theirs.fileno()
+    os.set_handle_inheritable(handle, True)  # type: ignore[attr-defined]
+    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})  # type: ignore[attr-defined]
+    try:
+        process = subprocess.Popen([*command, "handle", str(handle), str(threads)], startupinfo=startupinfo,
+                                   stdin=subprocess.DEVNULL, env=env)
+    finally:
+        theirs.close()
+    return process, ours, ours
 
 
 def _resident_bytes(pid: int | None) -> int:
@@ -338,8 +359,11 @@ def _tesseract(page: Image, settings: OcrSettings) -> str:
     if settings.languages:
         command += ["-l", "+".join(settings.languages)]
 
-    def limit_memory() -> None:  # in the child, before exec
-        import resource
+    def limit_memory() -> None:  # in the child, before exec (POSIX only: see preexec_fn)
+        try:
+            import resource
+        except ImportError:
+            return
 
         resource.setrlimit(resource.RLIMIT_AS, (settings.max_memory, settings.max_memory))
 

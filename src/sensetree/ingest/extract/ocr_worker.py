@@ -1,9 +1,18 @@
-"""The OCR worker process: ``python -m sensetree.ingest.extract.ocr_worker REQUEST_FD REPLY_FD THREADS``."""
+"""The OCR worker process: ``python -m sensetree.ingest.extract.ocr_worker fds REQUEST_FD REPLY_FD THREADS``
+(POSIX: two inherited pipes) or ``... handle HANDLE THREADS`` (Windows: one inherited duplex named pipe)."""
 
 import sys
-from multiprocessing.connection import Connection
 
 from .ocr import serve
 
 if __name__ == "__main__":
-    serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False), int(sys.argv[3]))
+    if sys.argv[1] == "handle":
+        from multiprocessing.connection import PipeConnection  # type: ignore[attr-defined]  # Windows only
+
+        pipe = PipeConnection(int(sys.argv[2]))
+        serve(pipe, pipe, int(sys.argv[3]))
+    else:
+        from multiprocessing.connection import Connection
+
+        serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False),
+              int(sys.argv[4]))

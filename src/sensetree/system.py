@@ -1,0 +1,66 @@
+"""What differs between operating systems about processes: stop requests and whether a process lives.
+
+Windows has no SIGTERM to receive: a console program is asked to stop by Ctrl+C (SIGINT, Python's
+KeyboardInterrupt), Ctrl+Break, or the console window closing, which its C runtime both delivers
+as SIGBREAK (the window then gives the program about five seconds). POSIX systems send SIGTERM
+(systemd, launchd, ``kill``). Everything here imports and runs on every system.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Callable
+
+# Asked of a process to stop, by system: SIGTERM where it exists as a request, SIGBREAK on Windows.
+STOP_SIGNALS = ("SIGBREAK",) if os.name == "nt" else ("SIGTERM",)
+
+
+def on_stop_request(stop: Callable[[], None]) -> list[str]:
+    """Call ``stop`` when the system asks this process to stop (Ctrl+C stays KeyboardInterrupt); the names of
+    the signals taken. Only the main thread may set handlers: elsewhere nothing is taken."""
+    taken = []
+    for name in STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            signal.signal(number, lambda *_: stop())
+        except ValueError:  # not the main thread
+            continue
+        taken.append(name)
+    return taken
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine.
+
+    ``os.kill(pid, 0)`` asks that on POSIX; on Windows it would send Ctrl+C (signal 0 is CTRL_C_EVENT)
+    or kill the process, so the process is opened and its exit code read instead.
+    """
+    if pid <= 0:
+        return False
+    if os.name == "nt":
+        return _windows_process_alive(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: it exists
+        return True
+    return True
+
+
+def _windows_process_alive(pid: int) -> bool:
+    import ctypes
+
+    query_limited_information, still_active = 0x1000, 259
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(query_limited_information, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == 5  # access denied: it exists
+    try:
+        code = ctypes.c_ulong()
+        return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)
