@@ -28,6 +28,8 @@ LAYERS = {
     "sensetree.models": (0, "base"),
     "sensetree.config": (0, "base"),
     "sensetree.paths": (0, "base"),
+    "sensetree.fs_rules": (0, "base"),
+    "sensetree.system": (0, "base"),
     "sensetree.errors": (0, "base"),
     "sensetree.notices": (0, "base"),
 }

@@ -25,10 +25,12 @@ NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "
                         "fuse.glusterfs", "fuse.cephfs", "lustre"})
 
 
-def _looks_windows(path: str) -> bool:
-    from .paths import is_windows_path
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")
 
-    return is_windows_path(path)
+
+def is_windows_path(path: str) -> bool:
+    """A path that follows Windows rules wherever it is seen: ``C:\\...``, ``\\\\server\\share``; any path on Windows."""
+    return bool(_WINDOWS_PATH.match(path)) or (os.name == "nt" and not path.startswith("/"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -39,7 +41,7 @@ def case_sensitive(folder: str) -> bool:
     nearest existing folder, or one of its entries, is looked up with its case swapped; where no
     name has a letter, the system's default answers (insensitive on macOS and Windows).
     """
-    if _looks_windows(folder):
+    if is_windows_path(folder):
         return False
     probe = _nearest_existing(folder)
     if probe is not None:
@@ -92,7 +94,7 @@ def true_case(path: str) -> str:
     """``path`` spelled as the disk spells it, where the file system ignores case (``~/docs`` -> ``~/Docs``), so
     that what a user types and what a scan finds are stored under one key; as given elsewhere, or when a part
     is missing."""
-    if case_sensitive(path) or _looks_windows(path) and os.name != "nt":
+    if case_sensitive(path) or is_windows_path(path) and os.name != "nt":
         return path
     head, parts = path, []
     while True:
@@ -129,7 +131,7 @@ def os_path(path: str) -> str:
 
 def extended_path(path: str) -> str:
     """The Windows extended-length form of an absolute Windows path when it needs one (or has reserved parts)."""
-    if path.startswith("\\\\?\\") or not _looks_windows(path):
+    if path.startswith("\\\\?\\") or not is_windows_path(path):
         return path
     needs = len(path) >= MAX_PATH - 12 or any(is_reserved_name(part) for part in re.split(r"[\\/]", path)[1:] if part)
     if not needs:
@@ -142,7 +144,7 @@ def extended_path(path: str) -> str:
 
 def is_network(folder: str) -> bool:
     """Whether ``folder`` lies on another machine (an SMB share, NFS, sshfs...), whose change events are missed."""
-    if _looks_windows(folder):
+    if is_windows_path(folder):
         if folder[:2] in ("\\\\", "//"):
             return True
         if os.name == "nt":

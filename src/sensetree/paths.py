@@ -13,12 +13,8 @@ import os
 import re
 
 from . import fs_rules
+from .fs_rules import is_windows_path  # noqa: F401  (paths.is_windows_path, as callers know it)
 
-_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")
-
-
-def is_windows_path(path: str) -> bool:
-    return bool(_WINDOWS_PATH.match(path)) or (os.name == "nt" and not path.startswith("/"))
 
 
 def normalize(path: str) -> str:
