@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..chat import Answer, ChatError, Step, connect
-from ..chat import answer as answer_once
-from ..engine import Engine
+from . import served
 from .open import open_engine
+
+if TYPE_CHECKING:  # the assistant and the engine load with the commands that run them here
+    from ..chat import Step
+    from ..engine import Engine
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -42,9 +44,12 @@ class _Stream:
         self.mid_line = not text.endswith("\n")
 
     def step(self, step: Step) -> None:
+        self.step_of(step.as_dict())
+
+    def step_of(self, step: dict[str, str]) -> None:
         self.end_line()
-        style = _STEP_STYLE.get(step.kind, "dim")
-        console.print(f"[{style}]  ⋯ {escape(step.text)}[/]")
+        style = _STEP_STYLE.get(step["kind"], "dim")
+        console.print(f"[{style}]  ⋯ {escape(step['text'])}[/]")
 
     def end_line(self) -> None:
         if self.mid_line:
@@ -52,20 +57,22 @@ class _Stream:
             self.mid_line = False
 
 
-def _print_sources(result: Answer) -> None:
-    if not result.sources:
+def _print_sources(result: dict[str, Any]) -> None:
+    """The sources of an answer, from its JSON shape (``Answer.as_dict()``, in-process or served)."""
+    if not result["sources"]:
         console.print("[dim]no sources: nothing in your files matched[/]")
         return
     console.print("[bold]Sources[/]")
-    for s in result.sources:
-        where = s.location_label or (f"chunk {s.chunk_index}" if s.chunk_index is not None else "read in full")
-        score = f"{s.score * 100:.0f}% · " if s.score is not None else ""
-        mark = "[green]✓[/]" if s.cited else " "
-        console.print(f" {mark}[bold][{s.n}][/] {escape(s.path)} [dim]({score}{where})[/]")
-        console.print(f"      [dim]{escape(s.snippet)}[/]")
-    if result.ttft_s is not None:
-        rate = f" · {result.tokens_per_s:.1f} tokens/s" if result.tokens_per_s else ""
-        console.print(f"[dim]first token after {result.ttft_s:.1f} s{rate}[/]")
+    for s in result["sources"]:
+        where = s["location_label"] or (f"chunk {s['chunk_index']}" if s["chunk_index"] is not None else "read in full")
+        score = f"{s['score'] * 100:.0f}% · " if s["score"] is not None else ""
+        mark = "[green]✓[/]" if s["cited"] else " "
+        console.print(f" {mark}[bold][{s['n']}][/] {escape(s['path'])} [dim]({score}{where})[/]")
+        console.print(f"      [dim]{escape(s['snippet'])}[/]")
+    stats = result["stats"]
+    if stats["ttft_s"] is not None:
+        rate = f" · {stats['tokens_per_s']:.1f} tokens/s" if stats["tokens_per_s"] else ""
+        console.print(f"[dim]first token after {stats['ttft_s']:.1f} s{rate}[/]")
 
 
 def _engine(data_dir: Optional[Path]) -> Engine:
@@ -83,6 +90,8 @@ def _fail(message: str) -> None:
 
 def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
     """Talk with the assistant about your files (Ctrl-D or /quit to leave)."""
+    from ..chat import ChatError, connect
+
     stream = _Stream()
     with _engine(data_dir) as engine:
         try:
@@ -111,7 +120,7 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
                         errors.print("[yellow](answer interrupted)[/]")
                         continue
                     stream.end_line()
-                    _print_sources(result)
+                    _print_sources(result.as_dict())
         except ChatError as exc:
             _fail(str(exc))
 
@@ -121,20 +130,40 @@ def ask(question: str = typer.Argument(..., help="The question."), scope: Option
         data_dir: Optional[Path] = DataDir):
     """Ask one question; the answer cites the files it comes from."""
     stream = _Stream()
-    with _engine(data_dir) as engine:
-        try:
-            if json_out:
-                result = answer_once(engine, question, scope)
-            else:
-                result = answer_once(engine, question, scope, stream.token, stream.step)
-        except ChatError as exc:
-            stream.end_line()
-            _fail(str(exc))
+    result = _served_answer(question, scope, None if json_out else stream, data_dir)
+    if result is None:
+        from ..chat import ChatError
+        from ..chat import answer as answer_once
+
+        with _engine(data_dir) as engine:
+            try:
+                if json_out:
+                    result = answer_once(engine, question, scope).as_dict()
+                else:
+                    result = answer_once(engine, question, scope, stream.token, stream.step).as_dict()
+            except ChatError as exc:
+                stream.end_line()
+                _fail(str(exc))
     if json_out:
-        sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
     else:
         stream.end_line()
         _print_sources(result)
+
+
+def _served_answer(question: str, scope: Optional[str], stream: Optional[_Stream],
+                   data_dir: Optional[Path]) -> Optional[dict[str, Any]]:
+    """The answer of the running service, streamed to ``stream``; None when no service answers."""
+    server = served.running(data_dir)
+    if server is None:
+        return None
+    try:
+        return served.ask(server, question, scope, stream and stream.token, stream and stream.step_of)
+    except served.AskFailed as exc:
+        if stream:
+            stream.end_line()
+        _fail(str(exc))
+        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
@@ -28,16 +28,17 @@ from rich.text import Text
 
 from .. import paths, system
 from ..config import DEFAULTS, SettingsError, parse_value
-from ..engine import Engine, SenseTreeError
-from ..filters import parse_filters
-from ..ingest.indexer import IndexingPaused
-from ..ingest.indexer import Progress as IndexProgress
+from ..errors import SenseTreeError
 from ..search.types import SearchResponse, TreeNode
+from . import served
 from .chat_cli import register as register_chat
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
-from .views import queue_view, status_view
+
+if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the service answers skips it
+    from ..engine import Engine
+    from ..ingest.indexer import Progress as IndexProgress
 
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -153,6 +154,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
     Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
     everything finished so far.
     """
+    from ..ingest.indexer import IndexingPaused
+
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     with _engine(data_dir) as engine:
         if not engine.roots():
@@ -213,6 +216,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
 @app.command()
 def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Roots, counts per status, models in use, index size."""
+    from .views import status_view
+
     with _engine(data_dir) as engine:
         info = status_view(engine)
     if json_out:
@@ -237,6 +242,8 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 @app.command()
 def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Files waiting to be indexed and files that failed, with their last error."""
+    from .views import queue_view
+
     with _engine(data_dir) as engine:
         info = queue_view(engine)
     if json_out:
@@ -328,6 +335,8 @@ BeforeOption = typer.Option(None, "--modified-before", help="Only files modified
 
 
 def _filters(types: Optional[str], after: Optional[str], before: Optional[str]):
+    from ..filters import parse_filters
+
     try:
         return parse_filters(types, after, before)
     except SenseTreeError as exc:
@@ -401,6 +410,16 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
     """Ranked files for a query: hybrid retrieval, fused, reranked, one result per file."""
     if (query is None) == (queries is None):
         _fail("give a QUERY or --queries FILE")
+    server = served.running(data_dir) if query is not None else None
+    answer = server and served.get(server, "/api/search", {
+        "q": query, "scope": scope, "limit": limit, "hybrid": hybrid, "rerank": rerank, "type": types,
+        "modified_after": modified_after, "modified_before": modified_before})
+    if answer and json_out:
+        _print_json(answer)
+        return
+    if answer:
+        _print_results(SearchResponse.from_dict(answer), explain)
+        return
     with _engine(data_dir) as engine:
         filters = _filters(types, modified_after, modified_before)
         if queries is not None:
@@ -439,8 +458,15 @@ def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
          modified_before: Optional[str] = BeforeOption,
          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """The meaning tree: which part of your folders is about the query."""
-    with _engine(data_dir) as engine:
-        node, notices = engine.tree(query, scope, limit, _filters(types, modified_after, modified_before))
+    server = served.running(data_dir)
+    answer = server and served.get(server, "/api/tree", {
+        "q": query, "scope": scope, "limit": limit, "type": types, "modified_after": modified_after,
+        "modified_before": modified_before})
+    if answer:
+        node, notices = TreeNode.from_dict(answer["tree"]) if answer["tree"] else None, answer["notices"]
+    else:
+        with _engine(data_dir) as engine:
+            node, notices = engine.tree(query, scope, limit, _filters(types, modified_after, modified_before))
     if json_out:
         _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
         return

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..config import Settings, default_data_dir
-from ..engine import Engine
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 
 def open_engine(data_dir: Path | str | None, tell: Callable[[str], None], index: str | None = None,
@@ -16,6 +18,8 @@ def open_engine(data_dir: Path | str | None, tell: Callable[[str], None], index:
     (default: the index the data dir's settings name)."""
     if read_only and index is None:
         index = _own_index(Path(data_dir).expanduser() if data_dir else default_data_dir())
+    from ..engine import Engine  # loaded by the commands that open it, not by every command
+
     engine = Engine(data_dir, index=index)
     for notice in engine.notices.take():
         tell(notice)

@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-import uvicorn
 
-from .api import ServerOptions, create_app, is_loopback, load_token
-from .background import BackgroundIndexer
 from ..errors import SenseTreeError
+from . import served
 from .open import open_engine
 
 
@@ -41,6 +39,11 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
                                                    "prefix; default: the data dir's own)."),
           data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
     """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
+    import uvicorn  # the web stack loads here, not with every command
+
+    from .api import ServerOptions, create_app, is_loopback, load_token
+    from .background import BackgroundIndexer
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if index is not None and not read_only:
         typer.echo("error: --index serves another process's index: add --read-only", err=True)
@@ -71,9 +74,11 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
         indexer.start()
     if not no_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    announced = served.announce(engine.data_dir, host, port)  # `search`, `tree`, `ask` come here
     try:
         server.run(sockets=[listener])
     finally:
+        served.withdraw(announced)
         if indexer:
             indexer.stop()
         app.state.chats.close()

@@ -79,6 +79,12 @@ class SearchResult:
                 "bm25_rank": self.bm25_rank, "rrf": round(self.rrf, 6),
                 "rerank": None if self.rerank is None else round(self.rerank, 6)}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> SearchResult:
+        """Back from ``as_dict`` (a served answer)."""
+        return cls(d["path"], d["name"], d["score"], d["snippet"], d["chunk_index"], d["legs"], d["dense_rank"],
+                   d["bm25_rank"], d["rrf"], d["rerank"], d["location"], d["location_label"], d["duplicates"])
+
 
 @dataclass(frozen=True)
 class Filters:
@@ -116,6 +122,13 @@ class SearchResponse:
                 "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
                 "fusion": self.fusion}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> SearchResponse:
+        """Back from ``as_dict`` (a served answer)."""
+        coverage = d["coverage"] and (d["coverage"]["files"], d["coverage"]["embedded"])
+        return cls(d["query"], [SearchResult.from_dict(r) for r in d["results"]], d["notices"], d["timings_ms"],
+                   coverage or None, d["fusion"])
+
 
 @dataclass
 class TreeNode:
@@ -128,3 +141,7 @@ class TreeNode:
     def as_dict(self) -> dict:
         return {"name": self.name, "path": self.path, "is_dir": self.is_dir, "score": round(self.score, 6),
                 "children": [c.as_dict() for c in self.children]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TreeNode:
+        return cls(d["name"], d["path"], d["is_dir"], d["score"], [TreeNode.from_dict(c) for c in d["children"]])
