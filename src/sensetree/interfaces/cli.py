@@ -35,6 +35,7 @@ from .chat_cli import register as register_chat
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
+from .service import register as register_service
 
 if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the service answers skips it
     from ..engine import Engine
@@ -568,6 +569,7 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 register_chat(app)
 register_mcp(app)
 register_serve(app)
+register_service(app)
 
 
 M_ARENA_MAX = -8  # mallopt's parameter number, from glibc's malloc.h

@@ -1,0 +1,287 @@
+"""``sensetree service install | uninstall | status``: watching, indexing and the web app at login.
+
+The service is ``sensetree serve --no-browser`` on the user's data dir, run by the system's own
+manager for the user's own services, at low priority so that it never competes with what the user
+is doing: a systemd user unit on Linux (``Nice=``, idle I/O), a launchd agent on macOS
+(``ProcessType=Background``, low-priority I/O), a scheduled task at logon on Windows (priority 7,
+below normal). While it runs, ``search``, ``tree`` and ``ask`` are answered by it (``served``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+from ..config import default_data_dir
+from . import served
+
+NAME = "sensetree"
+LABEL = "org.sensetree.serve"     # the launchd agent's label
+TASK_NAME = "SenseTree"           # the Windows scheduled task's name
+NICE = 10                         # POSIX: lower than the user's programs (0), not starved (19)
+WINDOWS_PRIORITY = 7              # Task Scheduler's BELOW_NORMAL
+TASK_NS = "http://schemas.microsoft.com/windows/2004/02/mit/task"
+DESCRIPTION = "SenseTree: watch, index and search your folders (web app on 127.0.0.1)"
+
+Runner = Callable[[list[str]], subprocess.CompletedProcess]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A service definition for one system: the file it is, where it goes, how the manager takes it."""
+
+    system: str                 # linux, darwin, win32
+    path: Path                  # where the definition is written
+    content: bytes
+    start: list[list[str]]      # commands that register and start it
+    stop: list[list[str]]       # commands that stop and unregister it
+    query: list[str]            # a command whose success means the manager knows it
+
+
+def serve_command(data_dir: Path, port: int, system: str = sys.platform) -> list[str]:
+    """The command the service runs: this Python (its virtualenv, pipx or uv tool), ``serve`` on ``data_dir``."""
+    python = Path(sys.executable)
+    if system == "win32" and python.with_name("pythonw.exe").exists():
+        python = python.with_name("pythonw.exe")  # no console window at logon
+    return [str(python), "-m", "sensetree.interfaces.cli", "serve", "--no-browser", "--port", str(port),
+            "--data-dir", str(data_dir)]
+
+
+def systemd_unit(command: list[str]) -> str:
+    """A systemd user unit (``~/.config/systemd/user/sensetree.service``)."""
+    return "\n".join([
+        "[Unit]",
+        f"Description={DESCRIPTION}",
+        "After=default.target",
+        "",
+        "[Service]",
+        "Type=exec",
+        "ExecStart=" + " ".join(_systemd_quote(part) for part in command),
+        "Restart=on-failure",
+        "RestartSec=30",
+        f"Nice={NICE}",
+        "IOSchedulingClass=idle",
+        "CPUSchedulingPolicy=batch",
+        "KillSignal=SIGTERM",
+        "TimeoutStopSec=30",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+        "",
+    ])
+
+
+def _systemd_quote(part: str) -> str:
+    """One word of ``ExecStart=``: specifiers (``%``) and variables (``$``) doubled, quoted when it has spaces."""
+    word = part.replace("%", "%%").replace("$", "$$")
+    if any(c in word for c in ' \t"\'\\;') or not word:
+        word = '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return word
+
+
+def launchd_plist(command: list[str], log: Path) -> bytes:
+    """A launchd agent (``~/Library/LaunchAgents/org.sensetree.serve.plist``)."""
+    return plistlib.dumps({
+        "Label": LABEL,
+        "ProgramArguments": command,
+        "RunAtLoad": True,
+        "KeepAlive": {"SuccessfulExit": False},  # restarted after a crash, not after a clean stop
+        "ProcessType": "Background",
+        "LowPriorityIO": True,
+        "Nice": NICE,
+        "ThrottleInterval": 30,
+        "StandardOutPath": str(log),
+        "StandardErrorPath": str(log),
+    })
+
+
+def task_xml(command: list[str], user: str) -> str:
+    """A Task Scheduler task that starts at the user's logon, in the user's session, below normal priority."""
+    ET.register_namespace("", TASK_NS)
+
+    def sub(parent: ET.Element, tag: str, text: str | None = None) -> ET.Element:
+        element = ET.SubElement(parent, f"{{{TASK_NS}}}{tag}")
+        element.text = text
+        return element
+
+    task = ET.Element(f"{{{TASK_NS}}}Task", version="1.2")
+    info = sub(task, "RegistrationInfo")
+    sub(info, "Description", DESCRIPTION)
+    sub(info, "URI", f"\\{TASK_NAME}")
+    trigger = sub(sub(task, "Triggers"), "LogonTrigger")
+    sub(trigger, "Enabled", "true")
+    sub(trigger, "UserId", user)
+    principal = sub(sub(task, "Principals"), "Principal", None)
+    principal.set("id", "Author")
+    sub(principal, "UserId", user)
+    sub(principal, "LogonType", "InteractiveToken")
+    sub(principal, "RunLevel", "LeastPrivilege")
+    settings = sub(task, "Settings")
+    for tag, text in (("MultipleInstancesPolicy", "IgnoreNew"), ("DisallowStartIfOnBatteries", "false"),
+                      ("StopIfGoingOnBatteries", "false"), ("AllowHardTerminate", "true"),
+                      ("StartWhenAvailable", "true"), ("RunOnlyIfNetworkAvailable", "false"),
+                      ("AllowStartOnDemand", "true"), ("Enabled", "true"), ("Hidden", "false"),
+                      ("RunOnlyIfIdle", "false"), ("ExecutionTimeLimit", "PT0S"),
+                      ("Priority", str(WINDOWS_PRIORITY))):
+        sub(settings, tag, text)
+    idle = sub(settings, "IdleSettings")
+    sub(idle, "StopOnIdleEnd", "false")
+    sub(idle, "RestartOnIdle", "false")
+    restart = sub(settings, "RestartOnFailure")
+    sub(restart, "Interval", "PT1M")
+    sub(restart, "Count", "3")
+    actions = sub(task, "Actions")
+    actions.set("Context", "Author")
+    run = sub(actions, "Exec")
+    sub(run, "Command", command[0])
+    sub(run, "Arguments", subprocess.list2cmdline(command[1:]))
+    ET.indent(task)
+    return '<?xml version="1.0" encoding="UTF-16"?>\n' + ET.tostring(task, encoding="unicode") + "\n"
+
+
+def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None) -> Definition:
+    """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's)."""
+    home = home or Path.home()
+    command = serve_command(data_dir, port, system)
+    if system == "darwin":
+        path = home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+        domain = f"gui/{_uid()}"
+        return Definition(system, path, launchd_plist(command, home / "Library" / "Logs" / "sensetree.log"),
+                          start=[["launchctl", "bootstrap", domain, str(path)]],
+                          stop=[["launchctl", "bootout", f"{domain}/{LABEL}"]],
+                          query=["launchctl", "print", f"{domain}/{LABEL}"])
+    if system == "win32":
+        path = data_dir / "sensetree-task.xml"
+        user = f"{os.environ['USERDOMAIN']}\\{getpass.getuser()}" if "USERDOMAIN" in os.environ else getpass.getuser()
+        return Definition(system, path, task_xml(command, user).encode("utf-16"),
+                          start=[["schtasks", "/Create", "/TN", TASK_NAME, "/XML", str(path), "/F"],
+                                 ["schtasks", "/Run", "/TN", TASK_NAME]],
+                          stop=[["schtasks", "/End", "/TN", TASK_NAME], ["schtasks", "/Delete", "/TN", TASK_NAME, "/F"]],
+                          query=["schtasks", "/Query", "/TN", TASK_NAME])
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    path = config / "systemd" / "user" / f"{NAME}.service"
+    return Definition(system, path, systemd_unit(command).encode("utf-8"),
+                      start=[["systemctl", "--user", "daemon-reload"],
+                             ["systemctl", "--user", "enable", "--now", f"{NAME}.service"]],
+                      stop=[["systemctl", "--user", "disable", "--now", f"{NAME}.service"]],
+                      query=["systemctl", "--user", "is-enabled", f"{NAME}.service"])
+
+
+def _uid() -> int:
+    if sys.platform == "win32":
+        return 0
+    return os.getuid()
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess:
+    """A manager command; a missing program is a failed command with its reason, not an exception."""
+    if shutil.which(command[0]) is None:
+        return subprocess.CompletedProcess(command, 127, "", f"{command[0]} is not available on this system")
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    lines: list[str]
+
+
+def install(service: Definition, run: Runner = _run) -> Outcome:
+    """Write the definition and have the manager start it; says what failed and what is left to do."""
+    service.path.parent.mkdir(parents=True, exist_ok=True)
+    service.path.write_bytes(service.content)
+    lines = [f"wrote {service.path}"]
+    for command in service.start:
+        done = run(command)
+        if done.returncode != 0:
+            reason = (done.stderr or done.stdout).strip().splitlines()
+            lines.append(f"`{' '.join(command)}` failed: {reason[-1] if reason else f'exit status {done.returncode}'}")
+            return Outcome(False, lines)
+    lines.append("installed: SenseTree starts at login, and is starting now")
+    return Outcome(True, lines)
+
+
+def uninstall(service: Definition, run: Runner = _run) -> Outcome:
+    """Stop the service and remove its definition (nothing else: the index stays)."""
+    lines = []
+    for command in service.stop:
+        done = run(command)
+        if done.returncode != 0 and service.path.exists():
+            lines.append(f"`{' '.join(command)}`: {(done.stderr or done.stdout).strip() or done.returncode}")
+    existed = service.path.exists()
+    service.path.unlink(missing_ok=True)
+    lines.append(f"removed {service.path}" if existed else "not installed")
+    return Outcome(True, lines)
+
+
+def state(service: Definition, data_dir: Path, run: Runner = _run) -> dict:
+    """Installed (the file, and whether the manager knows it), running (a live server), and the link."""
+    server = served.running(data_dir)
+    return {"installed": service.path.exists(), "registered": run(service.query).returncode == 0,
+            "definition": str(service.path), "running": server is not None,
+            "pid": server.pid if server else None, "link": server.link if server else None}
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+service_app = typer.Typer(help="Run SenseTree in the background from login: watching, indexing, the web app.",
+                          no_args_is_help=True)
+DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+Port = typer.Option(8765, "--port", help="The web app's port on 127.0.0.1.")
+
+
+def _data_dir(data_dir: Optional[Path]) -> Path:
+    return (data_dir.expanduser() if data_dir else default_data_dir()).resolve()
+
+
+@service_app.command("install")
+def install_command(port: int = Port, data_dir: Optional[Path] = DataDir):
+    """Start SenseTree at login, at low priority, as your own service; start it now."""
+    folder = _data_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    outcome = install(definition(folder, port))
+    for line in outcome.lines:
+        typer.echo(line, err=not outcome.ok)
+    if not outcome.ok:
+        typer.echo("the definition is written; start it with the command above once the system allows it, "
+                   "or run `sensetree serve` yourself", err=True)
+        raise typer.Exit(1)
+
+
+@service_app.command("uninstall")
+def uninstall_command(data_dir: Optional[Path] = DataDir):
+    """Stop the service and stop starting it at login (the index stays)."""
+    for line in uninstall(definition(_data_dir(data_dir))).lines:
+        typer.echo(line)
+
+
+@service_app.command("status")
+def status_command(json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+                   data_dir: Optional[Path] = DataDir):
+    """Whether the service is installed and running, and the web app's link."""
+    folder = _data_dir(data_dir)
+    facts = state(definition(folder), folder)
+    if json_out:
+        import json
+
+        typer.echo(json.dumps(facts, indent=2))
+        return
+    typer.echo(f"installed: {'yes' if facts['installed'] else 'no'} ({facts['definition']})"
+               + ("" if facts["registered"] or not facts["installed"] else "; the system's manager does not know it"))
+    typer.echo(f"running:   {'yes, process ' + str(facts['pid']) if facts['running'] else 'no'}")
+    if facts["link"]:
+        typer.echo(f"web app:   {facts['link']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(service_app, name="service")
