@@ -61,6 +61,10 @@ def test_search_tree_and_ask_are_answered_by_the_running_service(indexed):
     try:
         server.wait_indexed()
         assert served.running(data) == served.Server(server.base, server.token, server.process.pid)
+        code, out, err, loaded = sensetree(data, "service", "status", "--json")
+        status = json.loads(out)
+        assert code == 0 and status["running"] and status["pid"] == server.process.pid and not loaded, err
+        assert status["link"] == server.url
         for query in queries:
             code, out, err, loaded = sensetree(data, *query)
             assert code == 0 and not loaded, err

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .. import paths
 from . import served
 from .open import open_engine
 
@@ -158,7 +159,9 @@ def _served_answer(question: str, scope: Optional[str], stream: Optional[_Stream
     if server is None:
         return None
     try:
-        return served.ask(server, question, scope, stream and stream.token, stream and stream.step_of)
+        # the server's working folder is not this one: a relative scope is made absolute here
+        return served.ask(server, question, scope and paths.normalize(scope), stream and stream.token,
+                          stream and stream.step_of)
     except served.AskFailed as exc:
         if stream:
             stream.end_line()

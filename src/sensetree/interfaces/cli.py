@@ -413,8 +413,8 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
         _fail("give a QUERY or --queries FILE")
     server = served.running(data_dir) if query is not None else None
     answer = server and served.get(server, "/api/search", {
-        "q": query, "scope": scope, "limit": limit, "hybrid": hybrid, "rerank": rerank, "type": types,
-        "modified_after": modified_after, "modified_before": modified_before})
+        "q": query, "scope": scope and paths.normalize(scope), "limit": limit, "hybrid": hybrid, "rerank": rerank,
+        "type": types, "modified_after": modified_after, "modified_before": modified_before})
     if answer and json_out:
         _print_json(answer)
         return
@@ -461,8 +461,8 @@ def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
     """The meaning tree: which part of your folders is about the query."""
     server = served.running(data_dir)
     answer = server and served.get(server, "/api/tree", {
-        "q": query, "scope": scope, "limit": limit, "type": types, "modified_after": modified_after,
-        "modified_before": modified_before})
+        "q": query, "scope": scope and paths.normalize(scope), "limit": limit, "type": types,
+        "modified_after": modified_after, "modified_before": modified_before})
     if answer:
         node, notices = TreeNode.from_dict(answer["tree"]) if answer["tree"] else None, answer["notices"]
     else:
