@@ -57,7 +57,7 @@ def timed(data: Path, query: str, in_process: bool) -> tuple[float, float]:
 def report(name: str, samples: list[tuple[float, float]]) -> None:
     walls, cpus = [s[0] for s in samples], [s[1] for s in samples]
     print(f"{name:<22} wall median {statistics.median(walls):5.2f} s (min {min(walls):.2f}, max {max(walls):.2f})"
-          f" · CPU median {statistics.median(cpus):5.2f} s · {len(samples)} runs")
+          f" · CPU median {statistics.median(cpus):5.2f} s · {len(samples)} runs", flush=True)
 
 
 def main() -> None:
@@ -78,7 +78,7 @@ def main() -> None:
         started = time.perf_counter()
         subprocess.run([*cli, "index", "--quiet"], env=env, check=True, capture_output=True)
         print(f"{args.docs} files indexed in {time.perf_counter() - started:.1f} s ({args.model}); "
-              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}", flush=True)
         queries = [QUERIES[n % len(QUERIES)] for n in range(args.runs)]
         report("in-process (no service)", [timed(base / "data", q, True) for q in queries])
         server = Served(base / "data")
