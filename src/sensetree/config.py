@@ -35,6 +35,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.ocr_max_pages": (200, "pages OCR reads per file; a longer scan is indexed by its first pages"),
     "indexing.ocr_page_timeout": (60.0, "seconds OCR may take for one page; a slower page is skipped, the rest kept"),
     "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
+    "indexing.reuse_vectors": (True, "a text embedded before under the same model takes its stored vector (off: every "
+                                     "copy goes to the model, for measuring)"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),

@@ -23,6 +23,7 @@ from .errors import ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
+from .ingest.reuse import vector_reuse
 from .ingest.scan import ScanReport, scan
 from .ingest.sense import sense_writer
 from .ingest.watcher import watch
@@ -289,9 +290,10 @@ class Engine:
             options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings), options,
-                              self.pool)
-            progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
+            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"]) as reuse:
+                indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings),
+                                  options, self.pool, reuse)
+                progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
             if not stop.is_set():
                 self.store.optimize()
             return progress

@@ -25,6 +25,7 @@ from .keyword import KeywordPhase
 from .options import IndexOptions
 from .pause import IndexingPaused, wait_for_endpoint
 from .progress import Progress
+from .reuse import VectorReuse
 from .semantic import SemanticPhase
 from .sense import SenseWriter
 from .workers import Stopped, WorkerPool, call_interruptibly
@@ -37,7 +38,7 @@ OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps
 
 class Indexer:
     def __init__(self, catalog: Catalog, store: ChunkStore, load_embedder: Callable[[], Embedder],
-                 senses: SenseWriter, options: IndexOptions, pool: WorkerPool):
+                 senses: SenseWriter, options: IndexOptions, pool: WorkerPool, reuse: VectorReuse | None = None):
         self.catalog, self.store, self.options = catalog, store, options
         self._load_embedder = load_embedder  # raises EndpointUnavailable while an endpoint is down
         self._embedder: Embedder | None = None
@@ -46,7 +47,7 @@ class Indexer:
         self._notify: Callable[[Progress], None] = lambda p: None
         self.keyword = KeywordPhase(catalog, store, pool, senses, options, self._dimension, self.refresh)
         self.semantic = SemanticPhase(catalog, store, self._embedder_for_run, senses, options.max_endpoint_wait,
-                                      self.refresh)
+                                      self.refresh, reuse)
 
     def run(self, progress: Progress | None = None, on_update: Callable[[Progress], None] | None = None,
             stop: threading.Event | None = None, interrupt: threading.Event | None = None) -> Progress:
