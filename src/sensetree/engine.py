@@ -211,7 +211,7 @@ class Engine:
             raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
         before = self.models.expected_identity()
         self.settings.set(key, value)
-        if key.startswith("embedding."):
+        if key.startswith(("embedding.", "compute.")):
             self.models.forget_embedder()
         if self.models.expected_identity() != before:
             return self.storage.match_model(self.models.expected_identity())

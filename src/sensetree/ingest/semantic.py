@@ -15,13 +15,14 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from .. import paths
+from ..models.devices import DEVICE_META
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
 from ..store.chunks import ChunkRow, ChunkStore
@@ -151,6 +152,9 @@ class SemanticPhase:
         if sent:  # the model's rate sizes the batches and calls: reused vectors cost it nothing
             progress.note_batch_rate(sent, seconds)
         self.catalog.set_meta(RATE_META, json.dumps({"chunks_per_s": progress.embed_rate, "at": time.time()}))
+        placement = getattr(embedder, "placement", None)  # a device that failed mid-run shows in `status`
+        if placement is not None:
+            self.catalog.set_meta(DEVICE_META, json.dumps(asdict(placement)))
 
     def _with_sense(self, file: _File, stop: threading.Event, progress: Progress) -> tuple[_File, str] | None:
         """The file with its final sense (chunk 0's text rewritten to carry it), and its embedding context.

@@ -19,6 +19,8 @@ from typing import Callable, TypeVar
 
 from pebble import ProcessPool, ThreadPool
 
+from .pace import lower_priority
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -68,7 +70,7 @@ class WorkerPool:
     def _start(self) -> ProcessPool | ThreadPool:
         if not self._in_process:
             pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
-                               context=multiprocessing.get_context("spawn"))
+                               context=multiprocessing.get_context("spawn"), initializer=lower_priority)
             try:
                 pool.schedule(os.getpid).result(timeout=STARTUP_SECONDS)
                 return pool
