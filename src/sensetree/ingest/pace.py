@@ -1,8 +1,8 @@
 """Indexing that stays out of the way: low priority, and a pace set by the battery.
 
-The indexing thread and the worker processes run at low priority (nice 10 on Linux and macOS,
-below normal on Windows), so the user's own work comes first; searches, served on other threads,
-keep theirs. On battery, ``indexing.on_battery`` says what happens:
+The indexing thread runs at low priority (niceness 10 on Linux, the background band on macOS,
+below normal on Windows), and so do the worker processes (niceness 10, or Windows' below-normal
+class), so the user's own work comes first; searches, served on other threads, keep theirs. On battery, ``indexing.on_battery`` says what happens:
 
 - ``pause``: nothing is indexed until the charger is back;
 - ``slow`` (the default): indexing goes on, resting three times as long as it worked, so it
@@ -31,6 +31,7 @@ from .progress import Progress
 log = logging.getLogger(__name__)
 
 ON_BATTERY = ("pause", "slow", "run")
+THREAD_PRIORITY_BELOW_NORMAL = -1  # Windows' SetThreadPriority level for the indexing thread
 NICE = 10                  # added to the niceness of the indexing thread and the workers (Linux, macOS)
 SLOW_REST = 3.0            # seconds of rest per second of work on battery with ``slow``
 MAX_REST = 30.0            # the longest single rest: a long batch does not put indexing to sleep for minutes
@@ -63,6 +64,12 @@ def lower_priority(thread_only: bool = False) -> str:
     """Lower the priority of this process, or of the calling thread where the system allows
     (Linux threads have their own niceness); returns what was done, for the log."""
     try:
+        if sys.platform == "win32" and thread_only:
+            import ctypes
+
+            kernel32 = ctypes.windll.kernel32
+            kernel32.SetThreadPriority(kernel32.GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL)
+            return "thread below normal"
         if sys.platform == "win32":
             import psutil
 
