@@ -37,6 +37,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
     "indexing.reuse_vectors": (True, "a text embedded before under the same model takes its stored vector (off: every "
                                      "copy goes to the model, for measuring)"),
+    "indexing.low_priority": (True, "indexing and its worker processes yield the CPU to everything else (nice 10, "
+                                    "below normal on Windows); off = normal priority, e.g. on a dedicated machine"),
     "indexing.on_battery": ("slow", "on battery power: pause (wait for the charger), slow (rest 3 s per second of "
                                     "work) or run (full speed)"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),

@@ -70,7 +70,7 @@ class Engine:
             self.storage = Storage(self.data_dir, self.notices, where)
             self.storage.manifest = self._manifest
         self.choices = Choices(self.storage)
-        self.pool: WorkerPool | RayPool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self.pool: WorkerPool | RayPool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self._cluster: RayPool | None = None
 
     def distribute(self, address: str) -> None:

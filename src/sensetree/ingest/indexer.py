@@ -60,7 +60,8 @@ class Indexer:
         self._stop = stop = stop or threading.Event()
         self._notify = notify = on_update or (lambda p: None)
         self.refresh(progress)
-        lower_priority(thread_only=True)  # the user's work first; searches run on other threads
+        if self.options.low_priority:
+            lower_priority(thread_only=True)  # the user's work first; searches run on other threads
         since_optimize = 0
         try:
             while not stop.is_set():

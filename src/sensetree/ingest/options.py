@@ -26,6 +26,7 @@ class IndexOptions:
     file_timeout: float = 120.0       # seconds one file may take to read (OCR pages have their own limit)
     ocr: OcrOptions = field(default_factory=OcrOptions)
     on_battery: str = "slow"          # pause, slow or run (ingest/pace.py)
+    low_priority: bool = True         # the indexing thread yields to the user's work (ingest/pace.py)
 
 
 def index_options(settings: Settings) -> IndexOptions:
@@ -39,4 +40,5 @@ def index_options(settings: Settings) -> IndexOptions:
                         qualify_documents=s["indexing.qualify_documents"],
                         qualify_context=s["indexing.qualify_context"],
                         max_endpoint_wait=s["indexing.endpoint_wait"], file_timeout=s["indexing.file_timeout"],
-                        ocr=OcrOptions(s["indexing.ocr"], ocr), on_battery=s["indexing.on_battery"])
+                        ocr=OcrOptions(s["indexing.ocr"], ocr), on_battery=s["indexing.on_battery"],
+                        low_priority=s["indexing.low_priority"])
