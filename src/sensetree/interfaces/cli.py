@@ -233,7 +233,7 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     table.add_row("embedding", escape(info["embedding_model"]))
     table.add_row("sense", escape(info["sense_model"]))
     table.add_row("reranker", escape(info["reranker"]))
-    table.add_row("devices", escape("\n".join(f"{d['role']}: {d['device']} ({d['reason']})" for d in info["devices"])))
+    table.add_row("devices", escape("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"])))
     table.add_row("index size", _size(info["index_bytes"]))
     console.print(table)
 
