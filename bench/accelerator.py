@@ -48,10 +48,11 @@ SEMANTIC = """
 import json, sys
 from sensetree.engine import Engine
 
-data, tree, model, device = sys.argv[1:5]
+data, tree, model, device, threads = sys.argv[1:6]
 with Engine(data) as engine:
     engine.set_setting("embedding.model", model)
     engine.set_setting("compute.device", device)
+    engine.set_setting("embedding.threads", int(threads))
     engine.set_setting("indexing.on_battery", "run")
     engine.set_setting("indexing.low_priority", False)
     engine.add_root(tree)
@@ -108,7 +109,8 @@ def main() -> None:
                 cpu_vectors = vectors if cpu_vectors is None else cpu_vectors
                 cosine = (vectors * cpu_vectors).sum(axis=1)
                 data = scratch_dir / f"data-{model}-{device}"
-                indexed = subprocess.run([sys.executable, "-c", SEMANTIC, str(data), str(tree), model, device],
+                indexed = subprocess.run([sys.executable, "-c", SEMANTIC, str(data), str(tree), model, device,
+                                          str(args.threads)],
                                          capture_output=True, text=True, check=True)
                 semantic = json.loads(indexed.stdout.strip().splitlines()[-1])
                 print(f"{model:<7} {device:<9} {result['device']:<8} {result['load_s']:>7.1f} {result['per_s']:>9.2f} "

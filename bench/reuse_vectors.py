@@ -115,7 +115,7 @@ def _copy_quietly(source: str, target: str) -> None:
         pass
 
 
-def index_with(tree: Path, data: Path, model: str | None, reuse: bool) -> tuple[dict, dict]:
+def index_with(tree: Path, data: Path, model: str | None, reuse: bool, threads: int) -> tuple[dict, dict]:
     with Engine(data) as engine:
         if model:
             engine.set_setting("embedding.model", model)
@@ -123,6 +123,7 @@ def index_with(tree: Path, data: Path, model: str | None, reuse: bool) -> tuple[
         engine.set_setting("indexing.on_battery", "run")
         engine.set_setting("indexing.low_priority", False)  # a shared machine would starve a niced run
         engine.set_setting("indexing.reuse_vectors", reuse)
+        engine.set_setting("embedding.threads", threads)
         engine.add_root(str(tree))
     with Engine(data) as engine:  # its worker pool made with the settings above
         started = time.monotonic()
@@ -141,6 +142,8 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", type=Path, default=Path("/usr/share/doc"))
     parser.add_argument("--subset-chunks", type=int, default=2000)
     parser.add_argument("--model", default=None, help="embedding model (default: the product's default)")
+    parser.add_argument("--threads", type=int, default=2, help="embedding.threads (1 on a crowded machine: "
+                        "two threads that wait for each other at every step crawl when others take the cores)")
     parser.add_argument("--no-whole", dest="whole", action="store_false", help="skip the whole folder's count")
     args = parser.parse_args()
 
@@ -154,7 +157,7 @@ def main() -> None:
             moved = work / "run" / tree.name
             moved.parent.mkdir(exist_ok=True)
             shutil.copytree(tree, moved, symlinks=True)
-            results[reuse] = index_with(moved, work / "run" / f"data-{reuse}", args.model, reuse)
+            results[reuse] = index_with(moved, work / "run" / f"data-{reuse}", args.model, reuse, args.threads)
             shutil.rmtree(moved)
         print(f"subset: {len(list(tree.iterdir()))} package folders of {args.folder}")
         print(f"{'reuse':<6} {'chunks':>7} {'sent to model':>14} {'semantic s':>11} {'index wall s':>13}")
