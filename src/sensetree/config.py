@@ -37,6 +37,12 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
     "indexing.watch_polling": ("auto", "how `index --watch` and `serve` see changes: auto (poll network drives, "
                                        "whose events are missed; the system's events elsewhere), on (poll all), off"),
+    "indexing.reuse_vectors": (True, "a text embedded before under the same model takes its stored vector (off: every "
+                                     "copy goes to the model, for measuring)"),
+    "indexing.low_priority": (True, "indexing and its worker processes yield the CPU to everything else (nice 10, "
+                                    "below normal on Windows); off = normal priority, e.g. on a dedicated machine"),
+    "indexing.on_battery": ("slow", "on battery power: pause (wait for the charger), slow (rest 3 s per second of "
+                                    "work) or run (full speed)"),
     "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),
@@ -63,12 +69,20 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
     "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
                                 "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
+    "compute.device": ("auto", "where the models run: auto (an accelerator onnxruntime has and that agrees with the "
+                               "CPU, else the CPU), cpu, cuda, directml, coreml or openvino"),
+    "compute.embedder_device": ("", "the embedding model's device (empty = compute.device)"),
+    "compute.reranker_device": ("", "the reranker's device (empty = compute.device)"),
+    "compute.ocr_device": ("", "OCR's device (empty = compute.device; rapidocr knows cuda, directml and coreml)"),
 }
 
+DEVICES = ("auto", "cpu", "cuda", "directml", "coreml", "openvino")  # models/devices.py
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf"),
-                                       "indexing.watch_polling": ("auto", "on", "off")}
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf"), "compute.device": DEVICES,
+                                       "indexing.on_battery": ("pause", "slow", "run"),
+                                       "indexing.watch_polling": ("auto", "on", "off"),
+                                       **{f"compute.{role}_device": ("", *DEVICES) for role in ("embedder", "reranker", "ocr")}}
 
 
 def default_data_dir() -> Path:

@@ -23,6 +23,7 @@ from .errors import ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
+from .ingest.reuse import vector_reuse
 from .ingest.scan import ScanReport, scan
 from .ingest.sense import sense_writer
 from .ingest.watcher import watch
@@ -69,7 +70,7 @@ class Engine:
             self.storage = Storage(self.data_dir, self.notices, where)
             self.storage.manifest = self._manifest
         self.choices = Choices(self.storage)
-        self.pool: WorkerPool | RayPool = WorkerPool()  # the keyword phase's worker processes, started on first use
+        self.pool: WorkerPool | RayPool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self._cluster: RayPool | None = None
 
     def distribute(self, address: str) -> None:
@@ -210,7 +211,7 @@ class Engine:
             raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
         before = self.models.expected_identity()
         self.settings.set(key, value)
-        if key.startswith("embedding."):
+        if key.startswith(("embedding.", "compute.")):
             self.models.forget_embedder()
         if self.models.expected_identity() != before:
             return self.storage.match_model(self.models.expected_identity())
@@ -289,9 +290,10 @@ class Engine:
             options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings), options,
-                              self.pool)
-            progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
+            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"]) as reuse:
+                indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings),
+                                  options, self.pool, reuse)
+                progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
             if not stop.is_set():
                 self.store.optimize()
             return progress

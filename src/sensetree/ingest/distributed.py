@@ -35,6 +35,7 @@ import numpy as np
 from .. import paths
 from ..config import Settings
 from ..errors import SenseTreeError
+from ..models.devices import requested_device
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .prepare import Job, Sent, prepare
 
@@ -78,7 +79,7 @@ class IndexWorker:
 
             e = self._embedding
             self._embedder = load_embedder(e["model"], e["base_url"], e["api_key"], e["dimensions"], e["threads"],
-                                           e["batch_size"])
+                                           e["batch_size"], e["device"])
         return self._embedder
 
 
@@ -130,7 +131,8 @@ class RayPool:
         self._threads = max(1, settings["cluster.worker_threads"])
         self._embedding = {"model": settings["embedding.model"], "base_url": settings["embedding.base_url"],
                            "api_key": settings["embedding.api_key"], "dimensions": settings["embedding.dimensions"],
-                           "threads": self._threads, "batch_size": settings["indexing.batch_size"]}
+                           "threads": self._threads, "batch_size": settings["indexing.batch_size"],
+                           "device": requested_device(settings, "embedder")}  # each worker checks its own device
         self._roots = roots
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1) // self._threads))
         self._events: queue.Queue[tuple] = queue.Queue()

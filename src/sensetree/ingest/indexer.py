@@ -15,6 +15,7 @@ returns within a fraction of a second, keeping every commit made), or ``interrup
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Callable
 
@@ -23,8 +24,10 @@ from ..store.catalog import Catalog
 from ..store.chunks import ChunkStore
 from .keyword import KeywordPhase
 from .options import IndexOptions
+from .pace import PACE_META, Pace, Power, lower_priority, read_power
 from .pause import IndexingPaused, wait_for_endpoint
 from .progress import Progress
+from .reuse import VectorReuse
 from .semantic import SemanticPhase
 from .sense import SenseWriter
 from .workers import Stopped, WorkerPool, call_interruptibly
@@ -37,16 +40,18 @@ OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps
 
 class Indexer:
     def __init__(self, catalog: Catalog, store: ChunkStore, load_embedder: Callable[[], Embedder],
-                 senses: SenseWriter, options: IndexOptions, pool: WorkerPool):
+                 senses: SenseWriter, options: IndexOptions, pool: WorkerPool, reuse: VectorReuse | None = None,
+                 power: Callable[[], Power | None] = read_power):
         self.catalog, self.store, self.options = catalog, store, options
         self._load_embedder = load_embedder  # raises EndpointUnavailable while an endpoint is down
         self._embedder: Embedder | None = None
         self._progress = Progress()
         self._stop = threading.Event()
         self._notify: Callable[[Progress], None] = lambda p: None
+        self.pace = Pace(options.on_battery, power, record=lambda state: catalog.set_meta(PACE_META, json.dumps(state)))
         self.keyword = KeywordPhase(catalog, store, pool, senses, options, self._dimension, self.refresh)
         self.semantic = SemanticPhase(catalog, store, self._embedder_for_run, senses, options.max_endpoint_wait,
-                                      self.refresh)
+                                      self.refresh, reuse)
 
     def run(self, progress: Progress | None = None, on_update: Callable[[Progress], None] | None = None,
             stop: threading.Event | None = None, interrupt: threading.Event | None = None) -> Progress:
@@ -55,9 +60,12 @@ class Indexer:
         self._stop = stop = stop or threading.Event()
         self._notify = notify = on_update or (lambda p: None)
         self.refresh(progress)
+        if self.options.low_priority:
+            lower_priority(thread_only=True)  # the user's work first; searches run on other threads
         since_optimize = 0
         try:
             while not stop.is_set():
+                self.pace.between_steps(progress, stop, notify)
                 stored_before = progress.chunks_left
                 if self.keyword.run(progress, stop, notify):
                     if progress.chunks_left - stored_before >= FOLD_AFTER_CHUNKS:

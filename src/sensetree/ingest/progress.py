@@ -36,12 +36,14 @@ class Progress:
     current: str = ""
     phase: str = ""       # 'keyword', 'ocr' or 'semantic' while one runs
     paused: str = ""      # why the queue is waiting, if it is
+    slowed: str = ""      # why indexing rests between steps, if it does (on battery: ingest/pace.py)
     started: float = field(default_factory=time.monotonic)
     extraction: Stage = field(default_factory=Stage)   # files
     ocr: Stage = field(default_factory=Stage)          # pages read by OCR
     sense: Stage = field(default_factory=Stage)        # files whose sense a model wrote
     embedding: Stage = field(default_factory=Stage)    # chunks
     embed_rate: float = 0.0  # chunks/s of the latest semantic batches, smoothed
+    sent_to_model: int = 0   # texts the embedding model was asked for in this run; the other chunks reused a vector
 
     def note_batch_rate(self, chunks: int, seconds: float) -> None:
         if chunks and seconds > 0:
@@ -64,7 +66,7 @@ class Progress:
         return {
             "files": self.files, "keyword_ready": self.keyword, "semantic": self.semantic,
             "chunks_left": self.chunks_left, "files_done": self.files_done, "failed": self.failed, "current": self.current, "phase": self.phase,
-            "paused": self.paused, "embed_rate": round(self.embed_rate, 3),
+            "paused": self.paused, "slowed": self.slowed, "embed_rate": round(self.embed_rate, 3), "sent_to_model": self.sent_to_model,
             "semantic_eta_s": None if eta is None else round(eta, 1),
             "stages": {
                 "extraction": _stage("files", self.extraction),

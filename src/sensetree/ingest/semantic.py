@@ -15,18 +15,20 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from .. import paths
+from ..models.devices import DEVICE_META
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
 from ..store.chunks import ChunkRow, ChunkStore
 from .chunker import rejoin
 from .progress import Progress
+from .reuse import VectorReuse
 from ..store.stored_text import sense_head
 from .sense import SENSE_INPUT_CHARS, SenseWriter, embedded_text, embedding_context
 from .pause import wait_for_endpoint
@@ -53,8 +55,9 @@ class _File:
 
 class SemanticPhase:
     def __init__(self, catalog: Catalog, store: ChunkStore, embedder: Callable[[], Embedder], senses: SenseWriter,
-                 max_endpoint_wait: float, refresh: Callable[[Progress], None]):
+                 max_endpoint_wait: float, refresh: Callable[[Progress], None], reuse: VectorReuse | None = None):
         self.catalog, self.store, self.senses = catalog, store, senses
+        self._reuse = reuse  # vectors of texts embedded before (ingest/reuse.py); None embeds every text
         self._max_wait = max_endpoint_wait
         self._embedder = embedder  # loads the model, waiting for a down endpoint (may raise IndexingPaused)
         self._refresh = refresh
@@ -128,7 +131,7 @@ class SemanticPhase:
                  for file, context in ready for c in file.chunks]
         started = time.perf_counter()
         try:
-            vectors = self._vectors(embedder, texts, progress, stop, notify)
+            vectors, sent = self._new_or_reused(embedder, texts, progress, stop, notify)
         except EmbeddingError as exc:
             if isinstance(exc, EndpointUnavailable):
                 raise
@@ -145,8 +148,13 @@ class SemanticPhase:
                                 for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
         self.catalog.save_senses((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
         progress.embedding.add(len(chunks), seconds)
-        progress.note_batch_rate(len(chunks), seconds)
+        progress.sent_to_model += sent
+        if sent:  # the model's rate sizes the batches and calls: reused vectors cost it nothing
+            progress.note_batch_rate(sent, seconds)
         self.catalog.set_meta(RATE_META, json.dumps({"chunks_per_s": progress.embed_rate, "at": time.time()}))
+        placement = getattr(embedder, "placement", None)  # a device that failed mid-run shows in `status`
+        if placement is not None:
+            self.catalog.set_meta(DEVICE_META, json.dumps(asdict(placement)))
 
     def _with_sense(self, file: _File, stop: threading.Event, progress: Progress) -> tuple[_File, str] | None:
         """The file with its final sense (chunk 0's text rewritten to carry it), and its embedding context.
@@ -173,6 +181,18 @@ class SemanticPhase:
             first["terms"] = None  # analysed again by the store, with the sense it now carries
         file.sense = sense
         return file, embedding_context(sense.text, paths.name_of(file.row.path))
+
+    def _new_or_reused(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
+                       notify: Callable[[Progress], None]) -> tuple[np.ndarray, int]:
+        """The texts' vectors, and how many texts the model was asked for."""
+        def embed(distinct: list[str]) -> np.ndarray:
+            return self._vectors(embedder, distinct, progress, stop, notify)
+
+        if self._reuse is None:
+            return embed(texts), len(texts)
+        sent_before = self._reuse.counts.sent
+        vectors = self._reuse.vectors(embedder.identity, embedder.dimension, texts, embed)
+        return vectors, self._reuse.counts.sent - sent_before
 
     def _vectors(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
                  notify: Callable[[Progress], None]) -> np.ndarray:

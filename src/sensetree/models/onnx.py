@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 
+from .devices import DeviceSession, Feeds
+
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     """Each row to unit length as float32, so that a dot product is the cosine."""
@@ -14,8 +16,10 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
-def onnx_session(path: str | os.PathLike, threads: int):
-    """An onnxruntime CPU session set up for a small machine shared with the user's work."""
+def onnx_session(path: str | os.PathLike, threads: int, device: str = "cpu", probe: Feeds | None = None,
+                 role: str = "embedder") -> DeviceSession:
+    """An onnxruntime session on ``device`` (``models/devices.py``: ``probe`` is the small input its
+    first run is checked with), set up for a small machine shared with the user's work."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -25,4 +29,5 @@ def onnx_session(path: str | os.PathLike, threads: int):
     options.enable_cpu_mem_arena = False
     # Idle spinning threads double per-query latency on a 2-core machine.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return DeviceSession(role, device, lambda providers: ort.InferenceSession(str(path), options, providers=providers),
+                         lambda cpu: probe or {})

@@ -10,6 +10,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
+from sensetree.models.devices import DeviceSession
 from sensetree.models.registry import (
     DEFAULT_RERANKER,
     RERANKERS,
@@ -42,6 +43,7 @@ class CrossEncoder:
         batch_size: int = 16,
         max_length: int = 512,
         name: str | None = None,
+        device: str = "cpu",
     ):
         folder = Path(folder)
         model_file = onnx_model_file(folder)
@@ -56,8 +58,10 @@ class CrossEncoder:
         self.max_length = min(max_length, _position_limit(folder))
         try:
             self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
-            self._session = ort.InferenceSession(
-                str(model_file), _session_options(threads), providers=["CPUExecutionProvider"]
+            options = _session_options(threads)
+            self._session = DeviceSession(
+                "reranker", device, lambda providers: ort.InferenceSession(str(model_file), options, providers=providers),
+                lambda cpu: _probe(self._tokenizer, cpu),
             )
         except Exception as exc:  # a corrupt or unsupported file must not take search down
             raise RerankerUnavailable(f"Could not load the cross-encoder in {folder}: {exc}") from exc
@@ -75,6 +79,11 @@ class CrossEncoder:
             raise RerankerUnavailable(f"{model_file} wants inputs this reranker cannot feed: {sorted(unknown)}")
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "logits" if "logits" in outputs else outputs[0]
+
+    @property
+    def placement(self):
+        """Where the model runs and why (``models/devices.py``)."""
+        return self._session.placement
 
     def logits(self, query: str, passages: Sequence[str]) -> np.ndarray:
         """One float32 logit per passage, in input order; higher means more relevant.
@@ -111,6 +120,15 @@ class CrossEncoder:
         return out.reshape(len(encodings), -1)[:, 0]
 
 
+def _probe(tokenizer: Tokenizer, session) -> dict[str, np.ndarray]:
+    """A small (query, passage) pair in the inputs the graph wants: a device's first run."""
+    encoding = tokenizer.encode("what does a probe check?", "That a device's scores agree with the CPU's.")
+    ids = np.array([encoding.ids], np.int64)
+    available = dict(zip(_INPUT_NAMES, (ids, np.ones_like(ids), np.array([encoding.type_ids], np.int64))))
+    return {i.name: available[i.name].astype(np.int32 if i.type == "tensor(int32)" else np.int64)
+            for i in session.get_inputs() if i.name in available}
+
+
 def _session_options(threads: int) -> ort.SessionOptions:
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, threads)
@@ -141,6 +159,7 @@ def load_reranker(
     threads: int = 2,
     batch_size: int = 16,
     max_length: int = 512,
+    device: str = "cpu",
 ) -> CrossEncoder:
     """The cross-encoder ``name`` (a known model name or a folder path); raises RerankerUnavailable."""
     folder = find_reranker(name, models_dir)
@@ -155,4 +174,4 @@ def load_reranker(
             f"Reranker {name!r} is not installed. {pull} an ONNX cross-encoder folder "
             f"(model.onnx + tokenizer.json) at {Path(models_dir) / folder_name(name)}."
         )
-    return CrossEncoder(folder, name=name, threads=threads, batch_size=batch_size, max_length=max_length)
+    return CrossEncoder(folder, name=name, threads=threads, batch_size=batch_size, max_length=max_length, device=device)

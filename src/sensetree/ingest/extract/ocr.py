@@ -62,6 +62,7 @@ class OcrSettings:
     max_pages: int = 200  # pages read by OCR per file; a longer scan is indexed by its first ones, and says so
     max_memory: int = 2 * 1024**3  # bytes of resident memory for the worker
     threads: int = 2  # RapidOCR's; Tesseract runs one thread per page
+    device: str = "cpu"  # RapidOCR's onnxruntime device (compute.ocr_device; models/devices.py)
 
 
 def tesseract_languages() -> tuple[str, ...]:
@@ -182,7 +183,7 @@ class _Worker:
         package_root = str(Path(__file__).resolve().parents[3])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
         command = [sys.executable, "-m", f"{__package__}.ocr_worker"]
-        self._process, self._requests, self._replies = _start_worker(command, settings.threads, env)
+        self._process, self._requests, self._replies = _start_worker(command, [str(settings.threads), settings.device], env)
         self._ready = False
 
     def alive(self) -> bool:
@@ -226,17 +227,17 @@ class _Worker:
             self._process.wait(timeout=10)
 
 
-def _start_worker(command: list[str], threads: int, env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
+def _start_worker(command: list[str], options: list[str], env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
     """The worker process and its (requests, replies) connections: on POSIX two pipes whose child ends it
     inherits by number; on Windows, which cannot pass file descriptors, one duplex pipe's handle."""
     from multiprocessing.connection import Connection
 
     if os.name == "nt":
-        return _start_with_handle(command, threads, env)
+        return _start_with_handle(command, options, env)
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()
     try:
-        process = subprocess.Popen([*command, "fds", str(request_read), str(reply_write), str(threads)],
+        process = subprocess.Popen([*command, "fds", str(request_read), str(reply_write), *options],
                                    pass_fds=(request_read, reply_write), stdin=subprocess.DEVNULL, env=env)
     finally:
         os.close(request_read)
@@ -244,7 +245,7 @@ def _start_worker(command: list[str], threads: int, env: dict) -> tuple[subproce
     return process, Connection(request_write, readable=False), Connection(reply_read, writable=False)
 
 
-def _start_with_handle(command: list[str], threads: int, env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
+def _start_with_handle(command: list[str], options: list[str], env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
     """Windows: one duplex named pipe (multiprocessing's), its child end inherited as a handle."""
     import multiprocessing
 
@@ -253,7 +254,7 @@ def _start_with_handle(command: list[str], threads: int, env: dict) -> tuple[sub
     os.set_handle_inheritable(handle, True)  # type: ignore[attr-defined]
     startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})  # type: ignore[attr-defined]
     try:
-        process = subprocess.Popen([*command, "handle", str(handle), str(threads)], startupinfo=startupinfo,
+        process = subprocess.Popen([*command, "handle", str(handle), *options], startupinfo=startupinfo,
                                    stdin=subprocess.DEVNULL, env=env)
     finally:
         theirs.close()
@@ -269,11 +270,14 @@ def _resident_bytes(pid: int | None) -> int:
         return 0
 
 
-def serve(requests: Connection, replies: Connection, threads: int) -> None:
-    """The worker's loop: (width, height, grayscale bytes) in, ("ok", text) or ("error", reason) out."""
+def serve(requests: Connection, replies: Connection, threads: int, device: str = "cpu") -> None:
+    """The worker's loop: (width, height, grayscale bytes) in, ("ok", text) or ("error", reason) out.
+
+    A page that fails on an accelerator is read again on the CPU, which reads the rest from then on."""
     import numpy as np
 
-    engine = _rapidocr(threads)
+    accelerator = ocr_accelerator(device)
+    engine = _rapidocr(threads, accelerator)
     replies.send(("ready", ""))
     while True:
         try:
@@ -282,14 +286,32 @@ def serve(requests: Connection, replies: Connection, threads: int) -> None:
             return
         try:
             gray = np.frombuffer(pixels, dtype=np.uint8).reshape(height, width)
-            result = engine(np.repeat(gray[:, :, None], 3, axis=2))
+            image = np.repeat(gray[:, :, None], 3, axis=2)
+            try:
+                result = engine(image)
+            except Exception:
+                if accelerator is None:
+                    raise
+                engine, accelerator = _rapidocr(threads, None), None
+                result = engine(image)
             lines = list(zip(result.boxes, result.txts)) if result.boxes is not None else []
             replies.send(("ok", layout(lines)))
         except Exception as exc:  # the engine raises anything on odd input; the page fails alone
             replies.send(("error", reason(exc)))
 
 
-def _rapidocr(threads: int):
+def ocr_accelerator(requested: str, available: Sequence[str] | None = None) -> str | None:
+    """The accelerator RapidOCR runs on for the setting (cuda, directml, coreml), or None for the CPU."""
+    from ...models.devices import accelerators_to_try, available_providers
+
+    devices, _ = accelerators_to_try(requested, available_providers() if available is None else available, "ocr")
+    return devices[0] if devices else None
+
+
+RAPIDOCR_DEVICES = {"cuda": "use_cuda", "directml": "use_dml", "coreml": "use_coreml"}  # its onnxruntime flags
+
+
+def _rapidocr(threads: int, accelerator: str | None = None):
     """RapidOCR on its bundled models, named by path so that it can never try to download one."""
     from rapidocr import RapidOCR
 
@@ -308,6 +330,7 @@ def _rapidocr(threads: int):
         "Cls.model_path": str(models / "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
         "EngineConfig.onnxruntime.intra_op_num_threads": threads,
         "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        **({f"EngineConfig.onnxruntime.{RAPIDOCR_DEVICES[accelerator]}": True} if accelerator else {}),
     })
 
 

@@ -981,7 +981,7 @@ function renderStatus(status) {
   const failed = counts.failed ?? 0;
   $("status-dot").className = `dot ${progress.paused ? "paused" : progress.running ? "busy" : failed ? "failed" : "idle"}`;
   $("status-state").textContent = progress.paused ? `Paused: ${progress.paused}`
-    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · semantic ${progress.semantic ?? 0}/${progress.files ?? 0}${progress.semantic_eta_s ? ` · ETA ${duration(progress.semantic_eta_s)}` : ""}`
+    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · semantic ${progress.semantic ?? 0}/${progress.files ?? 0}${progress.semantic_eta_s ? ` · ETA ${duration(progress.semantic_eta_s)}` : ""}${progress.slowed ? ` · ${progress.slowed}` : ""}`
       : status.roots?.length ? "Up to date" : "No folder yet: add one in the Explorer";
   const parts = [`${counts.indexed ?? 0} indexed`];
   if (counts.keyword) parts.push(`${counts.keyword} keyword-ready`);
