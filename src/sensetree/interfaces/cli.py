@@ -35,6 +35,7 @@ from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
 from .chat_cli import register as register_chat
+from .doctor import register as register_doctor
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
@@ -43,7 +44,7 @@ from .views import queue_view, status_view
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 config_app = typer.Typer(help="Read and change settings (settings.toml in the data dir).", no_args_is_help=True)
-models_app = typer.Typer(help="Models: what is installed, what can be pulled.", no_args_is_help=True)
+models_app = typer.Typer(help="Models: what is installed, what can be pulled or prepared.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 
@@ -543,6 +544,7 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 register_chat(app)
 register_mcp(app)
 register_serve(app)
+register_doctor(app, models_app)
 
 
 M_ARENA_MAX = -8  # mallopt's parameter number, from glibc's malloc.h
