@@ -49,17 +49,20 @@ def sha256_of(path: Path) -> str:
 
 
 def stderr_progress(label: str) -> Progress:
-    """A progress line on stderr, rewritten at most twice a second, ended when the bytes are all in."""
+    """A progress line on stderr: on a terminal rewritten at most twice a second, in a log once at the
+    start and once at the end; ended when the bytes are all in."""
     last = [0.0]
+    live = sys.stderr.isatty()
 
     def show(done: int, total: int) -> None:
         now = time.monotonic()
         finished = bool(total) and done >= total
-        if now - last[0] < 0.5 and not finished:
+        if not finished and (now - last[0] < 0.5 if live else last[0]):
             return
         last[0] = now
         size = f"{done / 1e6:.1f} / {total / 1e6:.1f} MB" if total else f"{done / 1e6:.1f} MB"
-        print(f"\r{label}: {size}", end="\n" if finished else "", file=sys.stderr, flush=True)
+        print(f"\r{label}: {size}" if live else f"{label}: {size}", end="\n" if finished or not live else "",
+              file=sys.stderr, flush=True)
 
     return show
 
