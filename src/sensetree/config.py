@@ -65,7 +65,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "rrf")}
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "evidence", "rrf")}
 
 
 def default_data_dir() -> Path:

@@ -131,6 +131,14 @@ def query_languages(query: str) -> tuple[str, ...]:
     return tuple(code for code, share in ranked[:3] if share >= QUERY_LANGUAGE_SHARE) or (ranked[0][0],)
 
 
+@functools.lru_cache(maxsize=256)
+def sure_query_language(query: str, share: float) -> str | None:
+    """The query's language when the identifier gives it at least ``share``; None when a short
+    query leaves it unsure ("COVID-19 vaccine" reads as Italian at 0.07)."""
+    ranked = _identifier().rank(query) if query.strip() else []
+    return ranked[0][0] if ranked and ranked[0][1] >= share else None
+
+
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, from its first characters; None for text without letters."""
     if not _has_letters(text):
