@@ -13,6 +13,7 @@ the product's legs), each hit as corpus id, chunk index, leg score and chunk lan
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -174,15 +175,14 @@ def variants(data: dict) -> dict:
         return files_of(evidence_fusion(record["query"], model, *candidates(record)).candidates)
 
     out["evidence"] = evidence
-    for name, values in EVIDENCE_GRID.items():
-        for value in values:
-            out[f"evidence-{name.lower()}-{value}"] = lambda r, name=name, value=value: \
-                with_params({name: value}, evidence, r)
+    for combination in itertools.product(*([(name, value) for value in values] for name, values in EVIDENCE_GRID.items())):
+        label = ",".join(f"{''.join(word[0] for word in name.lower().split('_'))}={value}" for name, value in combination)
+        out[f"evidence:{label}"] = lambda r, params=dict(combination): with_params(params, evidence, r)
     return out
 
 
-# the evidence fusion's parameters and the values `grid --only evidence` tries for each
-EVIDENCE_GRID: dict[str, tuple] = {"CROSS_BM25_SHARE": (0.0, 0.05, 0.1, 0.2, 0.3)}
+# the evidence fusion's parameters and the values `grid --only evidence` tries: every combination
+EVIDENCE_GRID: dict[str, tuple] = {"CROSS_BM25_SHARE": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)}
 
 
 def with_params(params: dict, rank, record: dict) -> list[str]:
@@ -242,11 +242,11 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
             if only and only not in mode and mode not in ("dense", "bm25"):
                 continue
             table.setdefault(mode, []).append(mean_metrics({q["id"]: rank(q) for q in records}, data["qrels"])["ndcg@10"])
-    print(f"{'variant':<16}" + "".join(f"{c:>18}" for c in columns) + f"{'min margin':>12}")
+    print(f"{'variant':<24}" + "".join(f"{c:>18}" for c in columns) + f"{'min margin':>12}")
     best_leg = [max(table.get("dense", [0] * len(columns))[i], table["bm25"][i]) for i in range(len(columns))]
     for mode, values in table.items():
         margin = min(v - b for v, b in zip(values, best_leg))
-        print(f"{mode:<16}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
+        print(f"{mode:<24}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
 
 
 def table(paths: list[Path], baseline: Path | None) -> None:

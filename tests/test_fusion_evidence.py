@@ -48,7 +48,7 @@ def test_cross_lingual_keywords_that_match_only_names_lose_their_share():
     sparse = bm25_hits([("g7", 14.0), ("g8", 9.0), ("g2", 4.0), ("g1", 1.0)], lang="de")
     evidence = evidence_of(ENGLISH_QUESTION, dense, sparse)
     assert evidence.query_language == "en" and evidence.bm25_languages == ("de",)
-    assert evidence.bm25_in_query_language == 0.0
+    assert evidence.query_in_bm25_language < 0.001 and evidence.keywords_cross_languages
     weights = evidence_weights(ENGLISH_QUESTION, E5, dense, sparse)
     assert (weights.dense, weights.bm25) == pytest.approx((1 - CROSS_BM25_SHARE, CROSS_BM25_SHARE))
     assert "de" in weights.reason and "en" in weights.reason
@@ -66,12 +66,15 @@ def test_the_same_lists_in_the_querys_own_language_keep_the_usual_shares():
 
 
 def test_a_query_too_short_to_tell_its_language_is_not_taken_as_foreign():
-    # "COVID-19 vaccine" reads as Italian at 0.07: no sure language, so no cross-lingual cut
+    # "COVID-19 vaccine" reads as Italian at 0.07, "Uganda" as Ganda at 0.78: no cross-lingual cut
     dense = dense_hits([("e1", 0.89), ("e2", 0.84)])
     sparse = bm25_hits([("e2", 12.0), ("e1", 8.0)])
-    evidence = evidence_of("COVID-19 vaccine", dense, sparse)
-    assert evidence.query_language is None and evidence.bm25_in_query_language == 1.0
-    assert evidence_weights("COVID-19 vaccine", E5, dense, sparse) == EQUAL
+    for query in ("COVID-19 vaccine", "Uganda"):
+        evidence = evidence_of(query, dense, sparse)
+        assert evidence.query_language is None and not evidence.keywords_cross_languages
+        assert evidence_weights(query, E5, dense, sparse) == EQUAL
+    # a whole question is judged: English, and surely not German
+    assert evidence_of(ENGLISH_QUESTION, dense, bm25_hits([("g1", 3.0)], lang="de")).keywords_cross_languages
 
 
 def test_an_english_only_dense_model_still_gets_no_say_on_a_foreign_query():
@@ -102,7 +105,7 @@ def test_margins_read_the_shape_of_each_legs_list():
 
 
 def test_the_evidence_is_explained_in_plain_values():
-    evidence = Evidence("en", ("de",), ("de", "en"), 0.1, 0.3, 0.25, 0.9)
+    evidence = Evidence("en", ("de",), ("de", "en"), 0.0001, 0.3, 0.25, 0.9)
     assert evidence.as_dict() == {"query_language": "en", "dense_languages": "de", "bm25_languages": "de/en",
                                   "agreement": 0.3, "dense_margin": 0.25, "bm25_margin": 0.9}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..store.terms import query_languages, sure_query_language
+from ..store.terms import language_shares, query_languages
 from .types import Candidate
 
 RRF_K = 60
@@ -48,6 +48,7 @@ TOP_HITS = 10  # the dense hits whose languages tell whether the model could rea
 # nDCG@10, but below it they favour BM25's tail (a file only the dense leg found scores at most the
 # dense share), so Recall@100 fell under RRF's. SciFact train: R@100 0.934 -> 0.960, nDCG@10 the same.
 HEAD_FILES = 10
+TAIL_SHARE = 0.2  # a leg weighted less than this has no say in the tail's ranks either
 EQUAL = LegWeights(DENSE_SHARE, 1.0 - DENSE_SHARE, "both legs read the query")
 
 
@@ -97,7 +98,8 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     pool is flat. The file is represented by its chunk with the best score by the same weights
     (its snippet, what a reranker reads and what the assistant quotes): the chunk both legs
     agree on rather than one leg's favourite. Candidates keep their chunk-level ranks for the explanation.
-    Below the first ``HEAD_FILES`` files, the order is by file-level RRF over the legs that have a say.
+    Below the first ``HEAD_FILES`` files, the order is by file-level RRF over the legs weighted at least
+    ``TAIL_SHARE``.
     """
     merged = _merge(dense, sparse)
     files: dict[str, float] = {}
@@ -116,7 +118,8 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     for path, key in chosen.items():
         merged[key].rrf = files[path]
     ranked = _ordered(merged[key] for key in chosen.values())
-    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense > 0 else [], sparse)
+    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense >= TAIL_SHARE else [],
+                                                sparse if weights.bm25 >= TAIL_SHARE else [])
 
 
 def _by_file_ranks(tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate],
@@ -167,7 +170,13 @@ def _ordered(candidates: Iterable[Candidate]) -> list[Candidate]:
 # --- the evidence fusion: leg weights from what the legs returned for this query ---------------------
 
 EVIDENCE_FILES = 10  # each leg's first files, which the evidence is read from
-SURE_LANGUAGE = 0.5  # the identifier's share above which a query's language is taken as known
+# A query is taken as foreign to the files when the language identifier is sure of its language (this
+# share) and gives the files' language less than FOREIGN_SHARE: full questions in another language
+# score 1e-6 to 2e-4, and the shortest English queries of the dev sets at least 0.014. Queries shorter
+# than SURE_CHARS are names or terms whose language is a guess ("Uganda": Ganda at 0.78), never foreign.
+SURE_LANGUAGE = 0.5
+FOREIGN_SHARE = 0.001
+SURE_CHARS = 20
 # BM25's share when it ranks first files in a language the query is not in, while the dense model reads
 # the query: the keyword leg can then match only names and numbers, and its scores look no less sure.
 CROSS_BM25_SHARE = 0.1
@@ -177,13 +186,18 @@ CROSS_BM25_SHARE = 0.1
 class Evidence:
     """What one query's legs returned, as the evidence fusion reads it (shown by ``--explain``)."""
 
-    query_language: str | None  # None when the query is too short to tell
+    query_language: str | None  # the identifier's first guess, None when unsure or the query is short
     dense_languages: tuple[str, ...]  # the languages of the dense leg's first files, most frequent first
     bm25_languages: tuple[str, ...]
-    bm25_in_query_language: float  # the share of BM25's first files in the query's language
+    query_in_bm25_language: float  # how likely the query is in the language of most of BM25's first files
     agreement: float  # the share of the first files both legs rank there
     dense_margin: float  # how far a leg's first file stands above its 10th, over the leg's span, in [0, 1]
     bm25_margin: float
+
+    @property
+    def keywords_cross_languages(self) -> bool:
+        """The query is surely in one language and BM25's first files surely in another."""
+        return self.query_language is not None and self.query_in_bm25_language < FOREIGN_SHARE
 
     def as_dict(self) -> dict:
         return {"query_language": self.query_language, "dense_languages": "/".join(self.dense_languages),
@@ -194,17 +208,17 @@ class Evidence:
 def evidence_of(query: str, dense: list[Candidate], sparse: list[Candidate]) -> Evidence:
     """The evidence of both legs' lists: each file by its best chunk, the first ``EVIDENCE_FILES`` of each leg."""
     dense_files, sparse_files = _best_chunks(dense, "cosine"), _best_chunks(sparse, "bm25")
-    language = sure_query_language(query, SURE_LANGUAGE)
-    sparse_languages = [c.lang for c in sparse_files[:EVIDENCE_FILES]]
+    shares = language_shares(query) if len(query) >= SURE_CHARS else {}
+    guess = max(shares, key=shares.__getitem__, default=None)
+    bm25_languages = _by_frequency(c.lang for c in sparse_files[:EVIDENCE_FILES])
     dense_top = {c.path for c in dense_files[:EVIDENCE_FILES]}
     sparse_top = {c.path for c in sparse_files[:EVIDENCE_FILES]}
     shorter = min(len(dense_top), len(sparse_top))
     return Evidence(
-        query_language=language,
+        query_language=guess if guess and shares[guess] >= SURE_LANGUAGE else None,
         dense_languages=_by_frequency(c.lang for c in dense_files[:EVIDENCE_FILES]),
-        bm25_languages=_by_frequency(sparse_languages),
-        bm25_in_query_language=(sum(lang == language for lang in sparse_languages) / len(sparse_languages)
-                                if language and sparse_languages else 1.0),
+        bm25_languages=bm25_languages,
+        query_in_bm25_language=shares.get(bm25_languages[0], 0.0) if shares and bm25_languages else 1.0,
         agreement=len(dense_top & sparse_top) / shorter if shorter else 0.0,
         dense_margin=_margin([c.cosine or 0.0 for c in dense_files], FLOORS["cosine"]),
         bm25_margin=_margin([c.bm25 or 0.0 for c in sparse_files], FLOORS["bm25"]))
@@ -219,7 +233,7 @@ def evidence_weights(query: str, model: str, dense: list[Candidate], sparse: lis
     if gated.dense == 0.0 or not dense or not sparse:
         return gated
     evidence = evidence or evidence_of(query, dense, sparse)
-    if evidence.query_language and evidence.bm25_in_query_language < 0.5:
+    if evidence.keywords_cross_languages:
         return LegWeights(1.0 - CROSS_BM25_SHARE, CROSS_BM25_SHARE,
                           f"BM25's first files are {'/'.join(evidence.bm25_languages)}, the query is "
                           f"{evidence.query_language}: keywords can match only names and numbers")

@@ -132,11 +132,9 @@ def query_languages(query: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def sure_query_language(query: str, share: float) -> str | None:
-    """The query's language when the identifier gives it at least ``share``; None when a short
-    query leaves it unsure ("COVID-19 vaccine" reads as Italian at 0.07)."""
-    ranked = _identifier().rank(query) if query.strip() else []
-    return ranked[0][0] if ranked and ranked[0][1] >= share else None
+def language_shares(query: str) -> dict[str, float]:
+    """How likely the query is in each language, by the identifier (shares sum to 1)."""
+    return dict(_identifier().rank(query)) if query.strip() else {}
 
 
 def detect_language(text: str) -> str | None:
