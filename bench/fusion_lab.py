@@ -27,7 +27,7 @@ from sensetree.config import default_data_dir  # noqa: E402
 from sensetree.engine import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 import sensetree.search.fusion as fusion_module  # noqa: E402
-from sensetree.search.fusion import LegWeights, evidence_fusion, fuse, fuse_files, leg_weights  # noqa: E402
+from sensetree.search.fusion import FUSIONS, LegWeights, evidence_fusion, fuse, fuse_files, leg_weights  # noqa: E402
 from sensetree.search.legs import dense_leg, sparse_leg  # noqa: E402
 from sensetree.search.types import Candidate  # noqa: E402
 from sensetree.store.terms import query_languages  # noqa: E402
@@ -182,7 +182,7 @@ def variants(data: dict) -> dict:
 
 
 # the evidence fusion's parameters and the values `grid --only evidence` tries: every combination
-EVIDENCE_GRID: dict[str, tuple] = {"CROSS_BM25_SHARE": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)}
+EVIDENCE_GRID: dict[str, tuple] = {"CROSS_BM25_SHARE": (0.0, 0.05, 0.1, 0.2, 0.3)}
 
 
 def with_params(params: dict, rank, record: dict) -> list[str]:
@@ -249,32 +249,28 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
         print(f"{mode:<24}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
 
 
-def table(paths: list[Path], baseline: Path | None) -> None:
-    """Markdown rows: dense, bm25, the seed's RRF and the weighted fusion, beside an earlier build's
-    `sensetree eval` report (``base-<set>-<model>.json`` in ``baseline``: its hybrid is the seed's RRF)."""
-    print("| set | model | split | mode | nDCG@10 | R@100 | MRR@10 | leg p50 ms | before nDCG@10 | R@100 | MRR@10 | p50 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+def table(paths: list[Path], part: str = "rest") -> None:
+    """Markdown rows: nDCG@10 / Recall@100 of the legs and of every fusion, per dump; test splits of
+    sets without another split keep only ``part`` of their queries (see ``in_part``)."""
+    modes = ("dense", "bm25", "rrf-chunks", "weighted", "evidence")
+    print("| set | model | split | queries | " + " | ".join(modes) + " | evidence - better leg |")
+    print("|---|---|---|---|" + "---|" * (len(modes) + 1))
     for path in paths:
         data = load_dump(path)
+        split_part = part if data["split"] == "test" and data["set"] not in ("scifact", "nfcorpus") else "all"
+        records = [q for q in data["queries"] if in_part(q["id"], split_part)]
         ranks = variants(data)
-        before = {}
-        if baseline and data["split"] == "test":
-            old = baseline / f"base-{data['set']}-{data['model']}.json"
-            before = json.loads(old.read_text()) if old.exists() else {}
-        dense_ms = statistics.median(q["dense_ms"] for q in data["queries"])
-        bm25_ms = statistics.median(q["bm25_ms"] for q in data["queries"])
-        for mode, old_mode, ms in (("dense", "dense", f"{dense_ms:.0f}"), ("bm25", "bm25", f"{bm25_ms:.0f}"),
-                                   ("rrf-chunks", "hybrid", f"{dense_ms:.0f} + {bm25_ms:.0f}"),
-                                   ("weighted", None, f"{dense_ms:.0f} + {bm25_ms:.0f}")):
+        cells, ndcg = [], {}
+        for mode in modes:
             if mode not in ranks:
+                cells.append("—")
                 continue
-            m = mean_metrics({q["id"]: ranks[mode](q) for q in data["queries"]}, data["qrels"])
-            was = before.get(old_mode, {}) if old_mode else {}
-            old_cells = ([f"{was[k]:.3f}" for k in ("ndcg@10", "recall@100", "mrr@10")] + [f"{was['p50_ms']:.0f}"]
-                         if was else ["—"] * 4)
-            label = {"rrf-chunks": "hybrid, seed RRF", "weighted": "hybrid, weighted"}.get(mode, mode)
-            print(f"| {data['set']} | {data['model']} | {data['split']} | {label} | {m['ndcg@10']:.3f} | "
-                  f"{m['recall@100']:.3f} | {m['mrr@10']:.3f} | {ms} | " + " | ".join(old_cells) + " |")
+            m = mean_metrics({q["id"]: ranks[mode](q) for q in records}, data["qrels"])
+            ndcg[mode] = m["ndcg@10"]
+            cells.append(f"{m['ndcg@10']:.3f} / {m['recall@100']:.3f}")
+        margin = ndcg["evidence"] - max(ndcg.get("dense", 0.0), ndcg["bm25"])
+        print(f"| {data['set']} | {data['model']} | {data['split']} | {len(records)} | " + " | ".join(cells)
+              + f" | {margin:+.3f} |")
 
 
 def score(paths: list[Path], only: str | None = None) -> None:
@@ -287,6 +283,23 @@ def score(paths: list[Path], only: str | None = None) -> None:
             m = mean_metrics({q["id"]: rank(q) for q in data["queries"]}, qrels)
             print(f"{data['set']:<14} {data['model']:<7} {data['split']:<6} {mode:<16} nDCG@10 {m['ndcg@10']:.4f} "
                   f"R@100 {m['recall@100']:.4f} MRR@10 {m['mrr@10']:.4f}")
+
+
+def cost(paths: list[Path], rounds: int = 3) -> None:
+    """CPU time of each fusion per query on the dumps' legs (process time, so other processes' load
+    counts less than in wall time), the fusions interleaved round by round."""
+    records = [(data["identity"], record) for data in map(load_dump, paths) for record in data["queries"]]
+    times: dict[str, list[float]] = {name: [] for name in FUSIONS}
+    for _ in range(rounds):
+        for name, method in FUSIONS.items():
+            for model, record in records:
+                dense, sparse = candidates(record)
+                started = time.process_time()
+                method(record["query"], model, dense, sparse)
+                times[name].append((time.process_time() - started) * 1000)
+    for name, values in times.items():
+        print(f"{name:<10} per query: mean {statistics.mean(values):.3f} ms, p50 {statistics.median(values):.3f} ms "
+              f"({len(values)} fusions)")
 
 
 def main() -> None:
@@ -310,7 +323,9 @@ def main() -> None:
     s.add_argument("--only", help="variants whose name holds this")
     t = commands.add_parser("table")
     t.add_argument("dumps", type=Path, nargs="+")
-    t.add_argument("--baseline", type=Path)
+    t.add_argument("--part", default="rest", choices=("tune", "rest", "all"))
+    c = commands.add_parser("cost")
+    c.add_argument("dumps", type=Path, nargs="+")
     g = commands.add_parser("grid")
     g.add_argument("dumps", type=Path, nargs="+")
     g.add_argument("--only", help="variants whose name holds this")
@@ -323,7 +338,9 @@ def main() -> None:
             dump(dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag,
                  args.queries_from, args.sample, vectors)
     elif args.command == "table":
-        table(args.dumps, args.baseline)
+        table(args.dumps, args.part)
+    elif args.command == "cost":
+        cost(args.dumps)
     elif args.command == "grid":
         grid(args.dumps, args.only, args.part)
     else:

@@ -20,7 +20,7 @@ SETTINGS_FILE = "settings.toml"
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
-    "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query), evidence (weighted, and BM25 cut when its files are in another language than the query) or rrf (the seed's plain RRF on chunks)"),
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
@@ -65,7 +65,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("weighted", "evidence", "rrf")}
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("evidence", "weighted", "rrf")}
 
 
 def default_data_dir() -> Path:
