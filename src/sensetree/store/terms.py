@@ -127,7 +127,7 @@ def query_languages(query: str) -> tuple[str, ...]:
     """The languages a query is likely to be in, most likely first (the best guess always)."""
     if not query.strip():
         return ()
-    ranked = _identifier().rank(query)
+    ranked = list(language_shares(query).items())  # one identification a query, shared with the fusion
     return tuple(code for code, share in ranked[:3] if share >= QUERY_LANGUAGE_SHARE) or (ranked[0][0],)
 
 
