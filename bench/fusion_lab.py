@@ -13,6 +13,7 @@ the product's legs), each hit as corpus id, chunk index, leg score and chunk lan
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -26,7 +27,7 @@ from sensetree.config import default_data_dir  # noqa: E402
 from sensetree.engine import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 import sensetree.search.fusion as fusion_module  # noqa: E402
-from sensetree.search.fusion import LegWeights, fuse, fuse_files, leg_weights  # noqa: E402
+from sensetree.search.fusion import FUSIONS, LegWeights, evidence_fusion, fuse, fuse_files, leg_weights  # noqa: E402
 from sensetree.search.legs import dense_leg, sparse_leg  # noqa: E402
 from sensetree.search.types import Candidate  # noqa: E402
 from sensetree.store.terms import query_languages  # noqa: E402
@@ -35,10 +36,30 @@ POOL = 160  # the pipeline's pool at limit 100, as `sensetree eval` searches
 EVAL = Path("/work/shared/eval")
 
 
+def cross_queries(dataset: Path, source: Path, qrels: dict[str, dict[str, int]]) -> list[dict]:
+    """``source``'s queries that ``dataset`` judges under the same id: a parallel set's questions in
+    another language, asked of this language's corpus (XQuAD's question ids are shared)."""
+    texts = {str(q["_id"]): q for q in map(json.loads, (source / "queries.jsonl").open(encoding="utf-8"))}
+    return [texts[qid] for qid in qrels if qid in texts]
+
+
 def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25_only: bool = False,
-         tag: str = "") -> Path:
+         tag: str = "", queries_from: list[Path] = (), sample: int = 1,
+         vectors: dict[str, object] | None = None) -> list[Path]:
+    """One dump per query source (the dataset's own queries, or each of ``queries_from``), one index.
+
+    ``sample`` > 1 keeps the queries of two parts in ``sample`` (crc32 of the id: the tuning part
+    and the next, see ``in_part``); ``vectors`` caches query vectors across corpora (same text, same vector).
+    """
     dataset = dataset.resolve()
     queries, qrels = load_split(dataset, split)
+    sources = [(f"q{source.name}", cross_queries(dataset, source.resolve(), qrels)) for source in queries_from] \
+        or [("", queries)]
+    if sample > 1:
+        sources = [(suffix, [q for q in asked if zlib.crc32(str(q["_id"]).encode()) % sample < 2])
+                   for suffix, asked in sources]
+    vectors = {} if vectors is None else vectors
+    targets = []
     with Engine(default_data_dir()) as engine, eval_engine(engine, dataset, model, print) as (evaluator, mapping):
         store = evaluator.store
         if reanalyse:
@@ -47,28 +68,35 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25
             store.build_fts_index()
             print(f"reanalysed {rows} chunks in {time.perf_counter() - started:.1f} s")
         retriever = evaluator.retriever()
-        records = []
-        for query in queries:
-            text = query["text"]
-            started = time.perf_counter()
-            dense = [] if bm25_only else dense_leg(store, retriever.embed_query(text), POOL, None)
-            dense_ms = (time.perf_counter() - started) * 1000
-            started = time.perf_counter()
-            sparse = sparse_leg(store, text, POOL, None, store.build_fts_index)
-            bm25_ms = (time.perf_counter() - started) * 1000
-            records.append({
-                "id": str(query["_id"]), "query": text, "langs": query_languages(text), "dense_ms": dense_ms, "bm25_ms": bm25_ms,
-                "dense": [[mapping.get(c.path, c.path), c.chunk_index, round(c.cosine, 6), c.lang] for c in dense],
-                "bm25": [[mapping.get(c.path, c.path), c.chunk_index, round(c.bm25, 6), c.lang] for c in sparse]})
-        name = f"{dataset.parent.name}-{dataset.name}" if dataset.parent.name == "xquad" else dataset.name
-        target = out / f"{name}.{model}.{split}{tag}.json"
-        out.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps({"set": name, "model": model, "identity": evaluator.embedder.identity,
-                                      "split": split, "qrels": {r["id"]: qrels[r["id"]] for r in records},
-                                      "queries": records}))
-    print(f"{target}: {len(records)} queries, dense p50 {statistics.median(r['dense_ms'] for r in records):.1f} ms, "
-          f"bm25 p50 {statistics.median(r['bm25_ms'] for r in records):.1f} ms")
-    return target
+        for suffix, asked in sources:
+            records = []
+            for query in asked:
+                text = query["text"]
+                started = time.perf_counter()
+                if not bm25_only and text not in vectors:
+                    vectors[text] = retriever.embed_query(text)
+                dense = [] if bm25_only else dense_leg(store, vectors[text], POOL, None)
+                dense_ms = (time.perf_counter() - started) * 1000
+                started = time.perf_counter()
+                sparse = sparse_leg(store, text, POOL, None, store.build_fts_index)
+                bm25_ms = (time.perf_counter() - started) * 1000
+                records.append({
+                    "id": str(query["_id"]), "query": text, "langs": query_languages(text), "dense_ms": dense_ms,
+                    "bm25_ms": bm25_ms,
+                    "dense": [[mapping.get(c.path, c.path), c.chunk_index, round(c.cosine, 6), c.lang] for c in dense],
+                    "bm25": [[mapping.get(c.path, c.path), c.chunk_index, round(c.bm25, 6), c.lang] for c in sparse]})
+            name = f"{dataset.parent.name}-{dataset.name}" if dataset.parent.name == "xquad" else dataset.name
+            name += f"-{suffix}" if suffix else ""
+            target = out / f"{name}.{model}.{split}{tag}.json"
+            out.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps({"set": name, "model": model, "identity": evaluator.embedder.identity,
+                                          "split": split, "qrels": {r["id"]: qrels[r["id"]] for r in records},
+                                          "queries": records}))
+            print(f"{target}: {len(records)} queries, dense p50 "
+                  f"{statistics.median(r['dense_ms'] for r in records):.1f} ms, "
+                  f"bm25 p50 {statistics.median(r['bm25_ms'] for r in records):.1f} ms", flush=True)
+            targets.append(target)
+    return targets
 
 
 def candidates(record: dict) -> tuple[list[Candidate], list[Candidate]]:
@@ -142,7 +170,30 @@ def variants(data: dict) -> dict:
         out[f"mix-{part}"] = lambda r, part=part: mix(r, part)
     for name, floors in {"minmax-both": {"cosine": None, "bm25": None}, "floor0-both": {"cosine": 0.0, "bm25": 0.0}}.items():
         out[name] = lambda r, floors=floors: with_floors(floors, weighted, r)
+
+    def evidence(record: dict) -> list[str]:
+        return files_of(evidence_fusion(record["query"], model, *candidates(record)).candidates)
+
+    out["evidence"] = evidence
+    for combination in itertools.product(*([(name, value) for value in values] for name, values in EVIDENCE_GRID.items())):
+        label = ",".join(f"{''.join(word[0] for word in name.lower().split('_'))}={value}" for name, value in combination)
+        out[f"evidence:{label}"] = lambda r, params=dict(combination): with_params(params, evidence, r)
     return out
+
+
+# the evidence fusion's parameters and the values `grid --only evidence` tries: every combination
+EVIDENCE_GRID: dict[str, tuple] = {"CROSS_BM25_SHARE": (0.0, 0.05, 0.1, 0.2, 0.3)}
+
+
+def with_params(params: dict, rank, record: dict) -> list[str]:
+    saved = {name: getattr(fusion_module, name) for name in params}
+    for name, value in params.items():
+        setattr(fusion_module, name, value)
+    try:
+        return rank(record)
+    finally:
+        for name, value in saved.items():
+            setattr(fusion_module, name, value)
 
 
 def with_floors(floors: dict, rank, record: dict) -> list[str]:
@@ -191,39 +242,35 @@ def grid(paths: list[Path], only: str | None, part: str) -> None:
             if only and only not in mode and mode not in ("dense", "bm25"):
                 continue
             table.setdefault(mode, []).append(mean_metrics({q["id"]: rank(q) for q in records}, data["qrels"])["ndcg@10"])
-    print(f"{'variant':<16}" + "".join(f"{c:>18}" for c in columns) + f"{'min margin':>12}")
+    print(f"{'variant':<24}" + "".join(f"{c:>18}" for c in columns) + f"{'min margin':>12}")
     best_leg = [max(table.get("dense", [0] * len(columns))[i], table["bm25"][i]) for i in range(len(columns))]
     for mode, values in table.items():
         margin = min(v - b for v, b in zip(values, best_leg))
-        print(f"{mode:<16}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
+        print(f"{mode:<24}" + "".join(f"{v:>18.4f}" for v in values) + f"{margin:>12.4f}")
 
 
-def table(paths: list[Path], baseline: Path | None) -> None:
-    """Markdown rows: dense, bm25, the seed's RRF and the weighted fusion, beside an earlier build's
-    `sensetree eval` report (``base-<set>-<model>.json`` in ``baseline``: its hybrid is the seed's RRF)."""
-    print("| set | model | split | mode | nDCG@10 | R@100 | MRR@10 | leg p50 ms | before nDCG@10 | R@100 | MRR@10 | p50 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+def table(paths: list[Path], part: str = "rest") -> None:
+    """Markdown rows: nDCG@10 / Recall@100 of the legs and of every fusion, per dump; test splits of
+    sets without another split keep only ``part`` of their queries (see ``in_part``)."""
+    modes = ("dense", "bm25", "rrf-chunks", "weighted", "evidence")
+    print("| set | model | split | queries | " + " | ".join(modes) + " | evidence - better leg |")
+    print("|---|---|---|---|" + "---|" * (len(modes) + 1))
     for path in paths:
         data = load_dump(path)
+        split_part = part if data["split"] == "test" and data["set"] not in ("scifact", "nfcorpus") else "all"
+        records = [q for q in data["queries"] if in_part(q["id"], split_part)]
         ranks = variants(data)
-        before = {}
-        if baseline and data["split"] == "test":
-            old = baseline / f"base-{data['set']}-{data['model']}.json"
-            before = json.loads(old.read_text()) if old.exists() else {}
-        dense_ms = statistics.median(q["dense_ms"] for q in data["queries"])
-        bm25_ms = statistics.median(q["bm25_ms"] for q in data["queries"])
-        for mode, old_mode, ms in (("dense", "dense", f"{dense_ms:.0f}"), ("bm25", "bm25", f"{bm25_ms:.0f}"),
-                                   ("rrf-chunks", "hybrid", f"{dense_ms:.0f} + {bm25_ms:.0f}"),
-                                   ("weighted", None, f"{dense_ms:.0f} + {bm25_ms:.0f}")):
+        cells, ndcg = [], {}
+        for mode in modes:
             if mode not in ranks:
+                cells.append("—")
                 continue
-            m = mean_metrics({q["id"]: ranks[mode](q) for q in data["queries"]}, data["qrels"])
-            was = before.get(old_mode, {}) if old_mode else {}
-            old_cells = ([f"{was[k]:.3f}" for k in ("ndcg@10", "recall@100", "mrr@10")] + [f"{was['p50_ms']:.0f}"]
-                         if was else ["—"] * 4)
-            label = {"rrf-chunks": "hybrid, seed RRF", "weighted": "hybrid, weighted"}.get(mode, mode)
-            print(f"| {data['set']} | {data['model']} | {data['split']} | {label} | {m['ndcg@10']:.3f} | "
-                  f"{m['recall@100']:.3f} | {m['mrr@10']:.3f} | {ms} | " + " | ".join(old_cells) + " |")
+            m = mean_metrics({q["id"]: ranks[mode](q) for q in records}, data["qrels"])
+            ndcg[mode] = m["ndcg@10"]
+            cells.append(f"{m['ndcg@10']:.3f} / {m['recall@100']:.3f}")
+        margin = ndcg["evidence"] - max(ndcg.get("dense", 0.0), ndcg["bm25"])
+        print(f"| {data['set']} | {data['model']} | {data['split']} | {len(records)} | " + " | ".join(cells)
+              + f" | {margin:+.3f} |")
 
 
 def score(paths: list[Path], only: str | None = None) -> None:
@@ -238,23 +285,47 @@ def score(paths: list[Path], only: str | None = None) -> None:
                   f"R@100 {m['recall@100']:.4f} MRR@10 {m['mrr@10']:.4f}")
 
 
+def cost(paths: list[Path], rounds: int = 3) -> None:
+    """CPU time of each fusion per query on the dumps' legs (process time, so other processes' load
+    counts less than in wall time), the fusions interleaved round by round."""
+    records = [(data["identity"], record) for data in map(load_dump, paths) for record in data["queries"]]
+    times: dict[str, list[float]] = {name: [] for name in FUSIONS}
+    for _ in range(rounds):
+        for name, method in FUSIONS.items():
+            for model, record in records:
+                dense, sparse = candidates(record)
+                started = time.process_time()
+                method(record["query"], model, dense, sparse)
+                times[name].append((time.process_time() - started) * 1000)
+    for name, values in times.items():
+        print(f"{name:<10} per query: mean {statistics.mean(values):.3f} ms, p50 {statistics.median(values):.3f} ms "
+              f"({len(values)} fusions)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     d = commands.add_parser("dump")
-    d.add_argument("dataset", type=Path)
+    d.add_argument("datasets", type=Path, nargs="+", help="one or more sets (query vectors are shared)")
     d.add_argument("--model", default="e5")
     d.add_argument("--split", default="test")
     d.add_argument("--out", type=Path, default=Path("/tmp/sensetree-fusion-dumps"))
     d.add_argument("--reanalyse", action="store_true", help="recompute the keyword terms from the stored text first")
     d.add_argument("--bm25-only", action="store_true", help="skip the dense leg (to compare text analyses)")
     d.add_argument("--tag", default="", help="added to the dump's file name")
+    d.add_argument("--queries-from", type=Path, nargs="+", default=[],
+                   help="parallel sets whose queries (same ids) to ask of this corpus instead of its own: "
+                        "cross-lingual pairs, e.g. .../xquad/ar .../xquad/ru")
+    d.add_argument("--sample", type=int, default=1,
+                   help="keep 2 queries in N by id (the tuning part and the next: see in_part)")
     s = commands.add_parser("score")
     s.add_argument("dumps", type=Path, nargs="+")
     s.add_argument("--only", help="variants whose name holds this")
     t = commands.add_parser("table")
     t.add_argument("dumps", type=Path, nargs="+")
-    t.add_argument("--baseline", type=Path)
+    t.add_argument("--part", default="rest", choices=("tune", "rest", "all"))
+    c = commands.add_parser("cost")
+    c.add_argument("dumps", type=Path, nargs="+")
     g = commands.add_parser("grid")
     g.add_argument("dumps", type=Path, nargs="+")
     g.add_argument("--only", help="variants whose name holds this")
@@ -262,9 +333,14 @@ def main() -> None:
                    help="for sets with only a test split: the quarter of queries to tune on, or the rest")
     args = parser.parse_args()
     if args.command == "dump":
-        dump(args.dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag)
+        vectors: dict[str, object] = {}
+        for dataset in args.datasets:
+            dump(dataset, args.model, args.split, args.out, args.reanalyse, args.bm25_only, args.tag,
+                 args.queries_from, args.sample, vectors)
     elif args.command == "table":
-        table(args.dumps, args.baseline)
+        table(args.dumps, args.part)
+    elif args.command == "cost":
+        cost(args.dumps)
     elif args.command == "grid":
         grid(args.dumps, args.only, args.part)
     else:

@@ -1,6 +1,6 @@
 """Search latency on synthetic tables of 10k, 100k and 1M chunks (384-d vectors, realistic text).
 
-    python bench/search_latency.py [--sizes 10000,100000,1000000] [--queries 50]
+    python bench/search_latency.py [--sizes 10000,100000,1000000] [--queries 50] [--fusions weighted,evidence]
 
 Each table is built through the product's ChunkStore (same schema, BTREE on path, native
 full-text index, the vector index the store creates past its size threshold). Chunks sit
@@ -133,11 +133,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--exact", action="store_true",
                         help="never build the vector index (its one-off build takes ~25 min at 1M rows on 2 cores)")
+    parser.add_argument("--fusions", default="",
+                        help="also time hybrid search with each of these fusions (retrieval.fusion), interleaved")
+    parser.add_argument("--no-models", action="store_true", help="skip timing the query embedding of each model")
     args = parser.parse_args()
     if args.exact:
         chunks_module.VECTOR_INDEX_MIN_ROWS = 10**12
 
-    for name in ("minilm", "e5"):
+    for name in () if args.no_models else ("minilm", "e5"):
         embedder = load_embedder(name)
         p50, p95 = timed(embedder.embed_query, ["submission cut-off for the public tender"] * 30)
         print(f"query embedding {embedder.identity}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
@@ -167,6 +170,11 @@ def main() -> None:
             for label, fn in rows_out:
                 p50, p95 = timed(fn, texts)
                 print(f"  {label:38s} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
+            fusions = [name for name in args.fusions.split(",") if name]
+            for round_ in range(3 if fusions else 0):  # interleaved rounds: load drifts between them
+                for name in fusions:
+                    p50, p95 = timed(lambda q: retriever.search(q, limit=20, rerank_on=False, fusion=name), texts)
+                    print(f"  hybrid, fusion {name:<12} round {round_ + 1}   p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
             if store.has_vector_index():
                 print(f"  dense leg recall@10 {recall(store, vectors[:20], 10):.3f}, "
                       f"recall@160 {recall(store, vectors[:20], 160):.3f} (HNSW, ef = 4 x 160, against exact search)")

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..engine import Engine
+from ..search.fusion import FUSIONS
 from .metrics import mrr_at, ndcg_at, percentile, recall_at
 
-MODES = ("dense", "bm25", "hybrid-rrf", "hybrid", "hybrid+rerank")  # hybrid-rrf: the seed's plain RRF
+# hybrid: the configured fusion (retrieval.fusion); hybrid-<fusion>: that one (hybrid-rrf: the seed's plain RRF)
+MODES = ("dense", "bm25", *(f"hybrid-{name}" for name in FUSIONS), "hybrid", "hybrid+rerank")
 COPIED_SETTINGS = ("embedding.", "indexing.", "retrieval.", "sense.")
 
 
@@ -154,8 +156,9 @@ def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, d
         if mode == "bm25":
             response = retriever.search(text, limit=100, hybrid=True, rerank_on=False, dense=False)
         else:
+            fusion = mode.removeprefix("hybrid-")
             response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank",
-                                        fusion="rrf" if mode == "hybrid-rrf" else None)
+                                        fusion=fusion if fusion in FUSIONS else None)
         latencies.append((time.perf_counter() - started) * 1000)
         # a result's identical copies are shown with it ("also in N other places"): they rank right after it
         ranking = [mapping.get(path, path) for r in response.results for path in (r.path, *r.duplicates)]

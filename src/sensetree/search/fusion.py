@@ -14,14 +14,13 @@ Two fusions, chosen by ``retrieval.fusion``:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from ..store.terms import query_languages
+from ..store.terms import language_shares, query_languages
 from .types import Candidate
 
 RRF_K = 60
-FUSIONS = ("weighted", "rrf")
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,7 @@ TOP_HITS = 10  # the dense hits whose languages tell whether the model could rea
 # nDCG@10, but below it they favour BM25's tail (a file only the dense leg found scores at most the
 # dense share), so Recall@100 fell under RRF's. SciFact train: R@100 0.934 -> 0.960, nDCG@10 the same.
 HEAD_FILES = 10
+TAIL_SHARE = 0.2  # a leg weighted less than this has no say in the tail's ranks either
 EQUAL = LegWeights(DENSE_SHARE, 1.0 - DENSE_SHARE, "both legs read the query")
 
 
@@ -98,7 +98,8 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     pool is flat. The file is represented by its chunk with the best score by the same weights
     (its snippet, what a reranker reads and what the assistant quotes): the chunk both legs
     agree on rather than one leg's favourite. Candidates keep their chunk-level ranks for the explanation.
-    Below the first ``HEAD_FILES`` files, the order is by file-level RRF over the legs that have a say.
+    Below the first ``HEAD_FILES`` files, the order is by file-level RRF over the legs weighted at least
+    ``TAIL_SHARE``.
     """
     merged = _merge(dense, sparse)
     files: dict[str, float] = {}
@@ -117,7 +118,8 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     for path, key in chosen.items():
         merged[key].rrf = files[path]
     ranked = _ordered(merged[key] for key in chosen.values())
-    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense > 0 else [], sparse)
+    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense >= TAIL_SHARE else [],
+                                                sparse if weights.bm25 >= TAIL_SHARE else [])
 
 
 def _by_file_ranks(tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate],
@@ -163,3 +165,136 @@ def _merge(dense: list[Candidate], sparse: list[Candidate]) -> dict[tuple[str, i
 
 def _ordered(candidates: Iterable[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.rrf, c.best_rank, c.path, c.chunk_index))
+
+
+# --- the evidence fusion: leg weights from what the legs returned for this query ---------------------
+
+EVIDENCE_FILES = 10  # each leg's first files, which the evidence is read from
+# A query is taken as foreign to the files when the language identifier is sure of its language (this
+# share) and gives the files' language less than FOREIGN_SHARE: full questions in another language
+# score 1e-6 to 2e-4, and the shortest English queries of the dev sets at least 0.014. Queries shorter
+# than SURE_CHARS are names or terms whose language is a guess ("Uganda": Ganda at 0.78), never foreign.
+SURE_LANGUAGE = 0.5
+FOREIGN_SHARE = 0.001
+SURE_CHARS = 20
+# BM25's share when it ranks first files in a language the query is not in, while the dense model reads
+# the query: the keyword leg can then match only names and numbers, and its scores look no less sure.
+CROSS_BM25_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one query's legs returned, as the evidence fusion reads it (shown by ``--explain``)."""
+
+    query_language: str | None  # the identifier's first guess, None when unsure or the query is short
+    dense_languages: tuple[str, ...]  # the languages of the dense leg's first files, most frequent first
+    bm25_languages: tuple[str, ...]
+    query_in_bm25_language: float  # how likely the query is in the language of most of BM25's first files
+    agreement: float  # the share of the first files both legs rank there
+    dense_margin: float  # how far a leg's first file stands above its 10th, over the leg's span, in [0, 1]
+    bm25_margin: float
+
+    @property
+    def keywords_cross_languages(self) -> bool:
+        """The query is surely in one language and BM25's first files surely in another."""
+        return self.query_language is not None and self.query_in_bm25_language < FOREIGN_SHARE
+
+    def as_dict(self) -> dict:
+        return {"query_language": self.query_language, "dense_languages": "/".join(self.dense_languages),
+                "bm25_languages": "/".join(self.bm25_languages), "agreement": round(self.agreement, 2),
+                "dense_margin": round(self.dense_margin, 2), "bm25_margin": round(self.bm25_margin, 2)}
+
+
+def evidence_of(query: str, dense: list[Candidate], sparse: list[Candidate]) -> Evidence:
+    """The evidence of both legs' lists: each file by its best chunk, the first ``EVIDENCE_FILES`` of each leg."""
+    dense_files, sparse_files = _best_chunks(dense, "cosine"), _best_chunks(sparse, "bm25")
+    shares = language_shares(query) if len(query) >= SURE_CHARS else {}
+    guess = max(shares, key=shares.__getitem__, default=None)
+    bm25_languages = _by_frequency(c.lang for c in sparse_files[:EVIDENCE_FILES])
+    dense_top = {c.path for c in dense_files[:EVIDENCE_FILES]}
+    sparse_top = {c.path for c in sparse_files[:EVIDENCE_FILES]}
+    shorter = min(len(dense_top), len(sparse_top))
+    return Evidence(
+        query_language=guess if guess and shares[guess] >= SURE_LANGUAGE else None,
+        dense_languages=_by_frequency(c.lang for c in dense_files[:EVIDENCE_FILES]),
+        bm25_languages=bm25_languages,
+        query_in_bm25_language=shares.get(bm25_languages[0], 0.0) if shares and bm25_languages else 1.0,
+        agreement=len(dense_top & sparse_top) / shorter if shorter else 0.0,
+        dense_margin=_margin([c.cosine or 0.0 for c in dense_files], FLOORS["cosine"]),
+        bm25_margin=_margin([c.bm25 or 0.0 for c in sparse_files], FLOORS["bm25"]))
+
+
+def evidence_weights(query: str, model: str, dense: list[Candidate], sparse: list[Candidate],
+                     evidence: Evidence | None = None) -> LegWeights:
+    """Each leg's share for this query, from what it returned: the language gate of ``leg_weights``
+    first (a dense model that cannot read the query gets no say), then a keyword leg that ranks files
+    in another language than the query's gets ``CROSS_BM25_SHARE``."""
+    gated = leg_weights(query, model, dense, sparse)
+    if gated.dense == 0.0 or not dense or not sparse:
+        return gated
+    evidence = evidence or evidence_of(query, dense, sparse)
+    if evidence.keywords_cross_languages:
+        return LegWeights(1.0 - CROSS_BM25_SHARE, CROSS_BM25_SHARE,
+                          f"BM25's first files are {'/'.join(evidence.bm25_languages)}, the query is "
+                          f"{evidence.query_language}: keywords can match only names and numbers")
+    return gated
+
+
+@dataclass(frozen=True)
+class Fused:
+    """A fusion's ranked candidates, and how it fused them (``SearchResponse.fusion``, ``--explain``)."""
+
+    candidates: list[Candidate]
+    explanation: dict = field(default_factory=dict)
+
+
+def rrf_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
+    """The seed's RRF on chunks; neither the query nor the model counts."""
+    return Fused(fuse(dense, sparse), {"method": "rrf", "k": RRF_K})
+
+
+def weighted_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
+    """Convex fusion on files, leg weights from whether the dense model reads the query."""
+    weights = leg_weights(query, model, dense, sparse)
+    return Fused(fuse_files(dense, sparse, weights), {"method": "weighted", **weights.as_dict(), "rrf_after": HEAD_FILES})
+
+
+def evidence_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
+    """Convex fusion on files, leg weights from the evidence the legs returned (``evidence_weights``)."""
+    evidence = evidence_of(query, dense, sparse)
+    weights = evidence_weights(query, model, dense, sparse, evidence)
+    return Fused(fuse_files(dense, sparse, weights),
+                 {"method": "evidence", **weights.as_dict(), "rrf_after": HEAD_FILES, **evidence.as_dict()})
+
+
+Fusion = Callable[[str, str, list[Candidate], list[Candidate]], Fused]
+# retrieval.fusion -> the function: (query, dense model identity, dense hits, BM25 hits) -> fused list
+FUSIONS: dict[str, Fusion] = {"evidence": evidence_fusion, "weighted": weighted_fusion, "rrf": rrf_fusion}
+
+
+def _best_chunks(leg: list[Candidate], score: str) -> list[Candidate]:
+    """Each file's best chunk in the leg, best first."""
+    best: dict[str, Candidate] = {}
+    for candidate in leg:
+        found = best.get(candidate.path)
+        if found is None or (getattr(candidate, score) or 0.0) > (getattr(found, score) or 0.0):
+            best[candidate.path] = candidate
+    return sorted(best.values(), key=lambda c: -(getattr(c, score) or 0.0))
+
+
+def _margin(scores: list[float], floor: float | None) -> float:
+    """How far the first file stands above the ``EVIDENCE_FILES``-th, over the span from ``floor``
+    (the pool's lowest when None): 1 for a lone file, near 0 for a flat list."""
+    if len(scores) < 2:
+        return 1.0
+    low = min(scores) if floor is None else floor
+    span = scores[0] - low
+    return (scores[0] - scores[min(EVIDENCE_FILES, len(scores)) - 1]) / span if span > 0 else 0.0
+
+
+def _by_frequency(languages: Iterable[str | None]) -> tuple[str, ...]:
+    counts: dict[str, int] = {}
+    for language in languages:
+        if language:
+            counts[language] = counts.get(language, 0) + 1
+    return tuple(sorted(counts, key=lambda lang: -counts[lang]))

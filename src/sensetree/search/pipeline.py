@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import paths
 from ..store.chunks import ChunkStore
-from .fusion import HEAD_FILES, RRF_K, fuse, fuse_files, leg_weights
+from .fusion import FUSIONS
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
@@ -119,12 +119,9 @@ class Retriever:
     def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
               response: SearchResponse) -> list[Candidate]:
         """The fused list, and in ``response`` the fusion used and its leg weights (for --explain)."""
-        if fusion == "rrf":
-            response.fusion = {"method": "rrf", "k": RRF_K}
-            return fuse(dense_hits, sparse_hits)
-        weights = leg_weights(query, self.dense_model, dense_hits, sparse_hits)
-        response.fusion = {"method": "weighted", **weights.as_dict(), "rrf_after": HEAD_FILES}
-        return fuse_files(dense_hits, sparse_hits, weights)
+        fused = FUSIONS[fusion](query, self.dense_model, dense_hits, sparse_hits)
+        response.fusion = fused.explanation
+        return fused.candidates
 
     def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400,
              filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:

@@ -127,8 +127,14 @@ def query_languages(query: str) -> tuple[str, ...]:
     """The languages a query is likely to be in, most likely first (the best guess always)."""
     if not query.strip():
         return ()
-    ranked = _identifier().rank(query)
+    ranked = list(language_shares(query).items())  # one identification a query, shared with the fusion
     return tuple(code for code, share in ranked[:3] if share >= QUERY_LANGUAGE_SHARE) or (ranked[0][0],)
+
+
+@functools.lru_cache(maxsize=256)
+def language_shares(query: str) -> dict[str, float]:
+    """How likely the query is in each language, by the identifier (shares sum to 1)."""
+    return dict(_identifier().rank(query)) if query.strip() else {}
 
 
 def detect_language(text: str) -> str | None:
