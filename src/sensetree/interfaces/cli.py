@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import re
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
 from .chat_cli import register as register_chat
+from .exits import end_process, stopped_by_signals
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
@@ -164,7 +164,6 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             except SenseTreeError as exc:
                 _fail(str(exc))
         stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         show = not quiet and not json_out and console.is_terminal
         bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
                        TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
@@ -194,7 +193,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                     errors.print("stopped; what was not finished stays queued and resumes next time")
 
         try:
-            with bar:
+            with stopped_by_signals(stop), bar:
                 if watch:
                     errors.print("watching for changes; Ctrl+C to stop")
                     engine.watch(update, stop, on_round=report)
@@ -569,9 +568,13 @@ def main() -> None:
     fewer_malloc_arenas()
     try:
         app()
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
     except SenseTreeError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}")
-        sys.exit(1)
+        code = 1
+    end_process(code)
 
 
 if __name__ == "__main__":
