@@ -10,7 +10,7 @@
   the command to exit without finalizing the interpreter around it (interfaces/exits.py).
 - Worker processes start with SIGINT blocked: a Ctrl+C reaches the whole terminal's process
   group, and the parent stops its workers itself; a worker still importing would otherwise
-  print a ``KeyboardInterrupt`` traceback.
+  print a ``KeyboardInterrupt`` traceback. (SIGTERM is blocked too until a worker runs.)
 """
 
 from __future__ import annotations
@@ -50,19 +50,26 @@ def threads_left_running() -> list[threading.Thread]:
 
 
 @contextmanager
-def sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread meanwhile: processes and threads started here inherit the block.
+def stop_signals_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread meanwhile: processes and threads started here inherit the
+    block, and a stop is not handled in the middle of multiprocessing's bookkeeping (it waits until after).
 
     Only where the OS has signal masks (not on Windows).
     """
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _worker_started() -> None:
+    """In each worker, once it runs: SIGTERM unblocked (how the pool stops it); SIGINT stays blocked."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 class Stopped(Exception):
@@ -104,10 +111,10 @@ class WorkerPool:
 
     def _start(self) -> ProcessPool | ThreadPool:
         if not self._in_process:
-            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
+            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS, initializer=_worker_started,
                                context=multiprocessing.get_context("spawn"))
             try:
-                with sigint_blocked():  # the workers, and the pool's threads that replace them, inherit it
+                with stop_signals_blocked():  # the workers, and the pool's threads that replace them, inherit it
                     started = pool.schedule(os.getpid)
                 started.result(timeout=STARTUP_SECONDS)
                 return pool

@@ -29,12 +29,13 @@ from rich.text import Text
 from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..engine import Engine, SenseTreeError
+from ..errors import DataDirReadOnly
 from ..filters import parse_filters
 from ..ingest.indexer import IndexingPaused
 from ..ingest.indexer import Progress as IndexProgress
 from ..search.types import SearchResponse, TreeNode
 from .chat_cli import register as register_chat
-from .exits import end_process, stopped_by_signals
+from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
@@ -207,7 +208,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
         except IndexingPaused as exc:
             _fail(str(exc), 3)
         except SenseTreeError as exc:
-            _fail(str(exc))
+            _fail(str(exc), DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1)
 
 
 @app.command()
@@ -573,7 +574,9 @@ def main() -> None:
         code = exc.code
     except SenseTreeError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}")
-        code = 1
+        code = DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1
+    except Exception as exc:  # a full or read-only disk, or a bug: one line, never a traceback
+        code = report_error(exc, lambda line: errors.print(f"[red]error:[/] {escape(line)}"))
     end_process(code)
 
 

@@ -18,9 +18,11 @@ closes its engine itself), and the abandoned call's result was going to be dropp
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import threading
 from contextlib import contextmanager
@@ -28,6 +30,8 @@ from typing import Iterator
 
 from ..ingest.workers import threads_left_running
 
+DISK_REFUSED = 4  # the exit code when the disk refused a write: full, read-only, not ours (README, "Exit codes")
+DEBUG_ENV = "SENSETREE_DEBUG"  # set to 1: an unexpected error shows its traceback
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 _signalled = threading.Event()  # a stop signal came: the process ends without finalizing
 
@@ -75,3 +79,38 @@ def end_process(code: int | str | None) -> None:
         except (OSError, ValueError):  # a closed pipe: nothing more can be said
             pass
     os._exit(code or 0)
+
+
+def disk_refusal(error: BaseException) -> str | None:
+    """One line saying why the disk refused a write (full, read-only, no permission), or None for another error.
+
+    SQLite and LanceDB say it in their own words; the line also says what was kept.
+    """
+    text = str(error)
+    full = (isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)) or \
+        "No space left on device" in text or "database or disk is full" in text
+    if full:
+        where = f" ({error.filename})" if isinstance(error, OSError) and error.filename else ""
+        return (f"the disk is full{where}: stopped; everything finished is kept. Free some space and run the "
+                "command again; search and status keep working meanwhile")
+    if (isinstance(error, OSError) and error.errno == errno.EROFS) or "readonly database" in text \
+            or "Read-only file system" in text:
+        return ("the data dir is on a read-only disk: this command changes the index; status, search, tree, "
+                "ask and queue still work")
+    if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied: {error.filename or text}; this command needs to write there"
+    return None
+
+
+def report_error(error: Exception, say) -> int:
+    """The exit code of a command that failed on ``error``, after telling the user in one line why
+    (``say``); the traceback only with SENSETREE_DEBUG=1, where it is re-raised."""
+    if os.environ.get(DEBUG_ENV) == "1":
+        raise error
+    refusal = disk_refusal(error)
+    if refusal is not None:
+        say(refusal)
+        return DISK_REFUSED
+    say(f"unexpected error: {type(error).__name__}: {error} (run again with {DEBUG_ENV}=1 to see where; "
+        "please report it)")
+    return 1
