@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import ast
 import os
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -127,23 +125,6 @@ def test_process_alive():
     child.wait()
     assert not system.process_alive(child.pid)
     assert not system.process_alive(0) and not system.process_alive(-5)
-
-
-def test_stop_request_is_taken_in_the_main_thread_only():
-    asked = threading.Event()
-    previous = {name: signal.getsignal(getattr(signal, name)) for name in system.STOP_SIGNALS}
-    try:
-        assert system.on_stop_request(asked.set) == list(system.STOP_SIGNALS)
-        os.kill(os.getpid(), getattr(signal, system.STOP_SIGNALS[0]))
-        assert asked.wait(5)
-        elsewhere: list[list[str]] = []
-        worker = threading.Thread(target=lambda: elsewhere.append(system.on_stop_request(asked.set)))
-        worker.start()
-        worker.join()
-        assert elsewhere == [[]]
-    finally:
-        for name, handler in previous.items():
-            signal.signal(getattr(signal, name), handler)
 
 
 def test_worker_pools_spawn():

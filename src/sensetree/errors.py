@@ -11,3 +11,7 @@ class WriterBusy(SenseTreeError):
 
 class ReadOnlyIndex(SenseTreeError):
     """This process only reads the index (a search node): changes are made where it is indexed."""
+
+
+class DataDirReadOnly(SenseTreeError):
+    """The data dir cannot be written (a read-only mount, no permission): commands that only read still work."""

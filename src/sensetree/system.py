@@ -1,4 +1,4 @@
-"""What differs between operating systems about processes: stop requests and whether a process lives.
+"""What differs between operating systems about processes: how a stop is asked for, and whether a process lives.
 
 Windows has no SIGTERM to receive: a console program is asked to stop by Ctrl+C (SIGINT, Python's
 KeyboardInterrupt), Ctrl+Break, or the console window closing, which its C runtime both delivers
@@ -9,27 +9,9 @@ as SIGBREAK (the window then gives the program about five seconds). POSIX system
 from __future__ import annotations
 
 import os
-import signal
-from typing import Callable
 
 # Asked of a process to stop, by system: SIGTERM where it exists as a request, SIGBREAK on Windows.
 STOP_SIGNALS = ("SIGBREAK",) if os.name == "nt" else ("SIGTERM",)
-
-
-def on_stop_request(stop: Callable[[], None]) -> list[str]:
-    """Call ``stop`` when the system asks this process to stop (Ctrl+C stays KeyboardInterrupt); the names of
-    the signals taken. Only the main thread may set handlers: elsewhere nothing is taken."""
-    taken = []
-    for name in STOP_SIGNALS:
-        number = getattr(signal, name, None)
-        if number is None:
-            continue
-        try:
-            signal.signal(number, lambda *_: stop())
-        except ValueError:  # not the main thread
-            continue
-        taken.append(name)
-    return taken
 
 
 def process_alive(pid: int) -> bool:

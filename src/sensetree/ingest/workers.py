@@ -5,7 +5,12 @@
   that takes too long is cut off by killing its worker; and what a reader allocated goes
   back to the system when its worker is replaced (every WORKER_TASKS files).
 - Model calls (embeddings, senses) run on a daemon thread that the indexer waits for while
-  watching its stop flag: a Ctrl+C or SIGTERM never waits for a slow model to finish.
+  watching its stop flag: a Ctrl+C or SIGTERM never waits for a slow model to finish. Such a
+  thread may still be inside native code when the process ends: ``threads_left_running`` tells
+  the command to exit without finalizing the interpreter around it (interfaces/exits.py).
+- Worker processes start with SIGINT blocked: a Ctrl+C reaches the whole terminal's process
+  group, and the parent stops its workers itself; a worker still importing would otherwise
+  print a ``KeyboardInterrupt`` traceback. (SIGTERM is blocked too until a worker runs.)
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import threading
+import weakref
 from concurrent.futures import Future
-from typing import Callable, TypeVar
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
 
 from pebble import ProcessPool, ThreadPool
 
@@ -28,6 +36,45 @@ POLL_SECONDS = 0.05
 WORKER_TASKS = 2000  # files per worker process before it is replaced: leaks of the readers stay bounded
 # (a new worker spends about 3 s of CPU importing LanceDB and loading the language model)
 STARTUP_SECONDS = 30.0  # a worker process that has not answered by then will not: read files in this process
+
+
+_left_running: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def leave_running(thread: threading.Thread) -> None:
+    """Note a daemon thread that may still be inside native code (a model, LanceDB) when the process ends."""
+    _left_running.add(thread)
+
+
+def threads_left_running() -> list[threading.Thread]:
+    """The noted threads still running: finalizing the interpreter around one of them aborts the process."""
+    return [thread for thread in list(_left_running) if thread.is_alive()]
+
+
+@contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread meanwhile: processes and threads started here inherit the
+    block, and a stop is not handled in the middle of multiprocessing's bookkeeping (it waits until after).
+
+    Only where the OS has signal masks (not on Windows).
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _worker_started(low_priority: bool) -> None:
+    """In each worker, once it runs: SIGTERM unblocked (how the pool stops it); SIGINT stays blocked;
+    below normal priority unless the user turned that off."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if low_priority:
+        lower_priority()
 
 
 class Stopped(Exception):
@@ -70,17 +117,22 @@ class WorkerPool:
 
     def _start(self) -> ProcessPool | ThreadPool:
         if not self._in_process:
-            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS,
-                               context=multiprocessing.get_context("spawn"),
-                               initializer=lower_priority if self._low_priority else None)
+            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS, initializer=_worker_started,
+                               initargs=(self._low_priority,), context=multiprocessing.get_context("spawn"))
             try:
-                pool.schedule(os.getpid).result(timeout=STARTUP_SECONDS)
+                with stop_signals_blocked():  # the workers, and the pool's threads that replace them, inherit it
+                    started = pool.schedule(os.getpid)
+                started.result(timeout=STARTUP_SECONDS)
                 return pool
             except Exception as exc:  # whatever keeps a process from starting
                 log.warning("worker processes could not start (%s); files are read in this process",
                             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 pool.stop()
                 self._in_process = True
+            except BaseException:  # a Ctrl+C while they start: they must not outlive this process
+                pool.stop()
+                pool.join()
+                raise
         return ThreadPool(max_workers=self._workers)
 
     def stop(self) -> None:
@@ -113,7 +165,9 @@ def call_interruptibly(function: Callable[[], T], stop: threading.Event, lock: t
         finally:
             done.set()
 
-    threading.Thread(target=run, name="model-call", daemon=True).start()
+    thread = threading.Thread(target=run, name="model-call", daemon=True)
+    leave_running(thread)
+    thread.start()
     while not done.wait(POLL_SECONDS):
         if stop.is_set():
             raise Stopped()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..engine import Engine, SenseTreeError, WriterBusy
 from ..ingest.indexer import IndexingPaused, Progress
 from ..ingest.watcher import watch
+from ..ingest.workers import leave_running
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +46,20 @@ class BackgroundIndexer:
         loop.start()
         self._threads.append(loop)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 30) -> bool:
+        """Stop indexing and watching; False if a thread is still at work after ``timeout`` seconds
+        (a scan of a large tree does not look at the stop flag): it is noted as left running."""
         self._stop.set()
         self._round_stop.set()
         self._watch_stop.set()
         self._wake.set()
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout=30)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        busy = [thread for thread in self._threads if thread.is_alive()]
+        for thread in busy:
+            leave_running(thread)
+        return not busy
 
     def kick(self) -> None:
         """Run a round soon (something was requeued, or the disk changed)."""

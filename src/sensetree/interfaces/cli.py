@@ -26,13 +26,15 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths, system
+from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..errors import SenseTreeError
+from ..errors import DataDirReadOnly
 from ..search.types import SearchResponse, TreeNode
 from . import served
 from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
+from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
@@ -168,7 +170,6 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             except SenseTreeError as exc:
                 _fail(str(exc))
         stop = threading.Event()
-        system.on_stop_request(stop.set)  # SIGTERM; on Windows Ctrl+Break and the console closing
         show = not quiet and not json_out and console.is_terminal
         bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
                        TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
@@ -198,7 +199,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                     errors.print("stopped; what was not finished stays queued and resumes next time")
 
         try:
-            with bar:
+            with stopped_by_signals(stop), bar:
                 if watch:
                     errors.print("watching for changes; Ctrl+C to stop")
                     engine.watch(update, stop, on_round=report)
@@ -212,7 +213,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
         except IndexingPaused as exc:
             _fail(str(exc), 3)
         except SenseTreeError as exc:
-            _fail(str(exc))
+            _fail(str(exc), DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1)
 
 
 @app.command()
@@ -601,9 +602,15 @@ def main() -> None:
     fewer_malloc_arenas()
     try:
         app()
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
     except SenseTreeError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}")
-        sys.exit(1)
+        code = DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1
+    except Exception as exc:  # a full or read-only disk, or a bug: one line, never a traceback
+        code = report_error(exc, lambda line: errors.print(f"[red]error:[/] {escape(line)}"))
+    end_process(code)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,13 @@ from typing import Optional
 
 import typer
 
+from .exits import stopped_by_signals
 from ..errors import SenseTreeError
 from . import served
 from .open import open_engine
+
+
+STOP_SECONDS = 1.0  # for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C
 
 
 def register(app: typer.Typer) -> None:
@@ -64,7 +68,8 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
     token = load_token(engine.data_dir)
     indexer = None if no_index or read_only else BackgroundIndexer(engine)
     app = create_app(engine, token, ServerOptions(host, port, allow_remote=remote), indexer)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           timeout_graceful_shutdown=STOP_SECONDS))
     url = f"http://127.0.0.1:{port}/#token={token}" if not remote else f"http://{host}:{port}/#token={token}"
     typer.echo(f"SenseTree is running at {url}", err=False)
     if remote:
@@ -75,14 +80,16 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
     if not no_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     announced = served.announce(engine.data_dir, host, port)  # `search`, `tree`, `ask` come here
+    stopped = threading.Event()
     try:
-        server.run(sockets=[listener])
+        with stopped_by_signals(stopped, interrupt=False):  # uvicorn stops on the signal, then hands it on here
+            server.run(sockets=[listener])
     finally:
         served.withdraw(announced)
-        if indexer:
-            indexer.stop()
-        app.state.chats.close()
-        engine.close()
+        # A round still scanning after that: the process ends without closing under it (a stop loses nothing).
+        if indexer is None or indexer.stop(timeout=STOP_SECONDS):
+            app.state.chats.close()
+            engine.close()
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -105,12 +105,29 @@ class StoredText:
     notes: str | None = None  # for the queue: why it is context only, pages OCR could not read
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """Read-only, or, where SQLite cannot make the log's shared-memory file (a read-only mount), as an
+    immutable file: nothing can change it there anyway."""
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+
+
 class Catalog:
     """Thread-safe access to the SQLite catalog; every write is one short transaction."""
 
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, read_only: bool = False):
+        """``read_only``: a catalog on a data dir this process cannot write (a read-only mount), opened so that
+        SQLite writes nothing, not even its shared-memory file; the index is then as the last writer left it."""
         self._lock = threading.RLock()
+        if read_only:
+            self._db = _open_read_only(path)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")

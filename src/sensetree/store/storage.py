@@ -12,6 +12,8 @@ the vectors, so the next indexing run redoes exactly what was lost.
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import socket
 from contextlib import contextmanager
@@ -20,7 +22,7 @@ from typing import Callable, Iterator, TypeVar
 
 from filelock import FileLock, Timeout
 
-from ..errors import SenseTreeError, WriterBusy
+from ..errors import DataDirReadOnly, SenseTreeError, WriterBusy
 from ..notices import Notices
 from . import integrity
 from .catalog import Catalog
@@ -30,6 +32,7 @@ from .location import LocalLocation, Location
 from .manifest import Manifest, publish
 
 T = TypeVar("T")
+WRITE_REFUSED = (errno.EROFS, errno.EACCES, errno.EPERM)  # a read-only mount, a folder that is not ours
 
 
 class Storage:
@@ -43,6 +46,8 @@ class Storage:
         self.manifest: Callable[[], Manifest] | None = None  # what to leave beside the chunks (the engine's)
         self._published: bytes | None = None
         self._catalog_behind = False  # the catalog lost commits: reconcile it with the vectors
+        # a read-only mount or a folder not ours: the commands that read still work, the others say why not
+        self.read_only = data_dir.is_dir() and not os.access(data_dir, os.W_OK)
         self.catalog = self._open_catalog()
         self.store = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
@@ -71,6 +76,11 @@ class Storage:
         except Timeout:
             raise WriterBusy(f"another sensetree process is indexing {self.data_dir}; "
                              "wait for it to finish or stop it") from None
+        except OSError as exc:
+            if exc.errno not in WRITE_REFUSED:
+                raise
+            raise DataDirReadOnly(f"the data dir {self.data_dir} is read-only ({exc.strerror}): this command "
+                                  "changes the index; status, search, tree, ask and queue still work") from None
         try:
             if self._depth == 0 and self._lease is not None:
                 self._lease.acquire()
@@ -98,7 +108,7 @@ class Storage:
         try:
             with self.writer():
                 return True
-        except WriterBusy:
+        except (WriterBusy, DataDirReadOnly):
             return False
 
     # damage ---------------------------------------------------------------------------
@@ -158,6 +168,8 @@ class Storage:
     def _open_catalog(self) -> Catalog:
         """The catalog, salvaged when SQLite cannot open it; a log that lost commits is noted for repair."""
         path = self.data_dir / "catalog.sqlite"
+        if self.read_only:
+            return Catalog(path, read_only=True)
         wal = integrity.read_wal(path) if self.writer_free() else None
         try:
             catalog = Catalog(path)

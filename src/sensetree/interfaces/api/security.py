@@ -24,7 +24,11 @@ TOKEN_FILE = "server.token"
 
 
 def load_token(data_dir: Path) -> str:
-    """The server's token: made once, readable only by its owner, the same on every start."""
+    """The server's token: made once, readable only by its owner, the same on every start.
+
+    Where the data dir cannot be written (a read-only mount, a full disk), it is kept in memory:
+    a new one each start.
+    """
     path = data_dir / TOKEN_FILE
     try:
         token = path.read_text(encoding="utf-8").strip()
@@ -33,9 +37,12 @@ def load_token(data_dir: Path) -> str:
     except OSError:
         pass
     token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(token)
+    except OSError:
+        pass  # kept in memory only
     return token
 
 
