@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pathspec
 
@@ -161,7 +161,7 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
         path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(path, is_dir, specs):
+            if _ignored_by(path, is_dir, specs):
                 continue
             if is_dir:
                 yield _Descend(path, specs)
@@ -186,9 +186,57 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored_by(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> Path | None:
+    """The folder whose ignore rules exclude ``path``, or None."""
     for base, spec in specs:
         relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
         if spec.match_file(relative):
-            return True
-    return False
+            return base
+    return None
+
+
+def skip_reason(path: str, root: str) -> str | None:
+    """Why indexing leaves ``path`` (inside ``root``) out, as a refusal says it; None when it is indexed.
+
+    The walk's own rules (hidden names, ``.gitignore`` / ``.sensetreeignore`` from the root down)
+    applied to one path, so that what is never indexed is never served either (SPEC §6). Inside an
+    archive the archive's rules hold: the check stops at the first file on the way.
+    """
+    return rules_for(path, root)[0]
+
+
+def rules_for(path: str, root: str) -> tuple[str | None, Callable[[str, bool], str | None]]:
+    """(why ``path`` is skipped or None, and the rule for the entries of ``path`` as a folder:
+    ``rule(name, is_dir)`` says why an entry is skipped, or None)."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        parts = ()
+    folder, specs = Path(root), []
+
+    def rule(name: str, is_dir: bool) -> str | None:
+        if is_hidden(name):
+            return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
+        base = _ignored_by(folder / name, is_dir, specs)
+        if base is None:
+            return None
+        rules = " or ".join(n for n in IGNORE_FILES if os.path.isfile(base / n)) or "ignore rules"
+        return f"excluded by the {rules} in {base}: not indexed, not served"
+
+    def load_rules() -> None:
+        nonlocal specs
+        spec = _load_ignore(folder, {name for name in IGNORE_FILES if os.path.isfile(folder / name)})
+        specs = specs + [(folder, spec)] if spec else specs
+
+    for depth, part in enumerate(parts):
+        if os.path.isfile(folder):
+            return None, rule  # an archive: its members follow its own rules
+        load_rules()
+        child, last = folder / part, depth == len(parts) - 1
+        reason = rule(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
+        if reason:
+            return reason, rule
+        folder = child
+    if os.path.isdir(folder):
+        load_rules()
+    return None, rule
