@@ -29,6 +29,7 @@ LAYERS = {
     "sensetree.config": (0, "base"),
     "sensetree.paths": (0, "base"),
     "sensetree.errors": (0, "base"),
+    "sensetree.safe_text": (0, "base"),
     "sensetree.notices": (0, "base"),
 }
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
-from .confine import NotServed, OutsideRoots, RootGuard
+from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.chunker import rejoin
 from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
 from .ingest.extract.base import human_size

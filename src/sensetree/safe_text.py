@@ -24,12 +24,17 @@ def without_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, lines: bool = False) -> str:
     """``text`` as a terminal may show it: control and direction characters escaped (``\\x1b``, ``\\n``,
-    ``\\u202e``), lone surrogates replaced; everything else as it is."""
-    return _CONTROL.sub(_escape, without_surrogates(text))
+    ``\\u202e``), lone surrogates replaced; everything else as it is. With ``lines``, line breaks and tabs
+    are kept (running text, not a name)."""
+    return _CONTROL.sub(_escape_lines if lines else _escape, without_surrogates(text))
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _escape_lines(match: re.Match[str]) -> str:
+    return match.group() if match.group() in "\n\t" else _escape(match)

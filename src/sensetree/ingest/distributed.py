@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import paths
-from ..confine import OutsideRoots, RootGuard
+from .confine import OutsideRoots, RootGuard
 from ..config import Settings
 from ..errors import SenseTreeError
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable

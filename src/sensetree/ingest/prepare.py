@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from ..confine import OutsideRoots, RootGuard
+from .confine import OutsideRoots, RootGuard
+from ..safe_text import printable
 from .chunker import chunk_spans
 from .extract import (
     Extraction,
@@ -170,7 +171,7 @@ def _read(job: Job, item: Prepared) -> Sent | Extraction:
     try:
         contents = RootGuard(job.roots).read(job.path, job.max_file_bytes)
     except OutsideRoots as exc:
-        log.warning("skipped %s: %s", job.path, exc)
+        log.warning("skipped %s", printable(str(exc)))
         raise FileNotFoundError(errno.ENOENT, str(exc), job.path) from None
     except FileNotFoundError:
         raise
@@ -232,7 +233,7 @@ def _members(job: Job, archive_mtime: float, sent: Sent | None):
         try:
             opened = os.fdopen(RootGuard(job.roots).open(job.path), "rb")
         except (OSError, OutsideRoots) as exc:
-            log.warning("skipped the members of %s: %s", job.path, exc)
+            log.warning("skipped the members of %s: %s", printable(job.path), printable(str(exc)))
             return
     for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
                                   data=sent.data if sent else None, file=opened):

@@ -13,12 +13,13 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from ..chat import Answer, ChatError, Step, connect
 from ..chat import answer as answer_once
 from ..engine import Engine
 from .open import open_engine
+from ..safe_text import printable
+from .terminal import escape
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -37,6 +38,7 @@ class _Stream:
         self.mid_line = False
 
     def token(self, text: str) -> None:
+        text = printable(text, lines=True)  # a model may repeat what a file holds, escape sequences included
         console.file.write(text)
         console.file.flush()
         self.mid_line = not text.endswith("\n")

@@ -7,7 +7,6 @@ as many copies as wanted, on as many machines, behind any load balancer.
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 import threading
@@ -22,6 +21,7 @@ from .api import ServerOptions, create_app, is_loopback, load_token
 from .background import BackgroundIndexer
 from ..errors import SenseTreeError
 from .open import open_engine
+from .terminal import log_warnings
 
 
 def register(app: typer.Typer) -> None:
@@ -41,7 +41,7 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
                                                    "prefix; default: the data dir's own)."),
           data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
     """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    log_warnings("%(levelname)s %(name)s: %(message)s")
     if index is not None and not read_only:
         typer.echo("error: --index serves another process's index: add --read-only", err=True)
         raise typer.Exit(2)

@@ -21,8 +21,8 @@ import re
 import stat
 from dataclasses import dataclass
 
-from . import paths
-from .ingest.walker import skip_reason
+from .. import paths
+from .walker import skip_reason
 
 _DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
