@@ -157,14 +157,14 @@ class Reader:
         path = self.check(path)
         if not os.path.isdir(path):
             raise FileNotFoundError(f"{path} is not a folder")
-        skipped = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
+        rules = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
         try:
             with os.scandir(path) as it:
                 items = [_folder_entry(e) for e in it if not is_hidden(e.name)
                          and (not e.is_symlink() or self.guard.allows(e.path))]
         except OSError as exc:
             raise Unreadable(f"cannot list {path}: {exc.strerror or exc}") from None
-        items = [e for e in items if e.problem or not skipped(e.name, e.is_dir)]
+        items = [e for e in items if e.problem or not rules.reason(e.name, e.is_dir)]
         items.sort(key=lambda e: (not e.is_dir, e.name.lower()))
         return FolderListing(path, items[:limit], max(0, len(items) - limit))
 

@@ -6,7 +6,8 @@ sibling that shares a prefix (``Docs`` vs ``DocsEvil``), another drive, or play 
 file system ignores it. So a path is checked as written (normalised, case-insensitive for
 Windows paths) and as resolved on disk; and a file is checked again *after* it is opened: the
 descriptor must be a regular file that is the very file its resolved path names inside a root
-(same device and inode). A file swapped for a link to somewhere else between the check (or the
+(same device and inode; on Windows, where stat and fstat may report different file IDs, the
+resolved path alone). A file swapped for a link to somewhere else between the check (or the
 scan) and the read is refused instead of read.
 
 What indexing leaves out by the user's rules (hidden names, ``.gitignore``, ``.sensetreeignore``:
@@ -25,6 +26,9 @@ from .. import paths
 from .walker import skip_reason
 
 _DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
+# Where stat() and fstat() report one identity (device, inode) for a file; on Windows they can
+# differ (file IDs of 64 and 128 bits), and there the resolved-path check stands alone.
+_SAME_IDENTITY = os.name != "nt"
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -89,8 +93,7 @@ class RootGuard:
             real = _real(path)
             if not self._inside_real(real):
                 raise OutsideRoots(f"{path} leads outside the folders you may read (through a link)")
-            named = os.stat(real)
-            if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+            if _SAME_IDENTITY and not os.path.samestat(os.stat(real), opened):
                 raise OutsideRoots(f"{path} was replaced while it was being opened")
         except BaseException:
             os.close(fd)

@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pathspec
 
@@ -205,38 +205,40 @@ def skip_reason(path: str, root: str) -> str | None:
     return rules_for(path, root)[0]
 
 
-def rules_for(path: str, root: str) -> tuple[str | None, Callable[[str, bool], str | None]]:
-    """(why ``path`` is skipped or None, and the rule for the entries of ``path`` as a folder:
-    ``rule(name, is_dir)`` says why an entry is skipped, or None)."""
+@dataclass(frozen=True)
+class FolderRules:
+    """The walk's rules for the entries of one folder: hidden names, and the ignore files from the root down."""
+
+    folder: Path
+    specs: list[tuple[Path, pathspec.PathSpec]]
+
+    def reason(self, name: str, is_dir: bool) -> str | None:
+        """Why the walk skips the entry ``name``, or None."""
+        if is_hidden(name):
+            return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
+        base = _ignored_by(self.folder / name, is_dir, self.specs)
+        if base is None:
+            return None
+        rules = " or ".join(n for n in IGNORE_FILES if os.path.isfile(base / n))
+        return f"excluded by the {rules or 'ignore rules'} in {base}: not indexed, not served"
+
+    def below(self, name: str) -> FolderRules:
+        folder = self.folder / name
+        spec = _load_ignore(folder, {n for n in IGNORE_FILES if os.path.isfile(folder / n)})
+        return FolderRules(folder, self.specs + [(folder, spec)] if spec else self.specs)
+
+
+def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
+    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder)."""
     try:
         parts = Path(path).relative_to(root).parts
     except ValueError:
         parts = ()
-    folder, specs = Path(root), []
-
-    def rule(name: str, is_dir: bool) -> str | None:
-        if is_hidden(name):
-            return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
-        base = _ignored_by(folder / name, is_dir, specs)
-        if base is None:
-            return None
-        rules = " or ".join(n for n in IGNORE_FILES if os.path.isfile(base / n)) or "ignore rules"
-        return f"excluded by the {rules} in {base}: not indexed, not served"
-
-    def load_rules() -> None:
-        nonlocal specs
-        spec = _load_ignore(folder, {name for name in IGNORE_FILES if os.path.isfile(folder / name)})
-        specs = specs + [(folder, spec)] if spec else specs
-
+    rules = FolderRules(Path(root), []).below("")
     for depth, part in enumerate(parts):
-        if os.path.isfile(folder):
-            return None, rule  # an archive: its members follow its own rules
-        load_rules()
-        child, last = folder / part, depth == len(parts) - 1
-        reason = rule(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
-        if reason:
-            return reason, rule
-        folder = child
-    if os.path.isdir(folder):
-        load_rules()
-    return None, rule
+        child, last = rules.folder / part, depth == len(parts) - 1
+        reason = rules.reason(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
+        if reason or os.path.isfile(child):  # a file on the way is an archive: its members follow its own rules
+            return reason, rules
+        rules = rules.below(part)
+    return None, rules
