@@ -22,6 +22,7 @@ from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.chunker import rejoin
 from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
 from .ingest.extract.base import human_size
+from .ingest.extract.sniff import type_from_name
 from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
 from .store.stored_text import without_head
@@ -141,7 +142,8 @@ class Reader:
             if archive is not None:
                 raise ExtractionError(f"its archive is larger than {human_size(self.max_file_bytes)}")
             kind = f"file too large to index ({human_size(contents.stat.st_size)})"
-            return Extraction(context_descriptor(Path(path), kind), "context", True, notes=(kind,))
+            doc_type = type_from_name(paths.name_of(path)) or "context"
+            return Extraction(context_descriptor(Path(path), kind), doc_type, True, notes=(kind,))
         data = contents.data if archive is None else self._member(archive, path, contents.data)
         return extract_bytes(data, path, ocr="later", max_bytes=self.max_file_bytes)
 

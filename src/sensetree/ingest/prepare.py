@@ -37,6 +37,7 @@ from .extract import (
     is_archive,
 )
 from .extract.base import human_size
+from .extract.sniff import type_from_name
 from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
 from .walker import block_summary
@@ -183,7 +184,8 @@ def _read(job: Job, item: Prepared) -> Sent | Extraction:
     if contents.data is None:
         item.mtime, item.size = contents.stat.st_mtime, contents.stat.st_size
         kind = f"file too large to index ({human_size(item.size)})"
-        return Extraction(context_descriptor(Path(job.path), kind), "context", True, notes=(kind,))
+        doc_type = type_from_name(Path(job.path).name) or "context"  # as extract() types it: found by type too
+        return Extraction(context_descriptor(Path(job.path), kind), doc_type, True, notes=(kind,))
     return Sent(contents.data, contents.stat.st_mtime, len(contents.data))
 
 
