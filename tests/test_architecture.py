@@ -31,6 +31,7 @@ LAYERS = {
     "sensetree.fs_rules": (0, "base"),
     "sensetree.system": (0, "base"),
     "sensetree.errors": (0, "base"),
+    "sensetree.safe_text": (0, "base"),
     "sensetree.notices": (0, "base"),
 }
 

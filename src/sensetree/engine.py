@@ -33,7 +33,7 @@ from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .notices import Notices
-from .reader import Reader, on_disk
+from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import Filters, SearchResponse, TreeNode
@@ -131,14 +131,18 @@ class Engine:
 
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index, exists=self._exists,
+        guard = RootGuard(self.roots())
+        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index,
+                         exists=lambda path: self._exists(path, guard),
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity())
 
-    def _exists(self, path: str) -> bool:
-        """Whether a result is still there; a search node that does not mount a root trusts the index for it."""
-        if self.read_only and not any(paths.is_under(path, root) and os.path.isdir(root) for root in self.roots()):
+    def _exists(self, path: str, guard: RootGuard) -> bool:
+        """Whether a result may be shown: still there, and not now a link leading out of the roots (what
+        it leads to was never indexed, or was indexed before the link was put there). A search node that
+        does not mount a root trusts the index for it."""
+        if self.read_only and not any(paths.is_under(path, root) and os.path.isdir(root) for root in guard.roots):
             return True
-        return on_disk(path)
+        return on_disk(path) and guard.allows(path)
 
     def _embed_query(self, text: str):
         stored = self.catalog.meta("embedding_identity")

@@ -15,16 +15,22 @@ out (of listings and of search results) or refused (to read) when it leads outsi
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fs_rules, paths
+from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.chunker import rejoin
-from .ingest.extract import ExtractionError, extract, is_archive
+from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
+from .ingest.extract.base import human_size
+from .ingest.extract.sniff import type_from_name
+from .ingest.walker import is_hidden, rules_for
+from .safe_text import has_surrogates, without_surrogates
 from .store.stored_text import without_head
-from .ingest.walker import is_hidden
 from .store.chunks import ChunkStore
+
+__all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoots", "Reader", "RootGuard", "Unreadable",
+           "archive_of", "on_disk"]
 
 # The limits, in one place: what each kind of reader is handed at most.
 CHAT_READ_CHARS = 4000      # the assistant's read_file (SPEC §6)
@@ -33,13 +39,6 @@ PREVIEW_CHARS = 200_000     # the web app's preview
 CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (SPEC §6)
 LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 
-_DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
-
-
-class OutsideRoots(ValueError):
-    """A path no reader may touch: outside the roots as written, or once links are resolved."""
-
-
 class Unreadable(ValueError):
     """The file or folder is inside the roots but cannot be read (corrupt, no permission); the message says why.
 
@@ -47,53 +46,13 @@ class Unreadable(ValueError):
     """
 
 
-class RootGuard:
-    def __init__(self, roots: list[str]):
-        self.roots = [paths.normalize(r) for r in roots]
-        self._real_roots = [_real(r) for r in self.roots]
-
-    def check(self, path: str) -> str:
-        """The normalised path when it lies inside a root both as written and once links are resolved."""
-        if not path or "\0" in path:
-            raise OutsideRoots("an empty or malformed path")
-        if not (os.path.isabs(path) or _DRIVE_OR_UNC.match(path)):
-            path = self._relative(path)
-        norm = paths.normalize(path)
-        if not any(paths.is_under(norm, root) for root in self.roots):
-            raise OutsideRoots(f"{path} is outside the folders you may read ({', '.join(self.roots) or 'none'})")
-        real = _real(norm)
-        if not any(paths.is_under(real, root) for root in self._real_roots):
-            raise OutsideRoots(f"{path} leads outside the folders you may read (through a link)")
-        return fs_rules.true_case(norm)
-
-    def allows(self, path: str) -> bool:
-        try:
-            self.check(path)
-        except OutsideRoots:
-            return False
-        return True
-
-    def _relative(self, path: str) -> str:
-        """A relative path is taken in the first root that has it (models often drop the root)."""
-        for root in self.roots:
-            candidate = os.path.join(root, path)
-            if os.path.lexists(candidate):
-                return candidate
-        return os.path.join(self.roots[0], path) if self.roots else path
-
-
-def _real(path: str) -> str:
-    """Links resolved; a Windows-style path on another OS cannot exist here, so it stays as written."""
-    if paths.is_windows_path(path) and os.name != "nt":
-        return path
-    return paths.normalize(os.path.realpath(path))
-
-
 def archive_of(path: str) -> str | None:
-    """The archive on disk that holds the member ``path`` names (``<archive>/<member>``), or None."""
+    """The archive on disk that holds the member ``path`` names (``<archive>/<member>``), or None.
+
+    A member's path may be longer than the OS takes (``ENAMETOOLONG``): such a parent is not on disk."""
     for parent in Path(path).parents:
-        if parent.exists():
-            return str(parent) if parent.is_file() and is_archive(parent.name) else None
+        if os.path.exists(parent):  # False, not an error, for a name too long
+            return str(parent) if os.path.isfile(parent) and is_archive(parent.name) else None
     return None
 
 
@@ -121,6 +80,7 @@ class FolderEntry:
     name: str
     path: str
     is_dir: bool
+    problem: str | None = None  # why it cannot be read or indexed (a link that loops, an undecodable name)
 
 
 @dataclass
@@ -131,7 +91,7 @@ class FolderListing:
 
 
 class Reader:
-    """Reads text, lists folders and quotes stored chunks, inside ``roots`` only."""
+    """Reads text, lists folders and quotes stored chunks, inside ``roots`` only, and only what indexing reads."""
 
     def __init__(self, roots: list[str], store: ChunkStore, max_file_bytes: int = 50 * 1024 * 1024):
         self.guard = RootGuard(roots)
@@ -143,19 +103,25 @@ class Reader:
         return self.guard.roots
 
     def check(self, path: str) -> str:
-        return self.guard.check(path)
+        """The normalised path; ``OutsideRoots`` outside the roots, ``NotServed`` where indexing never reads."""
+        return self.guard.check_served(path)
 
     def allows(self, path: str) -> bool:
-        return self.guard.allows(path)
+        try:
+            self.check(path)
+        except OutsideRoots:
+            return False
+        return True
 
     def read_text(self, path: str, limit: int) -> FileText:
         """The extracted text of a file or of a member of an archive (PDF, Office, e-mail... as text), at most
         ``limit`` characters. Pages only OCR can read come from the index, which OCR read once already."""
         path = self.check(path)
-        if not os.path.isfile(path) and archive_of(path) is None:
+        archive = None if os.path.isfile(path) else archive_of(path)
+        if archive is None and not os.path.isfile(path):
             raise FileNotFoundError(f"{path} is not a file")
         try:
-            extraction = extract(Path(fs_rules.os_path(path)), max_bytes=self.max_file_bytes, ocr="later")
+            extraction = self._extract(path, archive)
         except ExtractionError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc}") from None
         text, context_only = extraction.text, extraction.context_only
@@ -165,19 +131,45 @@ class Reader:
             context_only = False
         return FileText(path, paths.name_of(path), extraction.doc_type, context_only, text[:limit], len(text))
 
+    def _extract(self, path: str, archive: str | None) -> Extraction:
+        """The file's text, from bytes read through the guard (the archive's, for a member)."""
+        try:
+            contents = self.guard.read(archive or path, self.max_file_bytes)
+        except (FileNotFoundError, OutsideRoots):
+            raise
+        except OSError as exc:
+            raise ExtractionError(f"cannot read: {exc.strerror or exc}") from None
+        if contents.data is None:
+            if archive is not None:
+                raise ExtractionError(f"its archive is larger than {human_size(self.max_file_bytes)}")
+            kind = f"file too large to index ({human_size(contents.stat.st_size)})"
+            doc_type = type_from_name(paths.name_of(path)) or "context"
+            return Extraction(context_descriptor(Path(path), kind), doc_type, True, notes=(kind,))
+        data = contents.data if archive is None else self._member(archive, path, contents.data)
+        return extract_bytes(data, path, ocr="later", max_bytes=self.max_file_bytes)
+
+    def _member(self, archive: str, path: str, data: bytes) -> bytes:
+        for member in archive_members(archive, max_member_bytes=self.max_file_bytes, data=data):
+            if member.path == path:
+                return member.read()
+        raise FileNotFoundError(f"{path} is not in {paths.name_of(archive)}")
+
     def list_folder(self, path: str, limit: int) -> FolderListing:
-        """A folder's entries, folders first, hidden ones and links leading outside the roots left out."""
+        """A folder's entries, folders first; what indexing leaves out (hidden, ignored) and links leading
+        outside the roots left out. An entry that cannot be read or named is listed with its problem."""
         path = self.check(path)
         if not os.path.isdir(path):
             raise FileNotFoundError(f"{path} is not a folder")
+        rules = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
         try:
             with os.scandir(fs_rules.os_path(path)) as it:
-                items = [e for e in it if not is_hidden(e.name) and (not e.is_symlink() or self.allows(e.path))]
+                items = [_folder_entry(e) for e in it if not is_hidden(e.name)
+                         and (not e.is_symlink() or self.guard.allows(e.path))]
         except OSError as exc:
             raise Unreadable(f"cannot list {path}: {exc.strerror or exc}") from None
-        items.sort(key=lambda e: (not e.is_dir(), e.name.lower()))
-        entries = [FolderEntry(e.name, paths.normalize(os.path.join(path, e.name)), e.is_dir()) for e in items[:limit]]
-        return FolderListing(path, entries, max(0, len(items) - limit))
+        items = [e for e in items if e.problem or not rules.reason(e.name, e.is_dir)]
+        items.sort(key=lambda e: (not e.is_dir, e.name.lower()))
+        return FolderListing(path, items[:limit], max(0, len(items) - limit))
 
     def chunk(self, path: str, chunk_index: int) -> dict | None:
         """One stored chunk of a file inside the roots (what a search result matched): text, location."""
@@ -186,3 +178,16 @@ class Reader:
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
         found = self.chunk(path, chunk_index)
         return found["text"] if found else None
+
+
+def _folder_entry(entry: os.DirEntry) -> FolderEntry:
+    """One entry as a listing shows it; a link that loops or a name that is not valid UTF-8 with its problem,
+    the name shown with U+FFFD where its bytes cannot be decoded."""
+    name, path = without_surrogates(entry.name), without_surrogates(paths.normalize(entry.path))
+    try:
+        is_dir = entry.is_dir()
+    except OSError as exc:
+        return FolderEntry(name, path, False, f"cannot be read: {exc.strerror or exc}")
+    if has_surrogates(entry.name):
+        return FolderEntry(name, path, is_dir, "its name is not valid UTF-8, so it is not indexed; rename it to index it")
+    return FolderEntry(name, path, is_dir)

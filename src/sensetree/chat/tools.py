@@ -178,7 +178,8 @@ class Toolbox:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (not a folder)")
         except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (failed)")
-        lines = [f"[D] {e.name}" if e.is_dir else f"[F] {e.name}" for e in listing.entries]
+        lines = [("[D] " if e.is_dir else "[F] ") + e.name + (f" ({e.problem})" if e.problem else "")
+                 for e in listing.entries]
         if listing.more:
             lines.append(f"… and {listing.more} more")
         return ToolOutcome(f"{listing.path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {listing.path}")

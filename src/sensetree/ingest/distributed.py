@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import paths
+from .confine import OutsideRoots, RootGuard
 from ..config import Settings
 from ..errors import SenseTreeError
 from ..models.devices import requested_device
@@ -242,15 +243,13 @@ class RayPool:
         if job.kind != "file":
             return None
         try:
-            stat = os.stat(job.path)
-            if stat.st_size > job.max_file_bytes:
-                return None
-            with open(job.path, "rb") as file:
-                data = file.read(job.max_file_bytes + 1)
-        except OSError:
-            return None  # vanished or unreadable here too: prepared here, it says so as a single machine would
+            contents = RootGuard(job.roots or self._roots()).read(job.path, job.max_file_bytes)
+        except (OSError, OutsideRoots):
+            return None  # vanished, unreadable or led out here too: prepared here, it says so as a single machine would
+        if contents.data is None:
+            return None
         self.sent += 1
-        return job, Sent(data, stat.st_mtime, len(data))
+        return job, Sent(contents.data, contents.stat.st_mtime, len(contents.data))
 
     def _finished(self, worker: _Worker, call: _Call, done: Future) -> None:
         self._busy.remove(worker)

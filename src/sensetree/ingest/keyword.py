@@ -125,7 +125,7 @@ class KeywordPhase:
     def _job(self, row: FileRow, ocr: str) -> Job:
         o = self.options
         return Job(row.path, row.kind, row.content_hash, o.chunk_size, o.overlap, o.max_file_bytes, ocr,
-                   o.ocr.settings)
+                   o.ocr.settings, roots=tuple(self.catalog.roots()))
 
     def _outcome(self, future: Future, row: FileRow, progress: Progress, queue: deque[FileRow]) -> Prepared | None:
         """The prepared file, or a context entry for one that cannot be read; None when there is nothing

@@ -15,12 +15,15 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
+from .confine import OutsideRoots, RootGuard
+from ..safe_text import printable
 from .chunker import chunk_spans
 from .extract import (
     Extraction,
@@ -33,10 +36,13 @@ from .extract import (
     extract_bytes,
     is_archive,
 )
+from .extract.base import human_size
+from .extract.sniff import type_from_name
 from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
 from .walker import block_summary
 
+log = logging.getLogger(__name__)
 ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time limit: it holds many files
 
 
@@ -50,6 +56,7 @@ class Job:
     max_file_bytes: int = 50 * 1024 * 1024
     ocr: str = "later"          # 'off', 'later' (count the pages that need it) or 'now'
     ocr_settings: OcrSettings = field(default_factory=OcrSettings)
+    roots: tuple[str, ...] = ()  # what the file is read through (confine.RootGuard); none: a path the user named
 
 
 @dataclass(frozen=True)
@@ -156,15 +163,45 @@ def _prepare_block(job: Job, item: Prepared) -> None:
     _analyse(item)
 
 
+def _read(job: Job, item: Prepared) -> Sent | Extraction:
+    """The file's bytes, read through the root guard; or, where they are not read (over the size limit, no
+    permission), the context entry that stands for the file (``item.failure`` says why it is unreadable).
+
+    A file swapped since the scan for a link that leads out of the roots reads as vanished: what the link
+    leads to is never read, and the next scan leaves the link out too."""
+    try:
+        contents = RootGuard(job.roots).read(job.path, job.max_file_bytes)
+    except OutsideRoots as exc:
+        log.warning("skipped %s", printable(str(exc)))
+        raise FileNotFoundError(errno.ENOENT, str(exc), job.path) from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        stat = os.lstat(job.path)
+        item.mtime, item.size = stat.st_mtime, stat.st_size
+        item.failure = f"cannot read: {job.path}: {exc.strerror or exc}"
+        return Extraction(context_descriptor(Path(job.path), "unreadable"), "context", True)
+    if contents.data is None:
+        item.mtime, item.size = contents.stat.st_mtime, contents.stat.st_size
+        kind = f"file too large to index ({human_size(item.size)})"
+        doc_type = type_from_name(Path(job.path).name) or "context"  # as extract() types it: found by type too
+        return Extraction(context_descriptor(Path(job.path), kind), doc_type, True, notes=(kind,))
+    return Sent(contents.data, contents.stat.st_mtime, len(contents.data))
+
+
 def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
-    if sent is None:
+    unread = None  # the context entry of a file whose content is not read
+    if sent is None and job.roots:
+        read = _read(job, item)
+        sent, unread = (read, None) if isinstance(read, Sent) else (None, read)
+    if sent is not None:  # the sender keeps to the size limit: a larger file is prepared where it is (context only)
+        item.mtime, item.size = sent.mtime, sent.size
+    elif unread is None:
         stat = os.stat(job.path)
         item.mtime, item.size = stat.st_mtime, stat.st_size
-    else:  # the sender keeps to the size limit: a larger file is prepared where it is (context only)
-        item.mtime, item.size = sent.mtime, sent.size
     by_stat = "ctx:" + hashlib.sha256(f"{job.path}:{item.mtime}:{item.size}".encode()).hexdigest()
     try:
-        if item.size > job.max_file_bytes:
+        if unread is not None or item.size > job.max_file_bytes:
             item.content_hash = by_stat
         else:
             item.content_hash = hashlib.sha256(sent.data).hexdigest() if sent else file_hash(job.path)
@@ -175,7 +212,9 @@ def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
         return
     started = time.perf_counter()
     try:
-        if sent is None:
+        if unread is not None:
+            extraction = unread
+        elif sent is None:
             extraction = extract(Path(job.path), max_bytes=job.max_file_bytes, ocr=_ocr(job))
         else:
             extraction = extract_bytes(sent.data, job.path, ocr=_ocr(job), max_bytes=job.max_file_bytes)
@@ -191,8 +230,15 @@ def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
 def _members(job: Job, archive_mtime: float, sent: Sent | None):
     """Each member of the archive, prepared as a file of its own; a refused one by its context entry."""
     notes: list[str] = []
+    opened = None
+    if sent is None and job.roots:  # an archive over the size limit is walked, not read whole
+        try:
+            opened = os.fdopen(RootGuard(job.roots).open(job.path), "rb")
+        except (OSError, OutsideRoots) as exc:
+            log.warning("skipped the members of %s: %s", printable(job.path), printable(str(exc)))
+            return
     for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
-                                  data=sent.data if sent else None):
+                                  data=sent.data if sent else None, file=opened):
         item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
         try:
             data = member.read()

@@ -161,7 +161,7 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
         path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(path, is_dir, specs):
+            if _ignored_by(path, is_dir, specs):
                 continue
             if is_dir:
                 yield _Descend(path, specs)
@@ -186,9 +186,59 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored_by(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> Path | None:
+    """The folder whose ignore rules exclude ``path``, or None."""
     for base, spec in specs:
         relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
         if spec.match_file(relative):
-            return True
-    return False
+            return base
+    return None
+
+
+def skip_reason(path: str, root: str) -> str | None:
+    """Why indexing leaves ``path`` (inside ``root``) out, as a refusal says it; None when it is indexed.
+
+    The walk's own rules (hidden names, ``.gitignore`` / ``.sensetreeignore`` from the root down)
+    applied to one path, so that what is never indexed is never served either (SPEC §6). Inside an
+    archive the archive's rules hold: the check stops at the first file on the way.
+    """
+    return rules_for(path, root)[0]
+
+
+@dataclass(frozen=True)
+class FolderRules:
+    """The walk's rules for the entries of one folder: hidden names, and the ignore files from the root down."""
+
+    folder: Path
+    specs: list[tuple[Path, pathspec.PathSpec]]
+
+    def reason(self, name: str, is_dir: bool) -> str | None:
+        """Why the walk skips the entry ``name``, or None."""
+        if is_hidden(name):
+            return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
+        base = _ignored_by(self.folder / name, is_dir, self.specs)
+        if base is None:
+            return None
+        rules = " or ".join(n for n in IGNORE_FILES if os.path.isfile(base / n))
+        return f"excluded by the {rules or 'ignore rules'} in {base}: not indexed, not served"
+
+    def below(self, name: str) -> FolderRules:
+        folder = self.folder / name
+        spec = _load_ignore(folder, {n for n in IGNORE_FILES if os.path.isfile(folder / n)})
+        return FolderRules(folder, self.specs + [(folder, spec)] if spec else self.specs)
+
+
+def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
+    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder)."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        parts = ()
+    rules = FolderRules(Path(root), []).below("")
+    for depth, part in enumerate(parts):
+        child, last = rules.folder / part, depth == len(parts) - 1
+        reason = rules.reason(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
+        if reason or os.path.isfile(child):  # a file on the way is an archive: its members follow its own rules
+            return reason, rules
+        rules = rules.below(part)
+    return None, rules

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from .. import paths
 from . import served
 from .open import open_engine
+from ..safe_text import printable
+from .terminal import escape
 
 if TYPE_CHECKING:  # the assistant and the engine load with the commands that run them here
     from ..chat import Step
@@ -40,6 +41,7 @@ class _Stream:
         self.mid_line = False
 
     def token(self, text: str) -> None:
+        text = printable(text, lines=True)  # a model may repeat what a file holds, escape sequences included
         console.file.write(text)
         console.file.flush()
         self.mid_line = not text.endswith("\n")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import logging
 import os
 import re
 import sys
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -28,8 +26,8 @@ from rich.text import Text
 
 from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
-from ..errors import SenseTreeError
-from ..errors import DataDirReadOnly
+from ..errors import DataDirReadOnly, SenseTreeError
+from ..safe_text import without_surrogates
 from ..search.types import SearchResponse, TreeNode
 from . import served
 from .chat_cli import register as register_chat
@@ -39,6 +37,7 @@ from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
+from .terminal import escape, log_warnings, plain
 
 if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the service answers skips it
     from ..engine import Engine
@@ -160,7 +159,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
     """
     from ..ingest.indexer import IndexingPaused
 
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log_warnings()
     with _engine(data_dir) as engine:
         if not engine.roots():
             _fail("no roots yet: add a folder with `sensetree add FOLDER`")
@@ -179,7 +178,7 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
 
         def update(p: IndexProgress) -> None:
             keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, p.semantic_eta, p.embed_rate)
-            current = Path(p.current).name if p.current else ""
+            current = escape(Path(p.current).name) if p.current else ""
             bar.update(keyword_task, total=p.files, completed=p.keyword, figures=keyword_line.split(" ", 1)[1],
                        current=current[:50] if p.phase == "keyword" else "")
             bar.update(semantic_task, total=p.files, completed=p.semantic, figures=semantic_line.split(" ", 1)[1],
@@ -328,7 +327,7 @@ def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
 
 # search -----------------------------------------------------------------------------
 def _highlight(snippet: str, query: str) -> Text:
-    text = Text(snippet)
+    text = plain(snippet)
     words = [w for w in re.findall(r"\w{2,}", query) if w.lower() not in {"the", "and", "for", "of", "to", "in", "a"}]
     if words:
         text.highlight_regex(re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE), "bold yellow")
@@ -398,7 +397,8 @@ def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Opti
                 or not isinstance(item_limit, int) or isinstance(item_limit, bool)):
             _fail(f'{path}:{line_no}: expected a JSON object with a "query" string, '
                   'and optionally a "scope" string and a "limit" number')
-        batch.append((text, item_scope, item_limit))
+        # JSON may hold a lone surrogate ("\ud800"), which is not text: it could be neither searched nor printed
+        batch.append((without_surrogates(text), item_scope and without_surrogates(item_scope), item_limit))
     return batch
 
 

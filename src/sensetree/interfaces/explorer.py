@@ -18,7 +18,7 @@ from ..engine import Engine
 from ..search.snippets import place
 from ..store.stored_text import body
 from ..ingest.walker import block_reason
-from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry
+from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Unreadable
 
 
 @dataclass
@@ -62,6 +62,9 @@ class Explorer:
         return Listing(found.path, parent, [self._entry(e) for e in found.entries], found.more)
 
     def _entry(self, item: FolderEntry) -> Entry:
+        if item.problem:
+            return Entry(item.name, item.path, item.is_dir, "folder" if item.is_dir else "file", "not indexed",
+                         error=item.problem)
         row = self.catalog.file(item.path)
         ignored = self._modes.get(item.path) == "ignore"
         if item.is_dir:
@@ -82,10 +85,13 @@ class Explorer:
         path = self.reader.check(path)
         if not os.path.lexists(path):
             raise FileNotFoundError(f"{path} does not exist")
+        try:
+            stat = os.stat(path)
+        except OSError as exc:  # a link that loops, a name too long
+            raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc.strerror or exc}") from None
         is_dir = os.path.isdir(path)
         row = self.catalog.file(path)
         sense = self.catalog.sense(path)
-        stat = os.stat(path)
         chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
                   for c in self.engine.store.chunks_of(path)] if row else []
         reason = None

@@ -146,18 +146,10 @@ class Tools:
             filters = parse_filters(types, modified_after, modified_before)
         except SenseTreeError as exc:
             raise ToolError(str(exc)) from None
-        response = self.engine.search(query, folder, limit, filters=filters)
-        # A link to a file is indexed where it sits, but read_file refuses what it leads to outside the
-        # roots; a snippet of it would hand out that text all the same.
-        reader = self.engine.reader()
-        results = [r for r in response.results if reader.allows(r.path)]
-        notices = list(response.notices)
-        if len(results) < len(response.results):
-            notices.append(f"{len(response.results) - len(results)} result(s) left out: they are links that lead "
-                           "outside the indexed roots")
+        response = self.engine.search(query, folder, limit, filters=filters)  # links leading out are left out there
         hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
-                for rank, r in enumerate(results, start=1)]
-        return SearchAnswer(query=response.query, scope=folder, results=hits, notices=notices)
+                for rank, r in enumerate(response.results, start=1)]
+        return SearchAnswer(query=response.query, scope=folder, results=hits, notices=list(response.notices))
 
     def meaning_tree(self, query: Query, scope: Scope = None) -> MeaningTree:
         """Show which part of the folder tree is about the query: a map of where the topic lives, not a ranked list.

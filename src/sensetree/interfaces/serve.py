@@ -7,7 +7,6 @@ as many copies as wanted, on as many machines, behind any load balancer.
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 import threading
@@ -21,6 +20,7 @@ from .exits import stopped_by_signals
 from ..errors import SenseTreeError
 from . import served
 from .open import open_engine
+from .terminal import log_warnings
 
 
 STOP_SECONDS = 1.0  # for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C
@@ -48,7 +48,7 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
     from .api import ServerOptions, create_app, is_loopback, load_token
     from .background import BackgroundIndexer
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    log_warnings("%(levelname)s %(name)s: %(message)s")
     if index is not None and not read_only:
         typer.echo("error: --index serves another process's index: add --read-only", err=True)
         raise typer.Exit(2)

@@ -88,9 +88,10 @@ def is_archive(name: str) -> bool:
 
 
 def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
-                    notes: list[str] | None = None, data: bytes | None = None) -> Iterator[Member]:
-    """The members of the archive at ``path`` (or in ``data``, its bytes read elsewhere), nested
-    archives' members included, in archive order.
+                    notes: list[str] | None = None, data: bytes | None = None,
+                    file: BinaryIO | None = None) -> Iterator[Member]:
+    """The members of the archive at ``path`` (or in ``data``, its bytes read elsewhere, or in ``file``,
+    opened elsewhere and closed here), nested archives' members included, in archive order.
 
     Raises ExtractionError (one line) when the archive itself cannot be opened; ``notes``,
     when given, collects one line per member skipped and a line when the walk stops early.
@@ -98,8 +99,8 @@ def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE
     path = Path(path)
     walk = _Walk(max_member_bytes, notes if notes is not None else [])
     try:
-        with (io.BytesIO(data) if data is not None else path.open("rb")) as file:
-            for member in walk.members(file, path.name, str(path), depth=1):
+        with (io.BytesIO(data) if data is not None else file or path.open("rb")) as opened:
+            for member in walk.members(opened, path.name, str(path), depth=1):
                 yield _late_readable(member, max_member_bytes)
     except OSError as exc:
         raise ExtractionError(f"cannot read: {path}: {exc.strerror or exc}") from None

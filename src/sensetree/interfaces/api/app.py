@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ...errors import ReadOnlyIndex, SenseTreeError, WriterBusy
-from ...reader import OutsideRoots
+from ...reader import OutsideRoots, Unreadable
 from ..background import BackgroundIndexer
 from . import chat, files, queue, search, settings
 from .context import ApiContext
@@ -20,7 +20,8 @@ from .security import Guard, ServerOptions, refusal_rules
 WEB = Path(__file__).parent.parent / "web"
 
 # An error of ours, as the HTTP status a caller can act on.
-STATUSES: dict[type[Exception], int] = {OutsideRoots: 403, ReadOnlyIndex: 403, WriterBusy: 409, SenseTreeError: 400, FileNotFoundError: 404}
+STATUSES: dict[type[Exception], int] = {OutsideRoots: 403, ReadOnlyIndex: 403, WriterBusy: 409, SenseTreeError: 400,
+                                        FileNotFoundError: 404, Unreadable: 422}
 
 
 def create_app(engine: Engine, token: str, options: ServerOptions | None = None,

@@ -4,45 +4,67 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from ...safe_text import without_surrogates
 
 
-class PathBody(BaseModel):
+class Body(BaseModel):
+    """A JSON request body. JSON may carry a lone surrogate (``"\\ud800"``), which is not text: no index,
+    model or answer can hold it, so each one becomes U+FFFD before anything else sees the body."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any) -> Any:
+        return _cleaned(value)
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {_cleaned(k): _cleaned(v) for k, v in value.items()}
+    return value
+
+
+class PathBody(Body):
     path: str = Field(description="an absolute path inside a root")
 
 
-class OpenBody(BaseModel):
+class OpenBody(Body):
     path: str = Field(description="an absolute path inside a root")
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
 
 
-class OptionalPathBody(BaseModel):
+class OptionalPathBody(Body):
     path: Optional[str] = Field(None, description="a path inside a root; omitted = every failed file")
 
 
-class FolderModeBody(BaseModel):
+class FolderModeBody(Body):
     path: str
     mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")
 
 
-class SenseBody(BaseModel):
+class SenseBody(Body):
     path: str
     sense: str = Field(max_length=4000)
 
 
-class SettingBody(BaseModel):
+class SettingBody(Body):
     key: str
     value: Any = Field(description="a JSON value of the setting's type, or text to parse")
 
 
-class EndpointTestBody(BaseModel):
+class EndpointTestBody(Body):
     role: str = Field(description="embedding, sense or chat")
     base_url: Optional[str] = None
     model: Optional[str] = None
     api_key: Optional[str] = None
 
 
-class ChatBody(BaseModel):
+class ChatBody(Body):
     question: str = Field(min_length=1, max_length=10_000)
     scope: Optional[str] = None
     conversation: Optional[str] = None

@@ -10,12 +10,13 @@ from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from ...reader import Unreadable, archive_of
+from ...reader import archive_of
 from ..explorer import Explorer
 from .bodies import FolderModeBody, OpenBody, PathBody, SenseBody
 from .context import ApiContext, context
 
 router = APIRouter()
+MAX_CHUNK_INDEX = 2**31 - 1  # chunk numbers are stored as 32-bit integers
 
 
 @router.get("/api/roots")
@@ -47,11 +48,8 @@ def file_detail(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]
 
 
 @router.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk")
-def preview(path: str, chunk: int = Query(0, ge=0), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    try:
-        shown = Explorer(ctx.engine).preview(path, chunk)
-    except Unreadable as exc:
-        raise HTTPException(422, str(exc)) from None
+def preview(path: str, chunk: int = Query(0, ge=0, le=MAX_CHUNK_INDEX), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    shown = Explorer(ctx.engine).preview(path, chunk)
     ctx.engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
     return shown
 
