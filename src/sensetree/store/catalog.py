@@ -302,7 +302,7 @@ class Catalog:
         now = time.time()
         self._many(
             "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
-            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
+            "attempts = CASE WHEN ? IS NULL THEN attempts ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
             "updated_at = ? WHERE path = ?",
             ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
               i.path) for i in items),
@@ -310,12 +310,20 @@ class Catalog:
 
     def replace_archive_members(self, archive: str, root: str, members: Iterable[tuple[str, int, float]]) -> list[str]:
         """The rows of an archive's members (path, size, mtime) after a new read of it, queued to be stored;
-        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's)."""
+        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's).
+
+        A member keeps its count of attempts: reading its archive again is no fresh start for it."""
         members = list(members)
         kept = {path for path, _, _ in members}
         gone = [p for p in self.files_under_prefix(archive) if p != archive and p not in kept]
         self.delete(gone)
-        self.upsert_pending((path, root, "member", size, mtime, 0) for path, size, mtime in members)
+        now = time.time()
+        self._many(
+            "INSERT INTO files(path, root, kind, size, mtime, members, status, attempts, error, updated_at) "
+            "VALUES (?, ?, 'member', ?, ?, 0, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
+            "root = excluded.root, kind = 'member', size = excluded.size, mtime = excluded.mtime, status = 'pending', "
+            "error = NULL, updated_at = excluded.updated_at",
+            ((path, root, size, mtime, now) for path, size, mtime in members))
         return gone
 
     def mark_embedded(self, paths: Iterable[str]) -> None:
@@ -325,7 +333,8 @@ class Catalog:
         """
         self._many(
             "UPDATE files SET status = CASE WHEN error IS NULL THEN 'indexed' ELSE 'failed' END, "
-            "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ? "
+            "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ?, "
+            "attempts = CASE WHEN error IS NULL THEN 0 ELSE attempts END "
             "WHERE path = ? AND status = 'keyword'",
             ((time.time(), p) for p in paths),
         )
@@ -354,6 +363,13 @@ class Catalog:
         """Index this row again from scratch (no stored hash to skip on)."""
         self._run("UPDATE files SET status = 'pending', content_hash = NULL, attempts = 0, error = NULL WHERE path = ?",
                   (path,))
+
+    def requeue_for_repair(self, path: str, reason: str, *, max_attempts: int) -> None:
+        """Its stored text is not what the catalog says: store it again, counting an attempt, so that a file
+        whose text never comes out the same fails (with ``reason``) instead of going round for ever."""
+        self._run("UPDATE files SET content_hash = NULL, attempts = attempts + 1, status = CASE WHEN attempts + 1 >= ? "
+                  "THEN 'failed' ELSE 'pending' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
+                  "updated_at = ? WHERE path = ?", (max_attempts, max_attempts, reason, time.time(), path))
 
     def set_members(self, path: str, members: int) -> None:
         self._run("UPDATE files SET members = ? WHERE path = ?", (members, path))
