@@ -3,20 +3,30 @@
 File-system events only say *that* something changed under a root; the catalog diff of a
 re-scan (stat only, a fraction of a second for ten thousand files) says *what*, which
 covers creations, edits, renames, deletions and ignore-rule changes with one mechanism.
+
+The roots themselves are looked at every ROOT_CHECK_SECONDS: a root that does not exist (yet) is
+said once and watched as soon as it appears; one deleted and made anew (a new folder under the
+same name, which the old watch cannot see) is watched again; either is a change, and gets a round.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from typing import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from .. import paths
 
+log = logging.getLogger(__name__)
+
 DEBOUNCE_SECONDS = 1.0
+ROOT_CHECK_SECONDS = 1.0
 
 
 class _Changes(FileSystemEventHandler):
@@ -31,10 +41,62 @@ class _Changes(FileSystemEventHandler):
             return
         if paths.is_under(str(event.src_path), self._ignore):
             return  # our own data dir
+        self.note()
+
+    def note(self) -> None:
+        """Something changed: a round once it has been quiet for the debounce time."""
         self.last_event = time.monotonic()
         self.pending.set()
         if self._also is not None:
             self._also.set()
+
+
+class _RootWatches:
+    """One watch per root that exists, kept in step with the folder that is there now."""
+
+    def __init__(self, observer: BaseObserver, handler: _Changes, roots: list[str]):
+        self._observer, self._handler, self._roots = observer, handler, roots
+        self._watches: dict[str, tuple[tuple[int, int], ObservedWatch]] = {}
+        self._missing: set[str] = set()
+
+    def refresh(self) -> bool:
+        """Watch the roots as they are now; True when one appeared, went or was made anew."""
+        moved = False
+        for root in self._roots:
+            identity = _identity(root)
+            known = self._watches.get(root)
+            if known is not None and known[0] == identity:
+                continue
+            if known is not None:
+                moved = True
+                del self._watches[root]
+                try:
+                    self._observer.unschedule(known[1])
+                except (KeyError, OSError):
+                    pass  # its emitter already stopped with the folder it watched
+            if identity is None:
+                if root not in self._missing:
+                    log.warning("%s does not exist or cannot be read: watching the other roots; it is picked up "
+                                "when it is back", root)
+                    self._missing.add(root)
+                continue
+            try:
+                self._watches[root] = (identity, self._observer.schedule(self._handler, root, recursive=True))
+            except OSError as exc:
+                log.warning("cannot watch %s (%s): it is looked at again in a moment", root, exc.strerror or exc)
+                continue
+            if root in self._missing:
+                self._missing.discard(root)
+                moved = True
+        return moved
+
+
+def _identity(root: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(root)
+    except (OSError, ValueError):
+        return None
+    return (stat.st_dev, stat.st_ino) if os.path.isdir(root) else None
 
 
 def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: threading.Event,
@@ -47,13 +109,18 @@ def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: 
     """
     handler = _Changes(data_dir, changed)
     observer = Observer()
-    for root in roots:
-        observer.schedule(handler, root, recursive=True)
+    watches = _RootWatches(observer, handler, roots)
+    watches.refresh()
     observer.start()
     if first_round:
         handler.pending.set()  # last_event is 0: no debounce
+    checked = time.monotonic()
     try:
         while not stop.is_set():
+            if time.monotonic() - checked >= ROOT_CHECK_SECONDS:
+                checked = time.monotonic()
+                if watches.refresh():
+                    handler.note()
             if handler.pending.wait(0.2) and time.monotonic() - handler.last_event >= debounce:
                 handler.pending.clear()
                 on_change()
