@@ -267,7 +267,8 @@ class Engine:
 
     def scan(self) -> ScanReport:
         report = scan(self.catalog, self.store, str(self.data_dir))
-        self.notices.add_all(offline_notices(self.catalog))
+        told = self.notices.all()  # a root offline for days is said once, not at every watch round
+        self.notices.add_all(n for n in offline_notices(self.catalog) if n not in told)
         self.notices.add_all(f"{root} is back: its files were kept, and only what changed is indexed again"
                              for root in report.back)
         return report
