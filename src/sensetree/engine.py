@@ -34,7 +34,7 @@ from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .notices import Notices
 from .reader import Reader, RootGuard, on_disk
-from .search.facts import coverage, list_copies, scope_problem
+from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.types import Filters, SearchResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
@@ -169,6 +169,7 @@ class Engine:
         if collapse:
             list_copies(self.catalog, response)
         response.notices[:0] = self.notices.take()  # a repair made on the way
+        response.notices += [n for n in offline_notices(self.catalog, scope) if n not in response.notices]
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
@@ -195,7 +196,8 @@ class Engine:
             files, embedded = covered
             notices.append(f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
                            "others are not embedded yet (search finds them by keyword meanwhile)")
-        return node, [*self.notices.take(), *notices]
+        notices[:0] = self.notices.take()
+        return node, [*notices, *(n for n in offline_notices(self.catalog, scope) if n not in notices)]
 
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""
@@ -269,7 +271,12 @@ class Engine:
             yield
 
     def scan(self) -> ScanReport:
-        return scan(self.catalog, self.store, str(self.data_dir))
+        report = scan(self.catalog, self.store, str(self.data_dir))
+        told = self.notices.all()  # a root offline for days is said once, not at every watch round
+        self.notices.add_all(n for n in offline_notices(self.catalog) if n not in told)
+        self.notices.add_all(f"{root} is back: its files were kept, and only what changed is indexed again"
+                             for root in report.back)
+        return report
 
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
@@ -289,6 +296,7 @@ class Engine:
             self.storage.reconcile_if_behind()
             self.storage.follow_location()
             self.store.reopen()  # the last writer may have been another process that dropped the table
+            self.storage.check_vectors()  # or someone deleted it
             self.storage.match_model(self.models.expected_identity())
             self.scan()
             options = index_options(self.settings)

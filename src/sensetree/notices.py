@@ -7,6 +7,7 @@ not yet told (``take``), and ``status`` shows the whole session's list (``all``)
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 
 class Notices:
@@ -18,6 +19,10 @@ class Notices:
     def add(self, text: str) -> None:
         with self._lock:
             self._seen.append(text)
+
+    def add_all(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.add(text)
 
     def take(self) -> list[str]:
         """The notices posted since the last take: each is told once."""

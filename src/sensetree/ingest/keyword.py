@@ -19,13 +19,16 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import replace
 from pathlib import PurePath
 from typing import Callable
 
 from pebble import ProcessExpired
 
+from .extract import is_archive
+
 from ..store.catalog import Catalog, FileRow, StoredText
-from ..store.chunks import ChunkRow, ChunkStore
+from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, StoreDamaged, one_line
 from .options import IndexOptions
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
 from .progress import Progress
@@ -49,9 +52,19 @@ class KeywordPhase:
 
     def run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
         """Store the text of every pending row; False when there was none. Raises Stopped."""
-        rows = self._files_of(self.catalog.pending())
+        waiting = self.catalog.pending()
         ocr = "later" if self.options.ocr.enabled else "off"
-        return self._prepare_and_store(rows, ocr, progress, stop, notify, interrupt=None)
+        worked = self._prepare_and_store(self._files_of(waiting), ocr, progress, stop, notify, interrupt=None)
+        self._count_stuck({row.path for row in waiting})
+        return worked
+
+    def _count_stuck(self, waited: set[str]) -> None:
+        """Rows that were waiting before the run and still wait after it (nothing the run did reached them)
+        count an attempt each and fail after MAX_ATTEMPTS: no row can keep the queue busy forever."""
+        for row in self.catalog.pending():
+            if row.path in waited:
+                self.catalog.mark_failed(row.path, "it stayed queued after it was read (for a member: its archive "
+                                         "no longer holds it under that name)", max_attempts=MAX_ATTEMPTS)
 
     def run_ocr(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
                 interrupt: threading.Event | None) -> bool:
@@ -62,8 +75,10 @@ class KeywordPhase:
         return self._prepare_and_store(rows, "now", progress, stop, notify, interrupt)
 
     def _files_of(self, rows: list[FileRow]) -> list[FileRow]:
-        """The rows to prepare: a member of an archive is prepared with its archive, never alone."""
+        """The rows to prepare: a member of an archive is prepared with its archive, never alone, and a
+        member waiting (a retry, a new sense, a repair) has its archive read again even when it is unchanged."""
         chosen: dict[str, FileRow] = {}
+        reread: set[str] = set()
         for row in rows:
             if row.kind == "member":
                 archive = self._archive_of(row.path)
@@ -71,9 +86,10 @@ class KeywordPhase:
                     self.store.delete_paths([row.path])
                     self.catalog.delete([row.path])
                     continue
+                reread.add(archive.path)
                 row = archive
             chosen.setdefault(row.path, row)
-        return list(chosen.values())
+        return [replace(row, content_hash=None) if row.path in reread else row for row in chosen.values()]
 
     def _archive_of(self, member: str) -> FileRow | None:
         for parent in PurePath(member).parents:
@@ -113,7 +129,7 @@ class KeywordPhase:
                 chunks = sum(len(item.chunks) for _, item in batch)
                 if batch and (len(batch) >= BATCH_FILES or chunks >= BATCH_CHUNKS
                               or time.monotonic() - batch_started >= FLUSH_SECONDS or not (queue or inflight)):
-                    self._store(batch, progress)
+                    self._store_isolated(batch, progress)
                     batch = []
                 notify(progress)
         except BaseException:
@@ -152,6 +168,25 @@ class KeywordPhase:
                 progress.ocr.add(part.ocr_pages, part.ocr_seconds)
         return item
 
+    def _store_isolated(self, batch: list[tuple[FileRow, Prepared]], progress: Progress) -> None:
+        """Store the batch; when the store refuses it, each file alone, so that one file's failure (a
+        bug, input LanceDB rejects) fails that file only, with its reason, and never the others."""
+        try:
+            self._store(batch, progress)
+        except STORE_ERRORS as exc:
+            if len(batch) > 1:
+                for one in batch:
+                    self._store_isolated([one], progress)
+                return
+            damage = self.store.verify()
+            if damage:
+                raise StoreDamaged(damage) from exc
+            row = batch[0][0]
+            log.warning("storing %s failed: %s", row.path, exc)
+            self.catalog.mark_failed(row.path, f"storing it failed: {one_line(exc)}", max_attempts=1)
+            progress.failed += 1
+            progress.files_done += 1
+
     def _store(self, batch: list[tuple[FileRow, Prepared]], progress: Progress) -> None:
         gone = [item.path for _, item in batch if item.vanished]
         if gone:
@@ -162,7 +197,7 @@ class KeywordPhase:
                                   for row, item in batch if item.unchanged and not item.vanished)
         fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
         for row, item in batch:
-            if item.archive_members and not item.unchanged:
+            if is_archive(item.path) and not (item.unchanged or item.vanished):  # a failed read holds no members
                 self._forget(self.catalog.replace_archive_members(
                     item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)))
                 item.ocr_wanted += sum(m.ocr_wanted for m in item.archive_members)  # its OCR pass reads them all

@@ -223,13 +223,15 @@ def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
         extraction = Extraction(context_descriptor(Path(job.path), "unreadable"), "context", True)
     _fill(item, extraction, job)
     if is_archive(job.path) and item.failure is None:
-        item.archive_members = list(_members(job, item.mtime, sent))
+        skipped: list[str] = []  # members the walk skipped or renamed: the archive's notes, for the queue
+        item.archive_members = list(_members(job, item.mtime, sent, skipped))
+        item.notes += [note for note in skipped if note not in item.notes]
     item.extract_seconds = time.perf_counter() - started
 
 
-def _members(job: Job, archive_mtime: float, sent: Sent | None):
-    """Each member of the archive, prepared as a file of its own; a refused one by its context entry."""
-    notes: list[str] = []
+def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]):
+    """Each member of the archive, prepared as a file of its own; a refused one by its context entry.
+    ``notes`` gets a line for each member the walk skipped or renamed."""
     opened = None
     if sent is None and job.roots:  # an archive over the size limit is walked, not read whole
         try:

@@ -25,7 +25,7 @@ from .. import paths
 from ..models.devices import DEVICE_META
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
-from ..store.chunks import ChunkRow, ChunkStore
+from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, StoreDamaged, one_line
 from .chunker import rejoin
 from .progress import Progress
 from .reuse import VectorReuse
@@ -42,6 +42,7 @@ MAX_BATCH = 1024       # chunks per commit, however fast the model
 CALL_SECONDS = 1.0     # model time per call: the stop flag is looked at between calls too
 FILES_PER_BATCH = 256  # files looked at per batch (most are small)
 OPENING_CHUNKS = 6     # chunks rejoined for the sense input (SENSE_INPUT_CHARS)
+MAX_REPAIRS = 3       # readings again of a file whose stored text does not match the catalog, before it fails
 RATE_META = "semantic_rate"  # the latest rate and when, for `sensetree status` in another process
 
 
@@ -101,7 +102,7 @@ class SemanticPhase:
             if indexes == set(range(row.chunks)) and row.chunks > 0 and hashes == {row.content_hash}:
                 whole.append(row)
             else:  # its stored text is not what the catalog says: store it again
-                self.catalog.requeue(row.path)
+                self._repair(row.path, "its stored text never matched what was read")
         pending = defaultdict(list)
         for chunk in self.store.unembedded([r.path for r in whole]):
             pending[chunk["path"]].append(chunk)
@@ -111,7 +112,7 @@ class SemanticPhase:
             if not pending[row.path]:
                 complete.append(row.path)
             elif senses.get(row.path) and senses[row.path].source == "pending" and pending[row.path][0]["chunk_index"] != 0:
-                self.catalog.requeue(row.path)  # a sense half-written by a killed run: start the file over
+                self._repair(row.path, "its sense was left half-written")  # by a killed run: start the file over
             else:
                 chunks = pending[row.path]
                 files.append(_File(row, senses.get(row.path), chunks, [c["text"] for c in chunks[:OPENING_CHUNKS]]))
@@ -136,16 +137,28 @@ class SemanticPhase:
             if isinstance(exc, EndpointUnavailable):
                 raise
             if len(ready) == 1:
-                self._fail(ready[0][0], exc, progress)
+                self._fail(ready[0][0], f"embedding failed: {exc}", progress)
                 return
             for file, _ in ready:  # find the file the model refuses; the others go on
                 self._embed_and_store([file], embedder, progress, stop, notify)
             return
         seconds = time.perf_counter() - started
         chunks = [c for file, _ in ready for c in file.chunks]
-        self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"], c["mtime"],
-                                         c["location"], c["doc_type"] or "", c["size"] or 0, c.get("lang"), c.get("terms"))
-                                for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
+        try:
+            self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"],
+                                             c["mtime"], c["location"], c["doc_type"] or "", c["size"] or 0,
+                                             c.get("lang"), c.get("terms"))
+                                    for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
+        except STORE_ERRORS as exc:  # the store refuses the batch: find the file it refuses; the others go on
+            if len(ready) > 1:
+                for file, _ in ready:
+                    self._embed_and_store([file], embedder, progress, stop, notify)
+                return
+            damage = self.store.verify()
+            if damage:
+                raise StoreDamaged(damage) from exc
+            self._fail(ready[0][0], f"storing its vectors failed: {one_line(exc)}", progress)
+            return
         self.catalog.save_senses((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
         progress.embedding.add(len(chunks), seconds)
         progress.sent_to_model += sent
@@ -167,7 +180,7 @@ class SemanticPhase:
             first = file.chunks[0]
             old_head = sense_head(sense.text, doc_type)
             if not first["text"].startswith(old_head):
-                self.catalog.requeue(file.row.path)  # chunk 0 is not what the catalog says: store it again
+                self._repair(file.row.path, "its first chunk never matched its sense")  # store it again
                 return None
             raw = [first["text"][len(old_head):], *file.opening[1:]]
             path = Path(file.row.path)
@@ -219,10 +232,14 @@ class SemanticPhase:
             raise
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 
-    def _fail(self, file: _File, error: Exception, progress: Progress) -> None:
-        """The model refuses this file: it fails, and stays findable by keyword."""
-        self.catalog.mark_failed(file.row.path, f"embedding failed: {error}", max_attempts=1)
+    def _fail(self, file: _File, reason: str, progress: Progress) -> None:
+        """The model or the store refuses this file: it fails, and stays findable by keyword."""
+        self.catalog.mark_failed(file.row.path, reason, max_attempts=1)
         progress.failed += 1
+
+    def _repair(self, path: str, reason: str) -> None:
+        """Back to the keyword phase to store its text again, a bounded number of times (then failed)."""
+        self.catalog.requeue_for_repair(path, f"{reason} after {MAX_REPAIRS} readings", max_attempts=MAX_REPAIRS)
 
 
 def _enough(rows: list[FileRow], budget: int) -> list[FileRow]:

@@ -51,6 +51,8 @@ class Entry:
     size: int
     mtime: float
     members: int = 0
+    ctime: float | None = None  # inode change time (POSIX only: Windows' st_ctime is the creation time)
+    inode: int | None = None    # None where the OS gives none
 
 
 def is_hidden(name: str) -> bool:
@@ -111,33 +113,36 @@ class _Descend:
     specs: list[tuple[Path, pathspec.PathSpec]]
 
 
-def walk(root: str, manual: dict[str, str] | None = None) -> Iterator[Entry]:
-    """Every indexable file and block folder under ``root``, depth first.
+def walk(root: str, manual: dict[str, str] | None = None, unreadable: list[str] | None = None) -> Iterator[Entry]:
+    """Every indexable file and block folder under ``root``, depth first; ``unreadable``, when given,
+    collects the folders that could not be listed (what is known under them is not gone).
 
     An explicit stack, not recursion: a tree thousands of folders deep is legal and must not
     exhaust Python's recursion limit.
     """
     manual = manual or {}
+    unreadable = unreadable if unreadable is not None else []
     real_root = os.path.realpath(root)
-    stack = [_walk_folder(Path(root), [], manual, is_root=True, real_root=real_root)]
+    stack = [_walk_folder(Path(root), [], manual, unreadable, is_root=True, real_root=real_root)]
     while stack:
         item = next(stack[-1], None)
         if item is None:
             stack.pop()
         elif isinstance(item, _Descend):
-            stack.append(_walk_folder(item.folder, item.specs, manual, real_root=real_root))
+            stack.append(_walk_folder(item.folder, item.specs, manual, unreadable, real_root=real_root))
         else:
             yield item
 
 
 def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manual: dict[str, str],
-                 is_root: bool = False, real_root: str = "") -> Iterator[Entry | _Descend]:
+                 unreadable: list[str], is_root: bool = False, real_root: str = "") -> Iterator[Entry | _Descend]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
         if not isinstance(exc, FileNotFoundError):
             log.warning("skipped folder %s: %s", folder, exc.strerror or exc)
+            unreadable.append(str(folder))
         return
     names = [e.name for e in entries]
     if not is_root:
@@ -169,9 +174,15 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
                 if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
                     continue  # its content lives outside the root: indexing it would leak it into snippets
                 stat = entry.stat()
-                yield Entry(entry.path, "file", stat.st_size, stat.st_mtime)
+                yield Entry(entry.path, "file", stat.st_size, stat.st_mtime, ctime=_change_time(stat),
+                            inode=stat.st_ino or None)
         except OSError:
             continue
+
+
+def _change_time(stat: os.stat_result) -> float | None:
+    """The inode change time: a rewrite that restores size and mtime (``cp -p``, ``touch -r``) still moves it."""
+    return None if os.name == "nt" else stat.st_ctime
 
 
 def _is_utf8(name: str) -> bool:

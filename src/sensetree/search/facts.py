@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 from .. import paths
 from ..store.catalog import Catalog
@@ -17,6 +18,22 @@ def scope_problem(scope: str | None, roots: list[str], mounted: bool = True) -> 
     if scope and not os.path.isdir(scope) and (mounted or os.path.exists(scope)):
         return f"{scope} is a file; a scope is a folder" if os.path.exists(scope) else f"{scope} does not exist"
     return None
+
+
+def offline_notices(catalog: Catalog, scope: str | None = None) -> list[str]:
+    """One line per offline root that the scope reaches: its files are kept but cannot be shown."""
+    try:
+        offline = catalog.offline_roots()
+    except sqlite3.OperationalError:
+        return []
+    return [offline_notice(root, since) for root, since in offline.items()
+            if scope is None or paths.is_under(scope, root) or paths.is_under(root, scope)]
+
+
+def offline_notice(root: str, since: float) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
+    return (f"{root} is offline (missing or unreadable since {when}): its files stay in the index, left out of "
+            "results until it is back; `sensetree remove` drops them")
 
 
 def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:

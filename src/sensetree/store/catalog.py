@@ -23,7 +23,11 @@ from typing import Iterable, Iterator
 from ..paths import folder_prefix, folds_case, is_under
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS roots (
+    path TEXT PRIMARY KEY, added_at REAL NOT NULL,
+    offline_since REAL,  -- missing, unmounted or unreadable since then: its entries are kept, out of results
+    device INTEGER       -- the device it was on at its last full scan: an empty mount point is told apart
+);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     root TEXT NOT NULL,
@@ -40,7 +44,9 @@ CREATE TABLE IF NOT EXISTS files (
     updated_at REAL NOT NULL DEFAULT 0,
     priority REAL NOT NULL DEFAULT 0,       -- when the user last asked for it (preview, scope): first in line
     ocr_wanted INTEGER NOT NULL DEFAULT 0,  -- pages its text still lacks until OCR reads them
-    notes TEXT                              -- why it is indexed by context only, pages OCR could not read
+    notes TEXT,                             -- why it is indexed by context only, pages OCR could not read
+    ctime REAL,                             -- inode change time (POSIX), where the OS has one
+    inode INTEGER                           -- inode number, where the OS has one
 );
 CREATE INDEX IF NOT EXISTS files_status ON files(status);
 CREATE INDEX IF NOT EXISTS files_root ON files(root);
@@ -63,6 +69,8 @@ class DiskState:
     size: int
     mtime: float
     status: str
+    ctime: float | None = None  # None where the OS has none, or the row predates the column
+    inode: int | None = None
 
 
 @dataclass(frozen=True)
@@ -139,9 +147,13 @@ class Catalog:
         """Catalogs written by earlier versions lack the newer columns."""
         columns = self.columns("files")
         for name, definition in (("priority", "REAL NOT NULL DEFAULT 0"), ("ocr_wanted", "INTEGER NOT NULL DEFAULT 0"),
-                                 ("notes", "TEXT")):
+                                 ("notes", "TEXT"), ("ctime", "REAL"), ("inode", "INTEGER")):
             if name not in columns:
                 self._run(f"ALTER TABLE files ADD COLUMN {name} {definition}")
+        root_columns = self.columns("roots")
+        for name in ("offline_since", "device"):
+            if name not in root_columns:
+                self._run(f"ALTER TABLE roots ADD COLUMN {name} {'REAL' if name == 'offline_since' else 'INTEGER'}")
         self._run("CREATE INDEX IF NOT EXISTS files_queue ON files(status, priority, mtime)")
 
     def close(self) -> None:
@@ -210,6 +222,21 @@ class Catalog:
     def remove_root(self, path: str) -> None:
         self._run("DELETE FROM roots WHERE path = ?", (path,))
 
+    def offline_roots(self) -> dict[str, float]:
+        """Roots that were missing or unreadable at the last scan, and since when."""
+        return dict(self._run("SELECT path, offline_since FROM roots WHERE offline_since IS NOT NULL ORDER BY path"))
+
+    def root_device(self, path: str) -> int | None:
+        rows = self._run("SELECT device FROM roots WHERE path = ?", (path,))
+        return rows[0][0] if rows else None
+
+    def set_root_online(self, path: str, device: int | None) -> None:
+        self._run("UPDATE roots SET offline_since = NULL, device = ? WHERE path = ?", (device, path))
+
+    def set_root_offline(self, path: str) -> None:
+        """Keep the first time it was found missing: how long it has been away."""
+        self._run("UPDATE roots SET offline_since = COALESCE(offline_since, ?) WHERE path = ?", (time.time(), path))
+
     # folders (manual choices) -------------------------------------------------------
     def folder_modes(self) -> dict[str, str]:
         return dict(self._run("SELECT path, mode FROM folders"))
@@ -229,19 +256,25 @@ class Catalog:
 
     def files_under(self, root: str) -> dict[str, DiskState]:
         """path -> what was seen of it on disk, for the files of a root."""
-        return {r[0]: DiskState(*r[1:]) for r in self._run("SELECT path, kind, size, mtime, status FROM files WHERE root = ?",
-                                                          (root,))}
+        return {r[0]: DiskState(*r[1:]) for r in self._run(
+            "SELECT path, kind, size, mtime, status, ctime, inode FROM files WHERE root = ?", (root,))}
 
-    def upsert_pending(self, rows: Iterable[tuple[str, str, str, int, float, int]]) -> None:
-        """(path, root, kind, size, mtime, members): queue new or changed entries, keeping their stored hash."""
+    def upsert_pending(self, rows: Iterable[tuple[str, str, str, int, float, int, float | None, int | None]]) -> None:
+        """(path, root, kind, size, mtime, members, ctime, inode): queue new or changed entries, keeping their
+        stored hash."""
         now = time.time()
         self._many(
-            "INSERT INTO files(path, root, kind, size, mtime, members, status, attempts, error, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
+            "INSERT INTO files(path, root, kind, size, mtime, members, ctime, inode, status, attempts, error, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
             "root = excluded.root, kind = excluded.kind, size = excluded.size, mtime = excluded.mtime, "
-            "members = excluded.members, status = 'pending', attempts = 0, error = NULL, updated_at = excluded.updated_at",
+            "members = excluded.members, ctime = excluded.ctime, inode = excluded.inode, status = 'pending', "
+            "attempts = 0, error = NULL, updated_at = excluded.updated_at",
             ((*row, now) for row in rows),
         )
+
+    def set_identity(self, rows: Iterable[tuple[float | None, int | None, str]]) -> None:
+        """(ctime, inode, path): what a row written before those columns existed is, without queueing it."""
+        self._many("UPDATE files SET ctime = ?, inode = ? WHERE path = ?", rows)
 
     def files_under_prefix(self, path: str) -> list[str]:
         """The rows at ``path`` or below it (a file, or a folder's files and blocks)."""
@@ -266,6 +299,10 @@ class Catalog:
         """The user's last asks first, then the most recently modified: what people look for."""
         sql = f"SELECT {_COLUMNS} FROM files WHERE {condition} ORDER BY priority DESC, mtime DESC, path"
         return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
+
+    def has_stored(self) -> bool:
+        """Whether any row says its text is in the vector table."""
+        return bool(self._run("SELECT 1 FROM files WHERE status != 'pending' AND chunks > 0 LIMIT 1"))
 
     def has_status(self, status: str) -> bool:
         return bool(self._run("SELECT 1 FROM files WHERE status = ? LIMIT 1", (status,)))
@@ -319,7 +356,7 @@ class Catalog:
         now = time.time()
         self._many(
             "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
-            "attempts = CASE WHEN ? IS NULL THEN 0 ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
+            "attempts = CASE WHEN ? IS NULL THEN attempts ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
             "updated_at = ? WHERE path = ?",
             ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
               i.path) for i in items),
@@ -327,12 +364,20 @@ class Catalog:
 
     def replace_archive_members(self, archive: str, root: str, members: Iterable[tuple[str, int, float]]) -> list[str]:
         """The rows of an archive's members (path, size, mtime) after a new read of it, queued to be stored;
-        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's)."""
+        returns the paths of members it no longer holds, whose rows are gone (their chunks are the caller's).
+
+        A member keeps its count of attempts: reading its archive again is no fresh start for it."""
         members = list(members)
         kept = {path for path, _, _ in members}
         gone = [p for p in self.files_under_prefix(archive) if p != archive and p not in kept]
         self.delete(gone)
-        self.upsert_pending((path, root, "member", size, mtime, 0) for path, size, mtime in members)
+        now = time.time()
+        self._many(
+            "INSERT INTO files(path, root, kind, size, mtime, members, status, attempts, error, updated_at) "
+            "VALUES (?, ?, 'member', ?, ?, 0, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
+            "root = excluded.root, kind = 'member', size = excluded.size, mtime = excluded.mtime, status = 'pending', "
+            "error = NULL, updated_at = excluded.updated_at",
+            ((path, root, size, mtime, now) for path, size, mtime in members))
         return gone
 
     def mark_embedded(self, paths: Iterable[str]) -> None:
@@ -342,7 +387,8 @@ class Catalog:
         """
         self._many(
             "UPDATE files SET status = CASE WHEN error IS NULL THEN 'indexed' ELSE 'failed' END, "
-            "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ? "
+            "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ?, "
+            "attempts = CASE WHEN error IS NULL THEN 0 ELSE attempts END "
             "WHERE path = ? AND status = 'keyword'",
             ((time.time(), p) for p in paths),
         )
@@ -371,6 +417,13 @@ class Catalog:
         """Index this row again from scratch (no stored hash to skip on)."""
         self._run("UPDATE files SET status = 'pending', content_hash = NULL, attempts = 0, error = NULL WHERE path = ?",
                   (path,))
+
+    def requeue_for_repair(self, path: str, reason: str, *, max_attempts: int) -> None:
+        """Its stored text is not what the catalog says: store it again, counting an attempt, so that a file
+        whose text never comes out the same fails (with ``reason``) instead of going round for ever."""
+        self._run("UPDATE files SET content_hash = NULL, attempts = attempts + 1, status = CASE WHEN attempts + 1 >= ? "
+                  "THEN 'failed' ELSE 'pending' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
+                  "updated_at = ? WHERE path = ?", (max_attempts, max_attempts, reason, time.time(), path))
 
     def set_members(self, path: str, members: int) -> None:
         self._run("UPDATE files SET members = ? WHERE path = ?", (members, path))

@@ -113,6 +113,10 @@ class _Layout:
     vector_index: bool
 
 
+STORE_ERRORS = (ValueError, RuntimeError)
+"""What LanceDB raises when it refuses a write's input (or finds a file damaged: ``verify()`` tells which)."""
+
+
 class StoreDamaged(RuntimeError):
     """A file of the table is torn or corrupt (a power cut, a bad sector): ``roll_back()`` repairs it."""
 
@@ -557,7 +561,7 @@ class ChunkStore:
         except (ValueError, FileNotFoundError):
             return None  # no table yet
         except Exception as exc:  # lance raises RuntimeError, ValueError, OSError... on torn files
-            return _one_line(exc)
+            return one_line(exc)
         return _read_back(table)
 
     def roll_back(self) -> int | None:
@@ -625,7 +629,7 @@ def _read_back(table) -> str | None:
             pass
         table.count_rows()
     except Exception as exc:
-        return _one_line(exc)
+        return one_line(exc)
     return None
 
 
@@ -635,7 +639,7 @@ def _manifest_version(manifest: Path) -> int:
     return (2**64 - 1) - number if number >= 2**63 else number
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """The error in one line, without the Rust source locations lance appends."""
     message = " ".join(re.sub(r",? /\S+\.rs:\d+:\d+", "", str(exc)).split()) or type(exc).__name__
     return message if len(message) <= 300 else message[:299] + "…"

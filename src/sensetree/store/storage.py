@@ -26,7 +26,7 @@ from ..errors import DataDirReadOnly, SenseTreeError, WriterBusy
 from ..notices import Notices
 from . import integrity
 from .catalog import Catalog
-from .chunks import ChunkStore, StoreDamaged
+from .chunks import TABLE, ChunkStore, StoreDamaged
 from .lease import WriterLease
 from .location import LocalLocation, Location
 from .manifest import Manifest, publish
@@ -52,6 +52,8 @@ class Storage:
         self.store = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
             self.reconcile()
+        if self.writer_free():
+            self.check_vectors()
         self._migrate()
 
     def _migrate(self) -> None:
@@ -152,6 +154,23 @@ class Storage:
             self.reconcile()
         if known != uri:
             self.catalog.set_meta("storage_uri", uri)
+
+    def check_vectors(self) -> None:
+        """A vector table that is gone (deleted by hand, a sync tool, a backup restore) or no longer opens,
+        while the catalog lists stored text: it is rebuilt from the catalog (what it lacks is indexed again)
+        and the user told. Without this the catalog would vouch for vectors that are not there, and every
+        search would answer nothing, for good."""
+        if self.store.table is not None or not self.catalog.has_stored():
+            return
+        with self.writer():
+            rolled_back = None
+            if self.store.directory is not None and (self.store.directory / f"{TABLE}.lance").exists():
+                rolled_back = self.store.roll_back()  # an earlier version that opens, or nothing
+            requeued, _ = integrity.reconcile(self.catalog, self.store)
+        state = f"did not open; it was rolled back to version {rolled_back}" if rolled_back is not None else (
+            "was missing or did not open; it was rebuilt empty")
+        self.notices.add(f"The vector table at {self.location.uri} {state}, and {requeued} file(s) will be indexed "
+                         "again from the catalog; results come back progressively.")
 
     def reconcile_if_behind(self) -> None:
         if self._catalog_behind:

@@ -15,8 +15,14 @@ usable: a member larger than the file size limit, one whose compressed size is m
 than its declared size can take (a lying zip header), one that expands more than
 MAX_ZIP_RATIO times, an encrypted one. The walk stops at MAX_MEMBERS members and
 MAX_EXPANDED bytes read in all (which also bounds skipping over a refused tar
-member). Links, devices, folders, names that climb out of the archive (``../x``,
-``/etc/x``) and names that are not UTF-8 are skipped.
+member). Links, devices, names that climb out of the archive (``../x``, ``/etc/x``,
+``C:x``), names that are not UTF-8 and names holding a NUL are skipped, each with a note
+(folders are skipped silently: their files are listed on their own).
+
+Every member has a virtual path of its own, also when the archive holds two members of the
+same name, or a member whose name is the path of a nested archive's member (``inner.zip``
+beside a member named ``inner.zip/x.txt``): the later one is named ``x (2).txt``, with a
+note. The walk is deterministic, so the same name always finds the same member again.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import lzma
 import stat
 import tarfile
@@ -42,6 +49,8 @@ MAX_DEPTH = 2
 """The archive on disk is level 1, an archive inside it level 2; archives deeper than that are not opened."""
 
 MAX_MEMBERS = 10_000
+MAX_NOTES = 20
+"""Notes kept per walk (skipped or renamed members); the rest are counted in one more line."""
 MAX_EXPANDED = 1024**3
 """Bytes decompressed in all while walking one archive, nested ones included."""
 
@@ -156,6 +165,36 @@ class _Walk:
     count: int = 0
     budget: int = field(default_factory=lambda: MAX_EXPANDED)  # bytes the walk may still decompress
     over: bool = False  # set once the walk has ended and its files are closed
+    seen: set[str] = field(default_factory=set)  # virtual paths given out so far
+    untold: int = 0  # notes past MAX_NOTES
+
+    def note(self, line: str) -> None:
+        """One line for the queue about a member skipped or renamed; past MAX_NOTES, only a count."""
+        if sum(1 for n in self.notes if not n.startswith("(")) < MAX_NOTES:
+            self.notes.append(line)
+            return
+        self.untold += 1
+        summary = f"({self.untold} more member{'s' if self.untold > 1 else ''} skipped or renamed)"
+        if self.notes and self.notes[-1].startswith("("):
+            self.notes[-1] = summary
+        else:
+            self.notes.append(summary)
+
+    def distinct(self, member: Member) -> Member:
+        """``member`` under a virtual path no earlier member of the walk has: ``name (2).ext`` when taken."""
+        if member.path not in self.seen:
+            self.seen.add(member.path)
+            return member
+        folder, _, leaf = member.name.rpartition("/")
+        stem, dot, suffix = leaf.partition(".") if not leaf.startswith(".") else (leaf, "", "")
+        prefix = member.path[: len(member.path) - len(member.name)]
+        for copy in itertools.count(2):
+            name = (f"{folder}/" if folder else "") + f"{stem} ({copy}){dot}{suffix}"
+            if prefix + name not in self.seen:
+                break
+        self.seen.add(prefix + name)
+        self.note(f"{member.name}: a second member of that name, indexed as {name}")
+        return replace(member, name=name, path=prefix + name)
 
     def members(self, file: BinaryIO, name: str, prefix: str, depth: int) -> Iterator[Member]:
         lowered = name.lower()
@@ -175,6 +214,7 @@ class _Walk:
                     self.notes.append(f"{name}: more than {MAX_MEMBERS:,} members, the rest were not read")
                     return
                 self.count += 1
+                member = self.distinct(member)
                 yield member
                 if depth < MAX_DEPTH and self.read_nested and member.refused is None and is_archive(member.name):
                     yield from self._nested(member)
@@ -195,10 +235,15 @@ class _Walk:
     def _zip(self, file: BinaryIO, prefix: str, depth: int) -> Iterator[Member]:
         archive = zipfile.ZipFile(file)
         for info in archive.infolist():
-            name = _safe_name(info.filename.replace("\\", "/"))
+            if info.is_dir():
+                continue
             file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip was not made on Unix
-            if name is None or info.is_dir() or file_type not in (0, stat.S_IFREG):
-                continue  # links, devices, folders, unsafe names
+            why = ("its name holds a NUL character" if "\0" in info.orig_filename
+                   else _unsafe(info.filename.replace("\\", "/")) or _zip_type_refusal(file_type))
+            if why:
+                self.note(f"{_shown(info.orig_filename)}: skipped, {why}")
+                continue
+            name = _safe_name(info.filename.replace("\\", "/"))
             refused = self._zip_refusal(info)
             yield Member(name, f"{prefix}/{name}", info.file_size, _zip_time(info.date_time), depth, refused,
                          None if refused else _bounded(lambda info=info: archive.open(info).read(), self))
@@ -219,9 +264,13 @@ class _Walk:
         stream = _Budgeted(_decompressed(file), self)
         with tarfile.open(fileobj=stream, mode="r|") as archive:
             for info in archive:
-                name = _safe_name(info.name)
-                if name is None or not info.isfile():
+                if info.isdir():
                     continue
+                why = _unsafe(info.name) or _tar_type_refusal(info)
+                if why:
+                    self.note(f"{_shown(info.name)}: skipped, {why}")
+                    continue
+                name = _safe_name(info.name)
                 refused = f"too large to index ({human_size(info.size)})" if info.size > self.max_member_bytes else None
                 yield Member(name, f"{prefix}/{name}", info.size, float(info.mtime), depth, refused,
                              None if refused else _bounded(lambda info=info: archive.extractfile(info).read(), self, streamed=True))
@@ -303,17 +352,52 @@ def _decompressed(file: BinaryIO) -> BinaryIO:
     return file
 
 
+def _unsafe(name: str) -> str | None:
+    """Why a member's name cannot be a path inside the archive, or None when it can."""
+    parts = [part for part in PurePosixPath(name).parts if part not in ("", ".")]
+    if "\0" in name:
+        return "its name holds a NUL character"
+    if not parts:
+        return "it has no name"
+    if name.startswith("/"):
+        return "its name is absolute"
+    if ":" in parts[0]:
+        return "its name starts with a drive"
+    if ".." in parts:
+        return "its name climbs out of the archive"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8"
+    return None
+
+
 def _safe_name(name: str) -> str | None:
     """The member's name as a relative path, or None when it climbs out, is absolute or is not UTF-8."""
-    parts = [part for part in PurePosixPath(name).parts if part not in ("", ".")]
-    if not parts or name.startswith("/") or ".." in parts or ":" in parts[0]:
+    if _unsafe(name):
         return None
-    cleaned = "/".join(parts)
-    try:
-        cleaned.encode("utf-8")
-    except UnicodeEncodeError:
+    return "/".join(part for part in PurePosixPath(name).parts if part not in ("", "."))
+
+
+def _zip_type_refusal(file_type: int) -> str | None:
+    if file_type in (0, stat.S_IFREG):
         return None
-    return cleaned
+    return "it is a symbolic link" if file_type == stat.S_IFLNK else "it is not a regular file (a device, FIFO or socket)"
+
+
+def _tar_type_refusal(info: tarfile.TarInfo) -> str | None:
+    if info.isfile():
+        return None
+    if info.issym():
+        return "it is a symbolic link"
+    if info.islnk():
+        return "it is a hard link"
+    return "it is not a regular file (a device, FIFO or socket)"
+
+
+def _shown(name: str) -> str:
+    """A member's name for a note: undecodable bytes and control characters escaped, never raw."""
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in name)
 
 
 def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> float:

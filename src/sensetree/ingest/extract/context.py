@@ -46,10 +46,20 @@ def _name_words(name: str) -> str:
 
 
 def _sibling_names(path: Path, limit: int = 15) -> list[str]:
-    """The first names (alphabetically) in the same folder, hidden files left out."""
+    """The first names (alphabetically) in the same folder, hidden files left out, and names that are not
+    UTF-8 too: no stored text can hold them, and a neighbour's odd name must not fail this file."""
     try:
         with os.scandir(path.parent) as entries:
-            names = (entry.name for entry in entries if entry.name != path.name and not entry.name.startswith("."))
+            names = (entry.name for entry in entries
+                     if entry.name != path.name and not entry.name.startswith(".") and _is_text(entry.name))
             return heapq.nsmallest(limit, names)
     except OSError:
         return []
+
+
+def _is_text(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes come back from the OS as lone surrogates
+        return False
+    return True
