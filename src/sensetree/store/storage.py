@@ -167,10 +167,14 @@ class Storage:
             if self.store.directory is not None and (self.store.directory / f"{TABLE}.lance").exists():
                 rolled_back = self.store.roll_back()  # an earlier version that opens, or nothing
             requeued, _ = integrity.reconcile(self.catalog, self.store)
-        state = f"did not open; it was rolled back to version {rolled_back}" if rolled_back is not None else (
-            "was missing or did not open; it was rebuilt empty")
-        self.notices.add(f"The vector table at {self.location.uri} {state}, and {requeued} file(s) will be indexed "
-                         "again from the catalog; results come back progressively.")
+        if rolled_back is not None:  # the damage notice every other repair gives
+            self.notices.add(f"The vector index was damaged (the vector table at {self.location.uri} did not open); "
+                             f"it was rolled back to its last sound version ({rolled_back}), and the files written "
+                             f"since ({requeued}) will be indexed again.")
+        else:
+            self.notices.add(f"The vector table at {self.location.uri} was missing or did not open; it was rebuilt "
+                             f"empty, and {requeued} file(s) will be indexed again from the catalog; results come "
+                             "back progressively.")
 
     def reconcile_if_behind(self) -> None:
         if self._catalog_behind:
