@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
 import socket
 from contextlib import contextmanager
@@ -33,6 +34,22 @@ from .manifest import Manifest, publish
 
 T = TypeVar("T")
 WRITE_REFUSED = (errno.EROFS, errno.EACCES, errno.EPERM)  # a read-only mount, a folder that is not ours
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+SQLITE_FULL = 13  # "database or disk is full"
+SQLITE_IOERR = 10  # "disk I/O error": also what SQLite says when its shared-memory file cannot grow
+ROOM_BYTES = 1 << 20  # less free space than this, and an I/O error at open is the disk being full
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or a quota) is full, in Python's, SQLite's or LanceDB's words.
+
+    A full disk is not damage: nothing is repaired or moved aside for it, and reads go on."""
+    if isinstance(error, OSError) and error.errno in DISK_FULL:
+        return True
+    if isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == SQLITE_FULL:
+        return True
+    text = str(error)
+    return "No space left on device" in text or "database or disk is full" in text or "Disk quota exceeded" in text
 
 
 class Storage:
@@ -48,6 +65,7 @@ class Storage:
         self._catalog_behind = False  # the catalog lost commits: reconcile it with the vectors
         # a read-only mount or a folder not ours: the commands that read still work, the others say why not
         self.read_only = data_dir.is_dir() and not os.access(data_dir, os.W_OK)
+        self.full = False  # the disk was full when the catalog opened: reads only, writing says why not
         self.catalog = self._open_catalog()
         self.store = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
@@ -73,6 +91,8 @@ class Storage:
     @contextmanager
     def writer(self, wait: float = 0) -> Iterator[None]:
         """Hold the data dir's writer lock (and a bucket's lease); raises WriterBusy when another process holds it."""
+        if self.full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.data_dir))
         try:
             self._writer_lock.acquire(timeout=wait)
         except Timeout:
@@ -112,6 +132,10 @@ class Storage:
                 return True
         except (WriterBusy, DataDirReadOnly):
             return False
+        except OSError as exc:  # a full disk: nothing is settled by this process until there is room
+            if disk_full(exc):
+                return False
+            raise
 
     # damage ---------------------------------------------------------------------------
     def recovering(self, operation: Callable[[], T], passthrough: tuple[type[BaseException], ...] = ()) -> T:
@@ -197,6 +221,9 @@ class Storage:
         try:
             catalog = Catalog(path)
         except sqlite3.DatabaseError as exc:
+            if self._no_room(exc):  # SQLite could not make its log: read the catalog as it stands
+                self.full = True
+                return Catalog(path, read_only=True)
             return self._salvage_catalog(str(exc))
         problem = integrity.wal_problem(wal, catalog.wal_frames()) if wal else None
         if problem:
@@ -205,6 +232,13 @@ class Storage:
                              "indexed again.")
             self._catalog_behind = True
         return catalog
+
+    def _no_room(self, error: sqlite3.DatabaseError) -> bool:
+        """The catalog failed to open because the disk is full, not because it is damaged."""
+        if disk_full(error):
+            return True
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+        return code == SQLITE_IOERR and shutil.disk_usage(self.data_dir).free < ROOM_BYTES
 
     def _salvage_catalog(self, reason: str) -> Catalog:
         with self.writer():
@@ -215,6 +249,8 @@ class Storage:
 
     def _repair(self, error: Exception) -> bool:
         """Repair the store ``error`` came from if one of its files is damaged; False when none is."""
+        if disk_full(error):
+            return False  # a write the disk refused: what was committed before is whole
         if isinstance(error, sqlite3.DatabaseError):
             reason = self.catalog.damage()
             if reason is None:

@@ -1,0 +1,101 @@
+"""A full disk (issue 24, defect 15): indexing stops with one clear line and loses nothing; reads go on.
+
+The data dir is a real small filesystem (a tmpfs of a few MB) mounted in a mount namespace of
+its own, held open by a sleeping process that each command joins (``nsenter``), so nothing is
+mounted outside the test. The disk is then filled to the last byte with a plain file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import _environment
+
+pytestmark = pytest.mark.slow  # real processes, a real mount, a fault injected
+
+LAUNCHER = [sys.executable, "-m", "sensetree.interfaces.launcher"]
+
+
+class SmallDisk:
+    """A tmpfs over ``folder``, seen only by the commands run through ``enter``."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.holder = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sleep", "600"])
+
+    def enter(self, command: list[str], **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run(["nsenter", "-t", str(self.holder.pid), "-m", *command], **kwargs)
+
+    def mount(self, size: str) -> bool:
+        return self.enter(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(self.folder)],
+                          capture_output=True).returncode == 0
+
+    def fill(self) -> None:
+        """Write a filler file until the disk refuses (dd then fails, as expected)."""
+        self.enter(["dd", "if=/dev/zero", f"of={self.folder / 'filler'}", "bs=4k"], capture_output=True)
+
+    def free(self) -> None:
+        self.enter(["rm", "-f", str(self.folder / "filler")], check=True)
+
+    def sensetree(self, *args: str) -> subprocess.CompletedProcess:
+        result = self.enter([*LAUNCHER, *args], capture_output=True, text=True, env=_environment(self.folder),
+                            timeout=300)
+        assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    def close(self) -> None:
+        self.holder.kill()
+        self.holder.wait()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("nsenter")):
+        pytest.skip("no private tmpfs here (needs root, unshare and nsenter)")
+    data = tmp_path / "data"
+    data.mkdir()
+    disk = SmallDisk(data)
+    try:
+        if not disk.mount("8m"):
+            pytest.skip("tmpfs cannot be mounted here")
+        yield disk
+    finally:
+        disk.close()
+
+
+def test_a_full_disk_stops_indexing_in_one_line_and_reads_go_on(small_disk, tmp_path):
+    """Defect 15: a full disk gave tracebacks, and status and search crashed on SQLite's
+    "database or disk is full"; worse, the catalog that failed to open was moved aside as damaged."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(3):
+        (tree / f"note{i}.txt").write_text(f"Note {i}: harbour ledger orchard and a violin.\n", encoding="utf-8")
+    assert small_disk.sensetree("add", str(tree)).returncode == 0
+    assert small_disk.sensetree("index").returncode == 0
+
+    small_disk.fill()
+    for command in (["status"], ["search", "harbour"], ["tree", "harbour"], ["queue"]):
+        result = small_disk.sensetree(*command)
+        assert result.returncode == 0, (command, result.stderr)
+        assert "note" in result.stdout if command[0] in ("search", "tree") else result.stdout.strip()
+    assert "indexed: 3" in small_disk.sensetree("status").stdout
+
+    (tree / "note3.txt").write_text("Note 3: a pelican on the quay.\n", encoding="utf-8")
+    refused = small_disk.sensetree("index")
+    assert refused.returncode == 4, refused.stderr
+    assert "disk is full" in " ".join(refused.stderr.split())
+    assert len(refused.stderr.strip().splitlines()) <= 2  # one line (rich may wrap it once)
+    listing = small_disk.enter(["ls", str(small_disk.folder)], capture_output=True, text=True).stdout
+    assert "damaged" not in listing  # a full disk is not damage: nothing was moved aside
+
+    small_disk.free()
+    assert small_disk.sensetree("index").returncode == 0
+    found = small_disk.sensetree("search", "pelican")
+    assert "note3.txt" in found.stdout
+    assert "indexed: 4" in small_disk.sensetree("status").stdout
