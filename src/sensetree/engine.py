@@ -296,7 +296,7 @@ class Engine:
             self.storage.reconcile_if_behind()
             self.storage.follow_location()
             self.store.reopen()  # the last writer may have been another process that dropped the table
-            self.storage.check_vectors()  # or someone deleted it
+            self.storage.recovering(self.storage.check_vectors)  # or someone deleted it
             self.storage.match_model(self.models.expected_identity())
             self.scan()
             options = index_options(self.settings)

@@ -71,7 +71,7 @@ class Storage:
         if self._catalog_behind and self.writer_free():
             self.reconcile()
         if self.writer_free():
-            self.check_vectors()
+            self.recovering(self.check_vectors)  # a table LanceDB cannot open is damage: rolled back first
         self._migrate()
 
     def _migrate(self) -> None:
