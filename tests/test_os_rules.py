@@ -196,7 +196,7 @@ def test_case_blind_catalog_and_lancedb_agree(case_blind):
     rows = [str(root / "a.txt"), str(root / "Sub" / "b.txt"), str(case_blind / "DocsEvil" / "c.txt")]
     catalog = Catalog(case_blind / "catalog.db")
     catalog.add_root(str(root))
-    catalog.upsert_pending([(p, str(root), "file", 1, 0.0, 0) for p in rows])
+    catalog.upsert_pending([(p, str(root), "file", 1, 0.0, 0, None, None) for p in rows])
     for scope in (str(case_blind / "docs"), str(case_blind / "DOCS")):
         assert catalog.coverage(scope) == (2, 0)
         assert set(catalog.files_under_prefix(scope)) == set(rows[:2])
