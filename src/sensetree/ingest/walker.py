@@ -20,6 +20,8 @@ from typing import Iterator
 
 import pathspec
 
+from ..safe_text import has_surrogates
+
 log = logging.getLogger(__name__)
 IGNORE_FILES = (".gitignore", ".sensetreeignore")
 OS_LITTER = {".ds_store", "thumbs.db", "desktop.ini", "icon\r"}
@@ -160,7 +162,7 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
     for entry in entries:
         if is_hidden(entry.name) or manual.get(entry.path) == "ignore":
             continue
-        if not _is_utf8(entry.name):  # no catalog, table or JSON answer can hold its path
+        if has_surrogates(entry.name):  # no catalog, table or JSON answer can hold its path
             log.warning("skipped %r: its name is not valid UTF-8; rename it to index it", entry.path)
             continue
         path = Path(entry.path)
@@ -184,13 +186,6 @@ def _change_time(stat: os.stat_result) -> float | None:
     """The inode change time: a rewrite that restores size and mtime (``cp -p``, ``touch -r``) still moves it."""
     return None if os.name == "nt" else stat.st_ctime
 
-
-def _is_utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes come back from the OS as lone surrogates
-        return False
-    return True
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from ...safe_text import has_surrogates
 from .base import human_size
 from .normalise import normalise
 
@@ -51,15 +52,8 @@ def _sibling_names(path: Path, limit: int = 15) -> list[str]:
     try:
         with os.scandir(path.parent) as entries:
             names = (entry.name for entry in entries
-                     if entry.name != path.name and not entry.name.startswith(".") and _is_text(entry.name))
+                     if entry.name != path.name and not entry.name.startswith(".") and not has_surrogates(entry.name))
             return heapq.nsmallest(limit, names)
     except OSError:
         return []
 
-
-def _is_text(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes come back from the OS as lone surrogates
-        return False
-    return True
