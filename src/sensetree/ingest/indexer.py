@@ -60,8 +60,12 @@ class Indexer:
         self._stop = stop = stop or threading.Event()
         self._notify = notify = on_update or (lambda p: None)
         self.refresh(progress)
-        if self.options.low_priority:
-            lower_priority(thread_only=True)  # the user's work first; searches run on other threads
+        if not self.options.low_priority:
+            return self._run(progress, stop, notify, interrupt)
+        return _on_low_priority_thread(lambda: self._run(progress, stop, notify, interrupt), stop)
+
+    def _run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
+             interrupt: threading.Event | None) -> Progress:
         since_optimize = 0
         try:
             while not stop.is_set():
@@ -102,3 +106,29 @@ class Indexer:
     def _dimension(self) -> int:
         """The vector size of the table: its own, or the model's when the first write creates it."""
         return self.store.dimension or self._embedder_for_run().dimension
+
+
+def _on_low_priority_thread(work: Callable[[], Progress], stop: threading.Event) -> Progress:
+    """Run ``work`` on a thread of its own at low priority, so the caller's thread keeps its
+    priority afterwards (a Linux thread cannot raise its niceness back once lowered)."""
+    outcome: dict[str, object] = {}
+
+    def body() -> None:
+        lower_priority(thread_only=True)  # the user's work first; searches run on other threads
+        try:
+            outcome["progress"] = work()
+        except BaseException as exc:  # handed to the caller, who raises it as its own
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=body, name="sensetree-indexing", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.5)
+    except BaseException:  # Ctrl-C in the caller: stop at the next commit, then pass it on
+        stop.set()
+        worker.join()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["progress"]  # type: ignore[return-value]

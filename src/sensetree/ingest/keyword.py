@@ -30,6 +30,7 @@ from .extract import is_archive
 from ..store.catalog import Catalog, FileRow, StoredText
 from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, StoreDamaged, one_line
 from .options import IndexOptions
+from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
 from .progress import Progress
 from .sense import SENSE_MIN_TEXT, SenseWriter, stored_texts
@@ -173,6 +174,8 @@ class KeywordPhase:
         bug, input LanceDB rejects) fails that file only, with its reason, and never the others."""
         try:
             self._store(batch, progress)
+        except (IndexingPaused, StoreDamaged):
+            raise  # not the files' fault: the whole run stops, the files stay pending
         except STORE_ERRORS as exc:
             if len(batch) > 1:
                 for one in batch:

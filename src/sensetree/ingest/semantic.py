@@ -149,6 +149,8 @@ class SemanticPhase:
                                              c["mtime"], c["location"], c["doc_type"] or "", c["size"] or 0,
                                              c.get("lang"), c.get("terms"))
                                     for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
+        except StoreDamaged:
+            raise  # the store's fault, not the files': the run stops for the repair
         except STORE_ERRORS as exc:  # the store refuses the batch: find the file it refuses; the others go on
             if len(ready) > 1:
                 for file, _ in ready:

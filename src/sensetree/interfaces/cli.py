@@ -37,7 +37,7 @@ from .mcp_server import register as register_mcp
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
-from .terminal import escape, log_warnings, plain
+from .terminal import escape, indented, log_warnings, plain
 
 if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the service answers skips it
     from ..engine import Engine
@@ -255,12 +255,12 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         _print_json(info)
         return
     for row in info["failed"]:
-        console.print(f"[red]failed[/]  {escape(row['path'])}\n        {escape(row['error'] or '')}")
+        console.print(f"[red]failed[/]  {escape(row['path'])}\n{indented(row['error'] or '')}")
     for row in info["pending"]:
         console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
     for row in info["noted"]:
         why = "; ".join(part for part in (row["error"], row["notes"]) if part)
-        console.print(f"[dim]noted[/]   {escape(row['path'])}\n        {escape(why)}")
+        console.print(f"[dim]noted[/]   {escape(row['path'])}\n{indented(why)}")
     if info["keyword_count"]:
         console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
     console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")

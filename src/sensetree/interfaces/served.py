@@ -11,6 +11,7 @@ which gives the same answer or the same error. ``SENSETREE_IN_PROCESS=1`` skips 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any, Callable, Iterator
 
 from ..config import default_data_dir
 from ..system import process_alive
+
+log = logging.getLogger(__name__)
 
 SERVER_FILE = "server.json"
 TOKEN_FILE = "server.token"  # written by the server (api.security)
@@ -37,20 +40,27 @@ class Server:
         return f"{self.url}/#token={self.token}"
 
 
-def announce(data_dir: Path, host: str, port: int) -> Path:
-    """Write ``server.json`` for this process; ``withdraw`` removes it."""
+def announce(data_dir: Path, host: str, port: int) -> Path | None:
+    """Write ``server.json`` for this process; ``withdraw`` removes it. None where the data dir
+    cannot be written (a read-only disk, a search node): the server runs, commands open the index."""
     path = data_dir / SERVER_FILE
     local = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
     if ":" in local:
         local = f"[{local}]"
     temporary = path.with_name(f".{SERVER_FILE}.{os.getpid()}")
-    temporary.write_text(json.dumps({"pid": os.getpid(), "url": f"http://{local}:{port}"}), encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(json.dumps({"pid": os.getpid(), "url": f"http://{local}:{port}"}), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        log.info("not announced in %s (%s): commands open the index themselves", data_dir, exc)
+        return None
     return path
 
 
-def withdraw(path: Path) -> None:
+def withdraw(path: Path | None) -> None:
     """Remove ``server.json`` when it is still this process's (a newer server may have replaced it)."""
+    if path is None:
+        return
     try:
         if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
             path.unlink()

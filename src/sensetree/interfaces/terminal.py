@@ -20,6 +20,11 @@ def escape(text: str) -> str:
     return _escape_markup(printable(text))
 
 
+def indented(text: str, indent: str = "        ") -> str:
+    """Several lines (a file's notes) for rich markup, each escaped and indented under its heading."""
+    return "\n".join(indent + escape(line) for line in text.splitlines())
+
+
 def plain(text: str, style: str = "") -> Text:
     """Running text (a snippet, an answer) as a rich ``Text``: line breaks kept, other control characters escaped."""
     return Text(printable(text, lines=True), style=style)
