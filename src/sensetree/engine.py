@@ -208,7 +208,8 @@ class Engine:
 
     def reader(self, scope: str | None = None) -> Reader:
         """Reads files for people and models, never outside the roots (or outside ``scope``, a folder in them)."""
-        return Reader([scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes)
+        return Reader([scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes,
+                      self.ignored())
 
     # settings ---------------------------------------------------------------------
     def set_setting(self, key: str, value: Any) -> str | None:

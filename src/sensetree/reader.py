@@ -93,8 +93,9 @@ class FolderListing:
 class Reader:
     """Reads text, lists folders and quotes stored chunks, inside ``roots`` only, and only what indexing reads."""
 
-    def __init__(self, roots: list[str], store: ChunkStore, max_file_bytes: int = 50 * 1024 * 1024):
-        self.guard = RootGuard(roots)
+    def __init__(self, roots: list[str], store: ChunkStore, max_file_bytes: int = 50 * 1024 * 1024,
+                 ignored: list[str] | tuple[str, ...] = ()):
+        self.guard = RootGuard(roots, ignored)
         self.store = store
         self.max_file_bytes = max_file_bytes
 

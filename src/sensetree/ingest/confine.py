@@ -49,9 +49,10 @@ class Contents:
 
 
 class RootGuard:
-    def __init__(self, roots: list[str] | tuple[str, ...]):
+    def __init__(self, roots: list[str] | tuple[str, ...], ignored: list[str] | tuple[str, ...] = ()):
         self.roots = [paths.normalize(r) for r in roots]
         self._real_roots = [_real(r) for r in self.roots]
+        self._ignored = [paths.normalize(p) for p in ignored]  # left out with `sensetree ignore`
 
     def check(self, path: str) -> str:
         """The normalised path when it lies inside a root both as written and once links are resolved."""
@@ -70,7 +71,8 @@ class RootGuard:
         """``check``, and refused (``NotServed``) when indexing leaves the path out by the user's rules."""
         norm = self.check(path)
         root = max((r for r in self.roots if paths.is_under(norm, r)), key=len)
-        reason = skip_reason(norm, root)
+        reason = skip_reason(norm, root) or next((f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
+                                                  for p in self._ignored if paths.is_under(norm, p)), None)
         if reason:
             raise NotServed(f"{paths.name_of(norm)}: {reason}")
         return norm
