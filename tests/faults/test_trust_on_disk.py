@@ -12,6 +12,7 @@ fails the test instead of hanging it.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import signal
@@ -213,7 +214,7 @@ def test_a_deleted_vector_table_is_rebuilt_from_the_catalog_and_said(tmp_path, c
         assert [r.path for r in engine.search("grafting pear trees", rerank=False).results] == [str(root / "orchard.txt")]
 
 
-def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_path, make_engine):
+def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_path, make_engine, cli):
     """(9) an unplugged or unreadable root had its whole index purged at the next scan, and was embedded
     again from scratch when it came back."""
     drive, home = tmp_path / "drive", tmp_path / "home"
@@ -231,6 +232,8 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         assert thesis not in [r.path for r in response.results]
         assert any(n.startswith(f"{drive} is offline") for n in response.notices), response.notices
         assert engine.catalog.offline_roots().keys() == {str(drive)}
+        assert json.loads(cli.invoke(tmp_path / "data", "status", "--json").output)["offline_roots"].keys() == {str(drive)}
+        assert "offline since" in " ".join(cli.invoke(tmp_path / "data", "status").output.split())
 
         (tmp_path / "unplugged").rename(drive)
         progress = _bounded_index(engine)

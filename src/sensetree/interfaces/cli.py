@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -227,7 +228,10 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
         return
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
-    table.add_row("roots", escape("\n".join(info["roots"]) or "none (sensetree add FOLDER)"))
+    offline = info["offline_roots"]
+    roots = [root + (f"  (offline since {time.strftime('%Y-%m-%d %H:%M', time.localtime(offline[root]))}: "
+                     "kept, out of results until it is back)" if root in offline else "") for root in info["roots"]]
+    table.add_row("roots", escape("\n".join(roots) or "none (sensetree add FOLDER)"))
     phases = info["phases"]
     keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
                                               phases["semantic_eta_s"], phases["embed_rate"])

@@ -28,6 +28,7 @@ def status_view(engine: Engine) -> dict[str, Any]:
         return {
             "data_dir": str(engine.data_dir),
             "roots": engine.roots(),
+            "offline_roots": catalog.offline_roots(),  # root -> since (epoch s): kept, out of results until back
             "counts": catalog.counts(),
             "phases": phases_view(engine),
             "chunks": engine.store.count(),
