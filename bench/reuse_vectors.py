@@ -20,8 +20,6 @@ import argparse
 import gzip
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import zlib

@@ -116,3 +116,23 @@ def test_no_modules_import_each_other_in_a_circle():
 def test_the_layers_cover_the_whole_package():
     for module in _graph():
         _layer(module)
+
+
+def test_every_error_the_package_defines_is_in_the_tree():
+    """One error tree (errors.py): each interface maps it once, and only StoreDamaged makes the store
+    repair; a class outside it would be mapped by nobody. Private signals (``_Late``) stay in their module."""
+    import importlib
+    import inspect
+
+    from sensetree.errors import SenseTreeError
+
+    outside = []
+    for name in _modules():
+        if name.startswith("sensetree.interfaces.web"):
+            continue
+        module = importlib.import_module(name)
+        for attribute, value in vars(module).items():
+            if (inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == name
+                    and not attribute.startswith("_") and not issubclass(value, SenseTreeError)):
+                outside.append(f"{name}.{attribute}")
+    assert outside == []

@@ -14,6 +14,8 @@ from typing import Any
 import platformdirs
 import tomlkit
 
+from .errors import BadInput
+
 SETTINGS_FILE = "settings.toml"
 
 # key -> (default, help). The dotted key is the TOML table and field.
@@ -91,7 +93,7 @@ def default_data_dir() -> Path:
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("sensetree", appauthor=False))
 
 
-class SettingsError(ValueError):
+class SettingsError(BadInput):
     """An unknown key or a value of the wrong type."""
 
 

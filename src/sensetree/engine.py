@@ -46,7 +46,6 @@ from .store.storage import Storage
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
-_NOT_DAMAGE = (IndexingPaused, EmbeddingError, QueryEmbeddingFailed)  # errors of ours that a repair cannot fix
 
 
 class Engine:
@@ -126,9 +125,6 @@ class Engine:
     def models_dir(self) -> Path:
         return self.models.models_dir
 
-    def _recovering(self, operation: Callable[[], Any]) -> Any:
-        return self.storage.recovering(operation, _NOT_DAMAGE)
-
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
         guard = RootGuard(self.roots())
@@ -160,11 +156,11 @@ class Engine:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
         hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
         rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
-        problem = self._recovering(lambda: self._scope_problem(scope))
+        problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
-        response = self._recovering(lambda: self.retriever().search(
+        response = self.storage.recovering(lambda: self.retriever().search(
             query, scope, limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         if collapse:
             list_copies(self.catalog, response)
@@ -187,10 +183,10 @@ class Engine:
 
     def tree(self, query: str, scope: str | None = None, limit: int = 400,
              filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
-        problem = self._recovering(lambda: self._scope_problem(scope))
+        problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
             return None, [*self.notices.take(), problem]
-        node, notices = self._recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))
+        node, notices = self.storage.recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))
         covered = coverage(self.catalog, scope)
         if covered:
             files, embedded = covered
@@ -287,7 +283,7 @@ class Engine:
         Returns within moments of ``stop`` being set, and early when ``interrupt`` is (the disk changed).
         A damaged catalog or vector table met on the way is repaired, and the run made once more.
         """
-        return self._recovering(lambda: self._index_once(on_update, stop or threading.Event(), max_endpoint_wait,
+        return self.storage.recovering(lambda: self._index_once(on_update, stop or threading.Event(), max_endpoint_wait,
                                                          wait_for_lock, interrupt))
 
     def _index_once(self, on_update: Callable[[Progress], None] | None, stop: threading.Event,

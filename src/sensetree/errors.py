@@ -1,8 +1,41 @@
-"""Errors every layer may raise for the user to act on."""
+"""The errors SenseTree raises on purpose: one tree, which each interface maps once to its own
+form (exit codes in ``interfaces/exits.py``, HTTP statuses in ``interfaces/api/app.py``, MCP tool
+errors in ``interfaces/mcp_tools.py``).
+
+Every class the product defines derives from ``SenseTreeError``; where code outside (the standard
+library, callers written before the tree) expects a built-in kind, a class also derives from it
+(``BadInput`` is a ``ValueError``, ``ModelError`` a ``RuntimeError``). Only ``StoreDamaged`` makes
+``Storage.recovering`` repair; any other error of the tree passes through it untouched, so a new
+error class costs no table check.
+
+    SenseTreeError
+    ├── BadInput             a request, setting or path that is malformed or out of range
+    │   ├── OutsideRoots     a path outside the folders that may be read (ingest/confine.py)
+    │   │   └── NotServed    inside them, but kept out of the index by the user's rules
+    │   ├── SettingsError, Unreadable, DimensionMismatch, EvalError
+    ├── WriterBusy           another process writes the data dir
+    ├── ReadOnlyIndex        a search node: it changes nothing
+    ├── DataDirReadOnly      the data dir cannot be written
+    ├── ModelError           a model or its endpoint failed
+    │   ├── EmbeddingError ── EndpointUnavailable (down: wait and retry)
+    │   ├── QueryEmbeddingFailed, RerankerUnavailable, LLMError, LocalModelError,
+    │   │   ModelDownloadError, ModelFileError, FetchError
+    ├── IndexingPaused       an endpoint stayed down longer than the run may wait
+    ├── StoreDamaged         a file of the index is damaged: repaired by rolling back
+    ├── ExtractionError      a file's text cannot be extracted
+    ├── OcrFailed            OCR could not read a page
+    ├── ChatError, AskFailed the assistant could not answer
+    └── Interrupted          signals between stages, never shown: Stopped, NotText, ContextOnly,
+                             AnswerStopped, NotOurs (a conditional write to object storage lost)
+"""
 
 
 class SenseTreeError(Exception):
     """A problem the user can act on; the message says what and how."""
+
+
+class BadInput(SenseTreeError, ValueError):
+    """Input that is malformed or out of range: a query, a filter, a setting, a path."""
 
 
 class WriterBusy(SenseTreeError):
@@ -15,3 +48,17 @@ class ReadOnlyIndex(SenseTreeError):
 
 class DataDirReadOnly(SenseTreeError):
     """The data dir cannot be written (a read-only mount, no permission): commands that only read still work."""
+
+
+class ModelError(SenseTreeError, RuntimeError):
+    """A model, or the endpoint serving it, failed or cannot be had."""
+
+
+class StoreDamaged(SenseTreeError, RuntimeError):
+    """A file of the index is torn or corrupt (a power cut, a bad sector): the store rolls it back to its
+    last sound version. The one error that makes ``Storage.recovering`` repair."""
+
+
+class Interrupted(SenseTreeError):
+    """A signal from one stage to the one that called it (stopped, not text, context only): caught
+    inside the product, never shown as an error."""

@@ -28,6 +28,7 @@ from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
 from .store.stored_text import without_head
 from .store.chunks import ChunkStore
+from .errors import BadInput
 
 __all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoots", "Reader", "RootGuard", "Unreadable",
            "archive_of", "on_disk"]
@@ -39,7 +40,7 @@ PREVIEW_CHARS = 200_000     # the web app's preview
 CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (SPEC §6)
 LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 
-class Unreadable(ValueError):
+class Unreadable(BadInput):
     """The file or folder is inside the roots but cannot be read (corrupt, no permission); the message says why.
 
     A path that is not there, or not a file (or not a folder) as asked, raises FileNotFoundError.

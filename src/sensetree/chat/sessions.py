@@ -17,12 +17,13 @@ from .. import paths
 from ..engine import Engine
 from .agent import Agent, Answer, Step
 from .backend import Backend, connect
+from ..errors import Interrupted
 
 MAX_CONVERSATIONS = 50
 T = TypeVar("T")
 
 
-class AnswerStopped(Exception):
+class AnswerStopped(Interrupted):
     """The person stopped the answer (closed the stream); the model call is cut off."""
 
 

@@ -21,13 +21,14 @@ from typing import Any, Callable, Iterator
 from ..engine import Engine
 from ..search.fusion import FUSIONS
 from .metrics import mrr_at, ndcg_at, percentile, recall_at
+from ..errors import BadInput
 
 # hybrid: the configured fusion (retrieval.fusion); hybrid-<fusion>: that one (hybrid-rrf: the seed's plain RRF)
 MODES = ("dense", "bm25", *(f"hybrid-{name}" for name in FUSIONS), "hybrid", "hybrid+rerank")
 COPIED_SETTINGS = ("embedding.", "indexing.", "retrieval.", "sense.")
 
 
-class EvalError(ValueError):
+class EvalError(BadInput):
     """The dataset folder is not usable; the message says what is missing."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .. import fs_rules, paths
 from .walker import skip_reason
+from ..errors import BadInput
 
 _DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 # Where stat() and fstat() report one identity (device, inode) for a file; on Windows they can
@@ -32,7 +33,7 @@ _SAME_IDENTITY = os.name != "nt"
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-class OutsideRoots(ValueError):
+class OutsideRoots(BadInput):
     """A path no reader may touch: outside the roots as written, or once links are resolved."""
 
 

@@ -28,7 +28,8 @@ from pebble import ProcessExpired
 from .extract import is_archive
 
 from ..store.catalog import Catalog, FileRow, StoredText
-from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, StoreDamaged, one_line
+from ..errors import StoreDamaged
+from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
 from .options import IndexOptions
 from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit

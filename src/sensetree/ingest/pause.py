@@ -8,12 +8,13 @@ from typing import Callable, TypeVar
 
 from ..models.embeddings import EndpointUnavailable, wait_time
 from .progress import Progress
+from ..errors import SenseTreeError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class IndexingPaused(RuntimeError):
+class IndexingPaused(SenseTreeError, RuntimeError):
     """The embedding endpoint stayed down longer than we were asked to wait; files stay pending."""
 
 

@@ -25,7 +25,8 @@ from .. import paths
 from ..models.devices import DEVICE_META
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
-from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, StoreDamaged, one_line
+from ..errors import StoreDamaged
+from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
 from .chunker import rejoin
 from .progress import Progress
 from .reuse import VectorReuse

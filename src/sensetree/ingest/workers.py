@@ -28,6 +28,7 @@ from typing import Callable, Iterator, TypeVar
 from pebble import ProcessPool, ThreadPool
 
 from .pace import lower_priority
+from ..errors import Interrupted
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -77,7 +78,7 @@ def _worker_started(low_priority: bool) -> None:
         lower_priority()
 
 
-class Stopped(Exception):
+class Stopped(Interrupted):
     """The stop flag was set while waiting: the work in flight is abandoned, nothing half-done is kept."""
 
 

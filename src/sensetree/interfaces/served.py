@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ..config import default_data_dir
 from ..system import process_alive
+from ..errors import SenseTreeError
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def get(server: Server, path: str, params: dict[str, Any]) -> dict | None:
     return body if isinstance(body, dict) else None
 
 
-class AskFailed(Exception):
+class AskFailed(SenseTreeError):
     """The server took the question and said why it could not answer it."""
 
 

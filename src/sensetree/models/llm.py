@@ -9,8 +9,10 @@ from typing import Any, Callable
 
 import httpx
 
+from ..errors import ModelError
 
-class LLMError(RuntimeError):
+
+class LLMError(ModelError):
     """The chat endpoint is unreachable or answered with an error; the message says which."""
 
 

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import httpx
 
+from ..errors import ModelError
 
-class LocalModelError(RuntimeError):
+
+class LocalModelError(ModelError):
     """The embedded model could not be found, checked or started; the message says why."""
 
 

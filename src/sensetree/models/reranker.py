@@ -19,12 +19,13 @@ from sensetree.models.registry import (
     folder_name,
     onnx_model_file,
 )
+from ..errors import ModelError
 
 
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
-class RerankerUnavailable(Exception):
+class RerankerUnavailable(ModelError):
     """No usable cross-encoder; the message says why and how to enable one."""
 
 

@@ -21,6 +21,7 @@ from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
 from .snippets import place, snippet
 from .types import Candidate, Filters, SearchResponse, SearchResult, TreeNode
+from ..errors import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-leg")
 
 
-class QueryEmbeddingFailed(RuntimeError):
+class QueryEmbeddingFailed(ModelError):
     """The query could not be embedded (endpoint down, model missing): the dense leg is skipped."""
 
 

@@ -32,6 +32,7 @@ import pyarrow as pa
 from ..paths import sql_literal
 from .location import LocalLocation, Location
 from .terms import analyse, analyse_document, query_terms
+from ..errors import BadInput, StoreDamaged
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -117,11 +118,7 @@ STORE_ERRORS = (ValueError, RuntimeError)
 """What LanceDB raises when it refuses a write's input (or finds a file damaged: ``verify()`` tells which)."""
 
 
-class StoreDamaged(RuntimeError):
-    """A file of the table is torn or corrupt (a power cut, a bad sector): ``roll_back()`` repairs it."""
-
-
-class DimensionMismatch(ValueError):
+class DimensionMismatch(BadInput):
     """A vector of the wrong size; refused at write time, never mixed in (SPEC §2)."""
 
 

@@ -15,10 +15,10 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import SenseTreeError
+from ..errors import Interrupted, SenseTreeError
 
 
-class NotOurs(Exception):
+class NotOurs(Interrupted):
     """A conditional write lost: the object exists already, or changed since it was read."""
 
 

@@ -70,7 +70,7 @@ class ReadOnlyStorage:
     def writer_free(self) -> bool:
         return False
 
-    def recovering(self, operation: Callable[[], T], passthrough: tuple[type[BaseException], ...] = ()) -> T:
+    def recovering(self, operation: Callable[[], T]) -> T:
         return operation()  # the index is not ours to repair
 
     def reconcile_if_behind(self) -> None:

@@ -23,11 +23,11 @@ from typing import Callable, Iterator, TypeVar
 
 from filelock import FileLock, Timeout
 
-from ..errors import DataDirReadOnly, SenseTreeError, WriterBusy
+from ..errors import DataDirReadOnly, SenseTreeError, StoreDamaged, WriterBusy
 from ..notices import Notices
 from . import integrity
 from .catalog import Catalog
-from .chunks import TABLE, ChunkStore, StoreDamaged
+from .chunks import TABLE, ChunkStore
 from .lease import WriterLease
 from .location import LocalLocation, Location
 from .manifest import Manifest, publish
@@ -138,14 +138,19 @@ class Storage:
             raise
 
     # damage ---------------------------------------------------------------------------
-    def recovering(self, operation: Callable[[], T], passthrough: tuple[type[BaseException], ...] = ()) -> T:
+    def recovering(self, operation: Callable[[], T]) -> T:
         """Run ``operation``; when it fails on a damaged catalog or vector table, repair it and run once more.
 
-        ``passthrough`` are the caller's own errors (an endpoint that is down...), never damage.
+        ``StoreDamaged`` is repaired; every other error of ours passes through untouched. What SQLite or
+        LanceDB raise (their errors are ``RuntimeError``, ``ValueError`` or ``OSError``) is damage only
+        when the check of their files finds some.
         """
         try:
             return operation()
-        except (SenseTreeError, *passthrough):
+        except StoreDamaged as exc:
+            if not self._repair(exc):
+                raise
+        except SenseTreeError:
             raise
         except (sqlite3.DatabaseError, RuntimeError, ValueError, OSError) as exc:
             if not self._repair(exc):

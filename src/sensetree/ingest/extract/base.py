@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from . import limits
+from ...errors import Interrupted, SenseTreeError
 
 if TYPE_CHECKING:
     from .ocr import Ocr
@@ -82,15 +83,15 @@ def location_label(locations: list[Location]) -> str:
     return f"{kind} {names[0]}" if len(names) == 1 else f"{kind}s {', '.join(names)}"
 
 
-class ExtractionError(Exception):
+class ExtractionError(SenseTreeError):
     """Corrupt or unreadable file; `str(err)` is a one-line message for the user."""
 
 
-class NotText(Exception):
+class NotText(Interrupted):
     """Raised by text readers when the bytes turn out to be binary."""
 
 
-class ContextOnly(Exception):
+class ContextOnly(Interrupted):
     """Raised by a reader that knows the format but cannot read its content; `str(err)` says why, in one line."""
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .base import Job, reason
+from ...errors import SenseTreeError
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -44,7 +45,7 @@ MIN_SIDE = 24
 """Images narrower or lower than this hold no readable line of text (icons, spacers)."""
 
 
-class OcrFailed(Exception):
+class OcrFailed(SenseTreeError):
     """One page could not be read; `str(err)` says why, in one line."""
 
     seconds: float = 0.0  # spent on the page before it failed

@@ -10,7 +10,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
-from ...errors import ReadOnlyIndex, SenseTreeError, WriterBusy
+from ...errors import BadInput, ModelError, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
 from ...reader import OutsideRoots, Unreadable
 from ..background import BackgroundIndexer
 from . import chat, files, queue, search, settings
@@ -19,9 +19,10 @@ from .security import Guard, ServerOptions, refusal_rules
 
 WEB = Path(__file__).parent.parent / "web"
 
-# An error of ours, as the HTTP status a caller can act on.
-STATUSES: dict[type[Exception], int] = {OutsideRoots: 403, ReadOnlyIndex: 403, WriterBusy: 409, SenseTreeError: 400,
-                                        FileNotFoundError: 404, Unreadable: 422}
+# The error tree (errors.py) as the HTTP status a caller can act on; the most specific class wins.
+STATUSES: dict[type[Exception], int] = {SenseTreeError: 400, BadInput: 400, OutsideRoots: 403, ReadOnlyIndex: 403,
+                                        FileNotFoundError: 404, WriterBusy: 409, Unreadable: 422,
+                                        ModelError: 503, StoreDamaged: 503}
 
 
 def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
