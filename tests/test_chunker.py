@@ -1,4 +1,4 @@
-"""Chunking (SPEC §2): paragraphs, then sentences, then hard windows; greedy packing; word-aligned overlap."""
+"""Chunking (design §1.3): paragraphs, then sentences, then hard windows; greedy packing; word-aligned overlap."""
 
 from __future__ import annotations
 

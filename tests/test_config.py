@@ -1,4 +1,4 @@
-"""Settings (SPEC §8): defaults, a TOML file that round-trips, and a corrupt file that never stops start-up."""
+"""Settings (design §8): defaults, a TOML file that round-trips, and a corrupt file that never stops start-up."""
 
 from __future__ import annotations
 

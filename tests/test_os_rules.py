@@ -1,4 +1,4 @@
-"""Each operating system's path rules (SPEC §4), checked here on Linux.
+"""Each operating system's path rules (design §4), checked here on Linux.
 
 Windows rules are pure string rules (``C:\\``, ``\\\\server\\share``), so they are checked under
 ``ntpath``/``PureWindowsPath`` semantics as they are. A case-insensitive file system cannot be made

@@ -1,4 +1,4 @@
-"""Path rules and scope predicates (SPEC §4), checked as strings and against a real LanceDB table."""
+"""Path rules and scope predicates (design §4), checked as strings and against a real LanceDB table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No POSIX-only call outside a guard, and the process rules of every system (SPEC §4).
+"""No POSIX-only call outside a guard, and the process rules of every system (design §4).
 
 The scan reads the source's syntax tree: a call only POSIX has (``fcntl``, ``resource``, ``/proc``,
 ``os.getuid``, ``pass_fds``...) must sit under a test of ``os.name``/``sys.platform``, after an early

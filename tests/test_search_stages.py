@@ -1,4 +1,4 @@
-"""The search stages of SPEC §3 and §5: fusion, pool sizes, rerank, the meaning tree, and the
+"""The search stages of design §2 and §3: fusion, pool sizes, rerank, the meaning tree, and the
 ``Retriever`` end to end on a real LanceDB table filled with real MiniLM embeddings."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def bm25(path: str, rank: int, chunk: int = 0, score: float = 1.0, text: str = "
     return Candidate(path, chunk, text or f"{path}#{chunk}", bm25_rank=rank, bm25=score)
 
 
-# --- fusion (SPEC §3.5) --------------------------------------------------------------------------
+# --- fusion (design §2.4) ------------------------------------------------------------------------
 
 
 def test_rrf_constant_is_60():
@@ -127,7 +127,7 @@ def test_tree_limit(limit, expected):
     assert tree_limit(limit) == expected
 
 
-# --- rerank with a real cross-encoder (SPEC §3.6) -------------------------------------------------
+# --- rerank with a real cross-encoder (design §2.5) -----------------------------------------------
 
 
 class Recording:
@@ -222,7 +222,7 @@ def test_rerank_of_nothing_calls_no_model(cross_encoder):
     assert recorder.calls == []
 
 
-# --- build_tree (SPEC §5) ------------------------------------------------------------------------
+# --- build_tree (design §3) ----------------------------------------------------------------------
 
 
 def shape(node: TreeNode) -> tuple:

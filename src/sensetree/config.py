@@ -1,4 +1,4 @@
-"""Settings: one TOML file in the data dir, with the keys of SPEC §8.
+"""Settings: one TOML file in the data dir, with the keys described in design §8.
 
 Missing keys take their defaults; a corrupt file is reported (``Settings.problem``) and
 the defaults are used, so a hand-edited typo never stops the product from starting.

@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 
-# Windows refuses these names, with any extension (``NUL.txt``), in any case (SPEC §4).
+# Windows refuses these names, with any extension (``NUL.txt``), in any case (design §4).
 _RESERVED = re.compile(r"^(?:CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|CONOUT\$)(?:\..*)?$", re.IGNORECASE)
 # Past this length the Win32 API needs the ``\\?\`` prefix, unless long paths are enabled system-wide.
 MAX_PATH = 260

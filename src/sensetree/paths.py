@@ -2,7 +2,7 @@
 
 Paths are stored as absolute native strings. A path that looks like a Windows path
 (``C:\\...`` or ``\\\\server\\share``) follows Windows rules wherever we run: backslash
-separators and case-insensitive matching, as the Windows file system does (SPEC §4). A POSIX
+separators and case-insensitive matching, as the Windows file system does (design §4). A POSIX
 path is matched case-insensitively when its file system ignores case (macOS by default, FAT,
 a casefold folder): ``fs_rules`` probes that once per folder.
 """

@@ -1,4 +1,4 @@
-"""Reading files for people and models: the one confined reader (SPEC §6: never outside the roots).
+"""Reading files for people and models: the one confined reader (design §5: never outside the roots).
 
 The chat tools, the MCP server, the HTTP preview and the explorer all read, list and quote
 through a ``Reader``, so there is one confinement check, one link policy and one set of limits.
@@ -34,10 +34,10 @@ __all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoot
            "archive_of", "on_disk"]
 
 # The limits, in one place: what each kind of reader is handed at most.
-CHAT_READ_CHARS = 4000      # the assistant's read_file (SPEC §6)
+CHAT_READ_CHARS = 4000      # the assistant's read_file (design §6)
 TOOL_READ_CHARS = 20_000    # another assistant's read_file, over MCP
 PREVIEW_CHARS = 200_000     # the web app's preview
-CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (SPEC §6)
+CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (design §6)
 LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 
 class Unreadable(BadInput):

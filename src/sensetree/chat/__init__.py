@@ -1,4 +1,4 @@
-"""The retrieval-grounded chat assistant (SPEC §6)."""
+"""The retrieval-grounded chat assistant (design §6)."""
 
 from .agent import Agent, Answer, ChatError, Step
 from .backend import Backend, answer, connect

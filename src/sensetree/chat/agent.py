@@ -1,4 +1,4 @@
-"""The retrieval-grounded assistant (SPEC §6): seed, let the model use its tools, check the citations.
+"""The retrieval-grounded assistant (design §6): seed, let the model use its tools, check the citations.
 
 Before the first model call the question is searched (top 6, current scope) and the excerpts go
 into the user's message, so even a model that cannot call tools answers from the user's files.

@@ -1,4 +1,4 @@
-"""Split extracted text into chunks (SPEC §2): paragraphs, then sentences, then hard windows.
+"""Split extracted text into chunks (design §1.3): paragraphs, then sentences, then hard windows.
 
 Units are packed greedily up to ``size`` characters. Each new chunk starts with the tail
 of the previous one (``overlap`` characters, capped at half the size) cut to begin on a

@@ -1,4 +1,4 @@
-"""The one confinement rule (SPEC §6: never outside the roots), for indexing and for every reader.
+"""The one confinement rule (design §5: never outside the roots), for indexing and for every reader.
 
 A path is untrusted: from a model, a web request, or a catalog row that was true at the scan and
 may not be now. It may climb out with ``..``, follow a symbolic link that leaves a root, name a

@@ -1,4 +1,4 @@
-"""Waiting for an embedding endpoint that is down, instead of failing every file (SPEC §7.3)."""
+"""Waiting for an embedding endpoint that is down, instead of failing every file (design §7.2)."""
 
 from __future__ import annotations
 

@@ -214,7 +214,7 @@ class SemanticPhase:
                  notify: Callable[[Progress], None]) -> np.ndarray:
         """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
         (an embedder that drops its calls on a stop itself, ``abandon()``, gets the whole batch: see
-        ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (SPEC §7.3)."""
+        ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (design §7.2)."""
         abandon: Callable[[], None] | None = getattr(embedder, "abandon", None)
         if abandon is not None:
             size = max(1, len(texts))

@@ -1,4 +1,4 @@
-"""The sense of a file (SPEC §1-§2) and the contextual text built from it.
+"""The sense of a file (design §1.4) and the contextual text built from it.
 
 A sense says first what the document *is*, then its key facts. Chunk 0 carries it in its
 stored text, so it is keyword-searchable; later chunks carry the file name and the start

@@ -1,4 +1,4 @@
-"""Walk a root: what to index, what to skip, and which folders are blocks (SPEC §2).
+"""Walk a root: what to index, what to skip, and which folders are blocks (design §1.1).
 
 Skipped: hidden files and folders, OS litter, anything matched by a ``.gitignore`` or
 ``.sensetreeignore`` in the folder or above it (up to the root), symbolic links to
@@ -205,7 +205,7 @@ def skip_reason(path: str, root: str) -> str | None:
     """Why indexing leaves ``path`` (inside ``root``) out, as a refusal says it; None when it is indexed.
 
     The walk's own rules (hidden names, ``.gitignore`` / ``.sensetreeignore`` from the root down)
-    applied to one path, so that what is never indexed is never served either (SPEC §6). Inside an
+    applied to one path, so that what is never indexed is never served either (design §5). Inside an
     archive the archive's rules hold: the check stops at the first file on the way.
     """
     return rules_for(path, root)[0]

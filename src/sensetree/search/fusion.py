@@ -1,4 +1,4 @@
-"""Fusing the dense and keyword legs (SPEC §3.5).
+"""Fusing the dense and keyword legs (design §2.4).
 
 Two fusions, chosen by ``retrieval.fusion``:
 

@@ -1,4 +1,4 @@
-"""The two retrieval legs, both filtered by scope inside LanceDB (SPEC §3.2-§3.4)."""
+"""The two retrieval legs, both filtered by scope inside LanceDB (design §2.2-§2.3)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | 
 
 def sparse_leg(store: ChunkStore, query: str, k: int, where: str | None,
                build_index: Callable[[], None]) -> list[Candidate]:
-    """BM25 over the stored text. A missing or broken index is built and the query retried once (SPEC §2)."""
+    """BM25 over the stored text. A missing or broken index is built and the query retried once (design §2.2)."""
     try:
         hits = store.sparse(query, k, where)
     except (ValueError, RuntimeError):

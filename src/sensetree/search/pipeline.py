@@ -1,4 +1,4 @@
-"""``search()``: query -> legs -> fusion -> rerank -> one chunk per file -> on disk -> limit (SPEC §3)."""
+"""``search()``: query -> legs -> fusion -> rerank -> one chunk per file -> on disk -> limit (design §2)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class Retriever:
             started = time.perf_counter()
             try:
                 return sparse_leg(self.store, query, pool, where, self.build_fts_index)
-            except Exception as exc:  # SPEC §2: a failing BM25 leg degrades to dense-only, never errors
+            except Exception as exc:  # design §2.2: a failing BM25 leg degrades to dense-only, never errors
                 log.warning("BM25 leg failed: %s", exc)
                 response.notices.append(f"keyword (BM25) search failed ({exc}); showing meaning (dense) results only")
                 return []

@@ -1,4 +1,4 @@
-"""The cross-encoder stage (SPEC §3.6): best-effort, never fatal."""
+"""The cross-encoder stage (design §2.5): best-effort, never fatal."""
 
 from __future__ import annotations
 

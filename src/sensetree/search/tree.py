@@ -1,4 +1,4 @@
-"""The meaning tree (SPEC §5): relevance heat over the folder tree, from the dense leg alone."""
+"""The meaning tree (design §3): relevance heat over the folder tree, from the dense leg alone."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ class Candidate:
     bm25: float | None = None
     rrf: float = 0.0                 # the fused score: RRF, or the weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
-    score: float = 0.0               # what the user sees, in [0, 1] (SPEC §3 table)
+    score: float = 0.0               # what the user sees, in [0, 1] (design §2.7's table)
 
     @property
     def key(self) -> tuple[str, int]:

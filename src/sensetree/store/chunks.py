@@ -119,7 +119,7 @@ STORE_ERRORS = (ValueError, RuntimeError)
 
 
 class DimensionMismatch(BadInput):
-    """A vector of the wrong size; refused at write time, never mixed in (SPEC §2)."""
+    """A vector of the wrong size; refused at write time, never mixed in (design §1.5)."""
 
 
 def _in_list(paths: Sequence[str]) -> str:

@@ -159,7 +159,7 @@ class Storage:
 
     def match_model(self, wanted: str) -> str | None:
         """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
-        them (SPEC §2): every file is indexed again. Returns the notice it adds, if it did."""
+        them (design §1.5): every file is indexed again. Returns the notice it adds, if it did."""
         stored = self.catalog.meta("embedding_identity")
         if stored == wanted or (stored is None and self.store.count() == 0):
             self.catalog.set_meta("embedding_identity", wanted)

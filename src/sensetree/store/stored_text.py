@@ -1,4 +1,4 @@
-"""What a chunk's stored text is made of (SPEC §2): chunk 0 carries ``[type] sense`` on a line of its
+"""What a chunk's stored text is made of (design §1.4): chunk 0 carries ``[type] sense`` on a line of its
 own before a blank line and the chunk itself, so the sense is keyword-searchable; later chunks are
 the raw text. Writing it (ingest) and reading past it (snippets, previews) follow this one rule."""
 

@@ -1,4 +1,4 @@
-"""Search and the meaning tree (SPEC §3, §5)."""
+"""Search and the meaning tree (design §2, §3)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ AFTER = Query(None, description="only files modified on or after this day, YYYY-
 BEFORE = Query(None, description="only files modified on or before this day, YYYY-MM-DD")
 
 
-@router.get("/api/search", summary="Ranked files for a query (hybrid retrieval, SPEC §3)")
+@router.get("/api/search", summary="Ranked files for a query (hybrid retrieval)")
 def search(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,
            limit: int = Query(20, ge=1, le=100), hybrid: Optional[bool] = None, rerank: Optional[bool] = None,
            type: Optional[str] = TYPES, modified_after: Optional[str] = AFTER, modified_before: Optional[str] = BEFORE,
@@ -26,7 +26,7 @@ def search(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,
     return ctx.engine.search(q, scope or None, limit, hybrid=hybrid, rerank=rerank, filters=filters).as_dict()
 
 
-@router.get("/api/tree", summary="The meaning tree: relevance heat over the folders (SPEC §5)")
+@router.get("/api/tree", summary="The meaning tree: relevance heat over the folders")
 def tree(q: str = Query(..., max_length=10_000), scope: Optional[str] = None,
          limit: int = Query(400, ge=10, le=1000), type: Optional[str] = TYPES,
          modified_after: Optional[str] = AFTER, modified_before: Optional[str] = BEFORE,

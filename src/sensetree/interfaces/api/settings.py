@@ -1,4 +1,4 @@
-"""Settings (SPEC §8), the models per role, and probing an endpoint before saving it."""
+"""Settings (design §8), the models per role, and probing an endpoint before saving it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .context import ApiContext, context
 router = APIRouter()
 
 
-@router.get("/api/settings", summary="Every setting (SPEC §8) and the models per role")
+@router.get("/api/settings", summary="Every setting and the models per role")
 def settings(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     return {"settings": settings_view(ctx.engine), "models": models_view(ctx.engine)}
 
