@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import paths
 from .config import Settings, default_data_dir
-from .errors import ReadOnlyIndex, SenseTreeError, WriterBusy
+from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
@@ -33,6 +33,7 @@ from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .notices import Notices
+from .operations import SimilarParams
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -46,6 +47,7 @@ from .store.storage import Storage
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
+SIMILAR_FALLBACK_CHUNKS = 4  # a file not embedded yet: its first chunks are embedded for `similar`
 
 
 class Engine:
@@ -170,6 +172,34 @@ class Engine:
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
         response.coverage = coverage(self.catalog, scope)
+        return response
+
+    def similar(self, params: SimilarParams) -> SearchResponse:
+        """Files most like one file (``sensetree similar``): its vectors, or while it waits for the
+        semantic phase, its first chunks embedded now."""
+        path = self.reader().check(params.path)
+        problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
+        if problem:
+            return SearchResponse(query=path, notices=[*self.notices.take(), problem])
+        vectors = self.storage.recovering(lambda: self.store.vectors_of(path))
+        if not len(vectors):
+            texts = [c["text"] for c in self.store.chunks_of(path)[:SIMILAR_FALLBACK_CHUNKS]]
+            if not texts:
+                raise BadInput(f"{paths.name_of(path)} is not in the index (yet): `sensetree queue` says why")
+            try:
+                vectors = self.models.embedder_for(self.store.dimension).embed_passages(texts)
+            except EmbeddingError as exc:
+                return SearchResponse(query=path, notices=[f"{paths.name_of(path)} could not be embedded ({exc})"])
+        collapse = self.settings["retrieval.collapse_duplicates"]
+        response = self.storage.recovering(lambda: self.retriever().similar(path, vectors, params.scope, params.limit,
+                                                                            collapse))
+        if collapse:
+            list_copies(self.catalog, response)
+            for result in response.results:  # the file asked about is no copy to show
+                result.duplicates = [copy for copy in result.duplicates if copy != path]
+        response.notices[:0] = self.notices.take()
+        response.notices += [n for n in offline_notices(self.catalog, params.scope) if n not in response.notices]
+        response.coverage = coverage(self.catalog, params.scope)
         return response
 
     def _scope_problem(self, scope: str | None) -> str | None:

@@ -104,9 +104,10 @@ class Reader:
     def roots(self) -> list[str]:
         return self.guard.roots
 
-    def check(self, path: str) -> str:
-        """The normalised path; ``OutsideRoots`` outside the roots, ``NotServed`` where indexing never reads."""
-        return self.guard.check_served(path)
+    def check(self, path: str, ignored: bool = True) -> str:
+        """The normalised path; ``OutsideRoots`` outside the roots, ``NotServed`` where indexing never reads
+        (with ``ignored`` False, what the user ignored passes: a detail without text)."""
+        return self.guard.check_served(path, ignored)
 
     def allows(self, path: str) -> bool:
         try:

@@ -12,7 +12,8 @@ from ..filters import parse_filters
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
-from ..search.types import SearchResult
+from ..operations import TOOLS, Operation
+from ..search.types import SearchResponse, SearchResult
 
 SEARCH_LIMIT = 8
 
@@ -92,6 +93,17 @@ SCHEMAS = [
               {"path": {"type": "string", "description": "the folder's full path"}}, ["path"]),
 ]
 
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _operation_schema(op: Operation) -> dict[str, Any]:
+    """An engine operation as a tool the model may call: its schema from the parameter object."""
+    properties = {p.name: {"type": JSON_TYPES[p.type], "description": p.doc.help} for p in op.fields()}
+    return _function(op.tool or op.name, f"{op.summary} {op.detail}".strip(), properties,
+                     [p.name for p in op.fields() if p.required])
+
+
+SCHEMAS += [_operation_schema(op) for op in TOOLS.values()]
 TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
 
 
@@ -127,6 +139,8 @@ class Toolbox:
                 return self.read_file(str(args.get("path", "")))
             if name == "list_directory":
                 return self.list_directory(str(args.get("path", "")))
+            if name in TOOLS:
+                return self.operation(TOOLS[name], args)
         except OutsideRoots as exc:
             return ToolOutcome(f"refused: {exc}", f"{name}: refused ({exc})")
         known = ", ".join(sorted(TOOL_NAMES))
@@ -148,6 +162,31 @@ class Toolbox:
                 raise
             note, scope = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
         response = self.engine.search(query, scope, SEARCH_LIMIT, filters=filters)
+        where = f" in {scope}" if scope else ""
+        return self._found(response, note, f"searching: {query}{where}")
+
+    def operation(self, op: Operation, args: dict[str, Any]) -> ToolOutcome:
+        """An engine operation offered as a tool: paths checked against this chat's scope, which is
+        also the operation's scope when the model gives none."""
+        known = {p.name for p in op.fields()}
+        values = {key: value for key, value in args.items() if key in known}  # models add keys of their own
+        if "path" in values:
+            values["path"] = self.reader.check(str(values["path"]))
+        if "scope" in known:
+            values["scope"] = self.reader.check(str(values["scope"])) if values.get("scope") else self.scope
+        step = f"{op.tool}: {values.get('path') or values.get('query') or ''}".rstrip(": ")
+        try:
+            result = op.run(self.engine, op.parse(values))
+        except OutsideRoots:
+            raise
+        except (SenseTreeError, FileNotFoundError) as exc:
+            return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
+        if isinstance(result, SearchResponse):
+            return self._found(result, "", step)
+        return ToolOutcome(json.dumps(result.as_dict(), ensure_ascii=False), step)
+
+    def _found(self, response: SearchResponse, note: str, step: str) -> ToolOutcome:
+        """Ranked files as numbered excerpts the model can cite; each becomes a source of the answer."""
         found = []
         lines = []
         for result in response.results:
@@ -156,8 +195,7 @@ class Toolbox:
             lines.append(f"[{source.n}] {source.label} — {result.path}\n{excerpt(self.engine, result, 600)}")
         notices = "".join(f"note: {n}\n" for n in response.notices)
         body = "\n\n".join(lines) if lines else "no matching file"
-        where = f" in {scope}" if scope else ""
-        return ToolOutcome(note + notices + body, f"searching: {query}{where} ({len(found)} found)", found)
+        return ToolOutcome(note + notices + body, f"{step} ({len(found)} found)", found)
 
     def read_file(self, path: str) -> ToolOutcome:
         try:

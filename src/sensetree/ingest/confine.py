@@ -68,12 +68,14 @@ class RootGuard:
             raise OutsideRoots(f"{path} leads outside the folders you may read (through a link)")
         return fs_rules.true_case(norm)
 
-    def check_served(self, path: str) -> str:
-        """``check``, and refused (``NotServed``) when indexing leaves the path out by the user's rules."""
+    def check_served(self, path: str, ignored: bool = True) -> str:
+        """``check``, and refused (``NotServed``) when indexing leaves the path out by the user's rules;
+        with ``ignored`` False, what the user ignored with ``sensetree ignore`` is let through (its
+        detail, without its text, so that it can be taken back)."""
         norm = self.check(path)
         root = max((r for r in self.roots if paths.is_under(norm, r)), key=len)
         reason = skip_reason(norm, root) or next((f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
-                                                  for p in self._ignored if paths.is_under(norm, p)), None)
+                                                  for p in self._ignored if ignored and paths.is_under(norm, p)), None)
         if reason:
             raise NotServed(f"{paths.name_of(norm)}: {reason}")
         return norm

@@ -35,6 +35,7 @@ from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
+from .operations_cli import add_commands
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
@@ -575,6 +576,8 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
             errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
 
 
+add_commands(app, _engine, {SearchResponse: lambda response: _print_results(response, explain=False)}, _print_json,
+             _fail, DataDir, JsonOut)  # the engine's operations (operations.py), declared there once
 register_chat(app)
 register_mcp(app)
 register_serve(app)

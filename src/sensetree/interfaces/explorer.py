@@ -81,8 +81,9 @@ class Explorer:
         return Entry(item.name, item.path, False, "file", "block member" if block else "not indexed")
 
     def detail(self, path: str) -> dict[str, Any]:
-        """Everything the detail panel shows about one file or folder."""
-        path = self.reader.check(path)
+        """Everything the detail panel shows about one file or folder (an ignored one too: it has no
+        chunks to show, and the panel takes it back)."""
+        path = self.reader.check(path, ignored=False)
         if not os.path.lexists(path):
             raise FileNotFoundError(f"{path} does not exist")
         try:

@@ -9,7 +9,7 @@ never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a s
 import inspect
 import os
 from importlib.metadata import version
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,8 +20,9 @@ from typing_extensions import TypedDict
 from ..engine import Engine
 from ..errors import SenseTreeError
 from ..filters import parse_filters
+from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
-from ..search.types import TreeNode
+from ..search.types import SearchResponse, TreeNode
 from .explorer import Explorer
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
@@ -147,9 +148,7 @@ class Tools:
         except SenseTreeError as exc:
             raise ToolError(str(exc)) from None
         response = self.engine.search(query, folder, limit, filters=filters)  # links leading out are left out there
-        hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
-                for rank, r in enumerate(response.results, start=1)]
-        return SearchAnswer(query=response.query, scope=folder, results=hits, notices=list(response.notices))
+        return _search_answer(response, folder)
 
     def meaning_tree(self, query: Query, scope: Scope = None) -> MeaningTree:
         """Show which part of the folder tree is about the query: a map of where the topic lives, not a ranked list.
@@ -211,10 +210,51 @@ class Tools:
         return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
 
 
+def _search_answer(response: SearchResponse, scope: str | None) -> SearchAnswer:
+    hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
+            for rank, r in enumerate(response.results, start=1)]
+    return SearchAnswer(query=response.query, scope=scope, results=hits, notices=list(response.notices))
+
+
+# How an operation's result reaches an MCP client: ranked files in search_files' shape.
+ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: lambda result, params: _search_answer(
+    result, getattr(params, "scope", None))}
+
+
+def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
+    """An MCP tool for ``op``: its schema from the parameter object, a refusal or bad input as a tool error."""
+    answer_type = get_type_hints(_search_answer)["return"] if op.result is SearchResponse else dict[str, Any]
+
+    def tool(**values: Any) -> Any:
+        try:
+            params = op.parse(values)
+            result = op.run(engine, params)
+        except OutsideRoots as exc:
+            raise ToolError(f"refused: {exc}") from None
+        except (SenseTreeError, FileNotFoundError) as exc:
+            raise ToolError(str(exc)) from None
+        return ANSWERS[op.result](result, params) if op.result in ANSWERS else result.as_dict()
+
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_tool_annotation(p),
+                           default=inspect.Parameter.empty if p.required else p.default) for p in op.fields()],
+        return_annotation=answer_type)
+    tool.__name__ = op.tool or op.name
+    tool.__doc__ = op.summary + ("\n\n" + op.detail if op.detail else "")
+    return tool
+
+
+def _tool_annotation(param: Param) -> Any:
+    kind = param.type | None if param.optional else param.type
+    return Annotated[kind, Field(description=param.doc.help, ge=param.doc.ge, le=param.doc.le,
+                                 max_length=param.doc.max_length)]
+
+
 def build_server(engine: Engine) -> MCPServer:
     server = MCPServer("sensetree", instructions=INSTRUCTIONS, version=version("sensetree"), log_level="WARNING")
     tools = Tools(engine)
-    for tool in (tools.search_files, tools.meaning_tree, tools.read_file, tools.list_directory):
+    for tool in (tools.search_files, tools.meaning_tree, tools.read_file, tools.list_directory,
+                 *(operation_tool(engine, op) for op in TOOLS.values())):
         _register(server, tool)
     return server
 

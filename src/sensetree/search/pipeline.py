@@ -142,6 +142,23 @@ class Retriever:
         best = {p: s for p, s in best.items() if self.exists(p)}
         return build_tree(best, tops), response.notices
 
+    def similar(self, path: str, vectors: np.ndarray, scope: str | None = None, limit: int = 10,
+                collapse: bool = True) -> SearchResponse:
+        """Files nearest to ``path`` by meaning: the mean of its chunk vectors as the query of the
+        dense leg, ``path`` itself (and its archive members) left out, then one result per file."""
+        response = SearchResponse(query=path)
+        limit = max(1, min(100, int(limit)))
+        centroid = vectors.mean(axis=0)
+        centroid /= np.linalg.norm(centroid) or 1.0
+        started = time.perf_counter()
+        hits = dense_leg(self.store, centroid, pool_size(limit) + len(vectors), _where(scope))
+        response.timings_ms = {"dense_ms": (time.perf_counter() - started) * 1000}
+        candidates = [h for h in hits if not paths.is_under(h.path, path)]
+        for c in candidates:
+            c.score = c.cosine or 0.0
+        response.results = self._finish(candidates, limit, "", collapse)
+        return response
+
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:
         query = unicodedata.normalize("NFC", _NOT_TEXT.sub(" ", query or "")).strip()

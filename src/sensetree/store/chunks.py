@@ -541,6 +541,12 @@ class ChunkStore:
             self._languages = (layout.version, counted_at, main[:MAIN_LANGUAGES_MAX])
         return self._languages[2]
 
+    def vectors_of(self, path: str) -> np.ndarray:
+        """The vectors of ``path``'s embedded chunks, one row each (none while it waits for the semantic phase)."""
+        rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)} AND vector IS NOT NULL")
+                          .select(["vector"]).limit(100_000).to_list(), [])
+        return np.asarray([row["vector"] for row in rows], np.float32).reshape(len(rows), self.dimension or 0)
+
     def chunks_of(self, path: str) -> list[dict]:
         rows = self._read(lambda table: table.search().where(f"path = {sql_literal(path)}")
                           .select(["chunk_index", "text"]).limit(100_000).to_list(), [])

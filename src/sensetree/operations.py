@@ -1,0 +1,173 @@
+"""The engine's operations, each declared once: a parameter object, a result type and the engine
+method that takes the one and returns the other.
+
+The interfaces derive their own declarations from these (CLI arguments and options in
+``interfaces/operations_cli.py``, HTTP query parameters in ``interfaces/api/operations.py``, MCP
+tool schemas in ``interfaces/mcp_tools.py``, the assistant's tool schemas in ``chat/tools.py``) and
+only render results. Adding an operation is: its parameter class and an ``Operation`` entry here,
+the engine method, and the stage that does the work.
+
+A parameter is a dataclass field annotated ``Annotated[type, Doc(...)]``: the type says how to
+read it, ``Doc`` what an interface shows (help, bounds, the CLI flag). ``Operation.parse`` reads
+values from text or JSON (a query string, a tool call) and checks the bounds, so every interface
+refuses the same input with the same ``BadInput`` message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Mapping
+
+from .errors import BadInput
+from .search.types import SearchResponse
+
+MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What the interfaces show about one parameter beyond its type."""
+
+    help: str
+    ge: int | None = None            # bounds of a number
+    le: int | None = None
+    max_length: int | None = None    # of a text
+    flag: str | None = None          # the CLI option ("--limit"); "--<name>" when None
+    short: str | None = None         # its short form ("-n")
+    argument: bool = False           # a CLI argument (positional) rather than an option
+
+
+@dataclass(frozen=True)
+class Param:
+    """One field of a parameter object, as an interface needs it."""
+
+    name: str
+    type: type                       # the bare type: str, int, float or bool
+    optional: bool                   # None is allowed
+    default: Any                     # dataclasses.MISSING when required
+    doc: Doc
+
+    @property
+    def required(self) -> bool:
+        return self.default is dataclasses.MISSING
+
+
+def params_of(kind: type) -> list[Param]:
+    """The fields of the parameter class ``kind``, in order."""
+    hints = typing.get_type_hints(kind, include_extras=True)
+    found = []
+    for f in dataclasses.fields(kind):
+        hint = hints[f.name]
+        doc = next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Doc)), None)
+        if doc is None:
+            raise TypeError(f"{kind.__name__}.{f.name} needs Annotated[..., Doc(...)]")
+        bare = typing.get_args(hint)[0]
+        union = typing.get_args(bare) if _is_union(bare) else ()
+        kind = next((t for t in union if t is not type(None)), bare)
+        found.append(Param(f.name, kind, type(None) in union, f.default, doc))
+    return found
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One thing a user can ask of the engine, whichever interface they use."""
+
+    name: str                        # the CLI command, and the tool name with ``tool``
+    summary: str                     # one line: CLI help, route summary, tool description
+    params: type                     # the parameter dataclass
+    result: type                     # has ``as_dict()`` and ``from_dict()``
+    method: str                      # the Engine method: ``method(params) -> result``
+    tool: str | None = None          # offered to MCP clients and the assistant under this name
+    detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
+
+    @property
+    def route(self) -> str:
+        return f"/api/{self.name}"
+
+    def fields(self) -> list[Param]:
+        return params_of(self.params)
+
+    def parse(self, values: Mapping[str, Any]) -> Any:
+        """The parameter object from text or JSON values (missing or empty: the default); ``BadInput``
+        naming the parameter when a value is missing, of the wrong kind or out of bounds."""
+        known = {p.name: p for p in self.fields()}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise BadInput(f"{self.name} takes no {', '.join(unknown)} (it takes {', '.join(known)})")
+        read = {}
+        for param in known.values():
+            value = values.get(param.name)
+            if value is None or value == "":
+                if param.required:
+                    raise BadInput(f"{self.name} needs {param.name}: {param.doc.help}")
+                continue
+            read[param.name] = _read(param, value)
+        return self.check(self.params(**read))
+
+    def check(self, params: Any) -> Any:
+        """``params`` when every value is within its bounds; ``BadInput`` otherwise."""
+        for param in self.fields():
+            value, doc = getattr(params, param.name), param.doc
+            if value is None:
+                if not param.optional:
+                    raise BadInput(f"{param.name} is required: {doc.help}")
+                continue
+            if doc.ge is not None and value < doc.ge or doc.le is not None and value > doc.le:
+                raise BadInput(f"{param.name} must be between {doc.ge} and {doc.le}, not {value}")
+            if doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
+                raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
+        return params
+
+    def query(self, params: Any) -> dict[str, Any]:
+        """``params`` as a query string's values (for a running server)."""
+        return {p.name: getattr(params, p.name) for p in self.fields() if getattr(params, p.name) is not None}
+
+    def run(self, engine: Any, params: Any) -> Any:
+        return getattr(engine, self.method)(self.check(params))
+
+
+def _read(param: Param, value: Any) -> Any:
+    kind = param.type
+    try:
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("1", "true", "yes", "on"):
+                return True
+            if str(value).lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)
+        return kind(value)
+    except (TypeError, ValueError):
+        raise BadInput(f"{param.name} must be {kind.__name__}, not {value!r}") from None
+
+
+# --- the operations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimilarParams:
+    path: Annotated[str, Doc("A file in your folders (as search shows it).", max_length=MAX_PATH_CHARS,
+                             argument=True)]
+    scope: Annotated[str | None, Doc("Only files under this folder.")] = None
+    limit: Annotated[int, Doc("How many files (1-100).", ge=1, le=100, short="-n")] = 10
+
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in [
+    Operation("similar", "Files most like this one: nearest by meaning, one result per file.",
+              SimilarParams, SearchResponse, "similar", tool="similar_files",
+              detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "
+                     "the files closest to it in meaning, in search_files' shape, best first; an identical "
+                     "copy scores 1 and lists its other paths as duplicates."),
+]}
+
+TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}
