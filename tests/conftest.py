@@ -21,6 +21,10 @@ from sensetree.engine import Engine
 
 COMMAND = [sys.executable, "-m", "sensetree.interfaces.cli"]
 
+# The tests index at full speed whatever the machine's battery says (tests/test_pace.py injects its
+# own power source); every process they start inherits it.
+os.environ.setdefault("SENSETREE_POWER", "mains")
+
 
 def _write_tree(root: Path, files: Mapping[str, str | bytes]) -> dict[str, Path]:
     """Write each relative path's text (as UTF-8) or bytes under ``root``; returns where each went."""

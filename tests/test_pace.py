@@ -13,7 +13,7 @@ import pytest
 
 from sensetree.ingest.indexer import Indexer
 from sensetree.ingest.options import index_options
-from sensetree.ingest.pace import SLOW_REST, Pace, Power
+from sensetree.ingest.pace import SLOW_REST, Pace, Power, read_power
 from sensetree.ingest.progress import Progress
 from sensetree.ingest.sense import SenseWriter
 from sensetree.ingest.workers import WorkerPool
@@ -126,3 +126,10 @@ def _niceness() -> int:
     import os
 
     return os.nice(0)
+
+
+def test_the_power_source_can_be_told_where_the_sensor_is_wrong(monkeypatch):
+    monkeypatch.setenv("SENSETREE_POWER", "battery")
+    assert read_power() == Power(on_battery=True)
+    monkeypatch.setenv("SENSETREE_POWER", "mains")
+    assert read_power() == Power(on_battery=False)
