@@ -18,7 +18,7 @@ from . import limits
 from ...errors import Interrupted, SenseTreeError
 
 if TYPE_CHECKING:
-    from .ocr import Ocr
+    from PIL.Image import Image
 
 Location = dict[str, int | str]
 """Where a part of the text comes from: {"page": 12}, {"slide": 3}, {"sheet": "Q3"}, {"chapter": "…"}."""
@@ -106,13 +106,38 @@ class Part:
 Block = str | Part
 
 
+@dataclass(frozen=True)
+class OcrSettings:
+    """How OCR runs. ``languages`` only matter to Tesseract (its codes, e.g. "deu"); the bundled
+    engine reads every language it knows without being told."""
+
+    engine: str = "rapidocr"
+    languages: tuple[str, ...] = ()
+    dpi: int = 300
+    page_timeout: float = 60.0
+    max_pages: int = 200  # pages read by OCR per file; a longer scan is indexed by its first ones, and says so
+    max_memory: int = 2 * 1024**3  # bytes of resident memory for the worker
+    threads: int = 2  # RapidOCR's; Tesseract runs one thread per page
+    device: str = "cpu"  # RapidOCR's onnxruntime device (compute.ocr_device; models/devices.py)
+
+
+class PageReader(Protocol):
+    """What a reader asks of OCR (``ocr.Ocr`` is the one): its settings, and one page's text."""
+
+    settings: OcrSettings
+
+    def timed_read(self, image: Image) -> tuple[str, float]:
+        """The page's text and the seconds it took; raises ``OcrFailed`` for a page it cannot read."""
+        ...
+
+
 @dataclass
 class Job:
     """One file being extracted: what its readers need to know, and what they report back."""
 
     name: str
     max_bytes: int = limits.MAX_FILE_BYTES  # the file size limit, which also applies to an archive's members
-    ocr: Ocr | None = None  # None: OCR is off (or, with ocr_later, deferred)
+    ocr: PageReader | None = None  # None: OCR is off (or, with ocr_later, deferred)
     ocr_later: bool = False  # count the pages that need OCR (ocr_wanted) instead of reading them
     ocr_pages: int = 0
     ocr_seconds: float = 0.0

@@ -23,11 +23,10 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import Job, reason
+from .base import Job, OcrSettings, reason
 from ...errors import SenseTreeError
 
 if TYPE_CHECKING:
@@ -49,21 +48,6 @@ class OcrFailed(SenseTreeError):
     """One page could not be read; `str(err)` says why, in one line."""
 
     seconds: float = 0.0  # spent on the page before it failed
-
-
-@dataclass(frozen=True)
-class OcrSettings:
-    """How OCR runs. ``languages`` only matter to Tesseract (its codes, e.g. "deu"); the bundled
-    engine reads every language it knows without being told."""
-
-    engine: str = "rapidocr"
-    languages: tuple[str, ...] = ()
-    dpi: int = 300
-    page_timeout: float = 60.0
-    max_pages: int = 200  # pages read by OCR per file; a longer scan is indexed by its first ones, and says so
-    max_memory: int = 2 * 1024**3  # bytes of resident memory for the worker
-    threads: int = 2  # RapidOCR's; Tesseract runs one thread per page
-    device: str = "cpu"  # RapidOCR's onnxruntime device (compute.ocr_device; models/devices.py)
 
 
 def tesseract_languages() -> tuple[str, ...]:
