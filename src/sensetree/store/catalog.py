@@ -304,9 +304,6 @@ class Catalog:
         """Whether any row says its text is in the vector table."""
         return bool(self._run("SELECT 1 FROM files WHERE status != 'pending' AND chunks > 0 LIMIT 1"))
 
-    def has_status(self, status: str) -> bool:
-        return bool(self._run("SELECT 1 FROM files WHERE status = ? LIMIT 1", (status,)))
-
     def prioritize(self, path: str) -> int:
         """Put a file, or the files under a folder, first in line for whichever phase they wait for."""
         return self._update_under(path, "priority = ?", (time.time(),), "status IN ('pending', 'keyword')")

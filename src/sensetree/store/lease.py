@@ -40,10 +40,6 @@ class WriterLease:
         self._renewer: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    @property
-    def held(self) -> bool:
-        return self._etag is not None
-
     def acquire(self) -> None:
         """Take the lease, or raise WriterBusy naming who holds it."""
         body = self._body()
