@@ -121,12 +121,11 @@ def test_device_settings_are_checked_and_described():
 
 
 def test_status_says_where_each_model_runs(tmp_path, make_engine):
-    from sensetree.interfaces.views import status_view
 
     with make_engine(tmp_path / "data", index=False) as engine:
         engine.set_setting("compute.reranker_device", "cuda")
         engine.set_setting("indexing.ocr_engine", "tesseract")
-        devices = {d["role"]: d for d in status_view(engine)["devices"]}
+        devices = {d["role"]: d for d in engine.status().as_dict()["devices"]}
     assert devices["embedder"]["requested"] == "auto" and devices["embedder"]["device"] == "cpu"
     assert devices["reranker"]["requested"] == "cuda" and "sensetree[gpu]" in devices["reranker"]["reason"]
     assert devices["ocr"]["reason"] == "Tesseract runs on the CPU"

@@ -89,7 +89,6 @@ def test_the_indexing_thread_alone_runs_at_low_priority():
 
 @pytest.mark.slow  # starts worker processes, and indexes
 def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_path, write_tree, make_engine):
-    from sensetree.interfaces.views import status_view
 
     pool = WorkerPool(1)
     try:
@@ -112,13 +111,13 @@ def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_pat
         assert seen.wait(30)
         time.sleep(0.5)
         assert engine.catalog.counts()["pending"] == 1, "nothing is indexed while paused"
-        assert "indexing paused" in status_view(engine)["pace"]["reason"]
+        assert "indexing paused" in engine.status().as_dict()["pace"]["reason"]
         if sys.platform.startswith("linux"):  # the indexing runs on a thread of its own: the caller's is untouched
             assert os.getpriority(os.PRIO_PROCESS, run.native_id) == os.nice(0)
         supply.power = ON_MAINS
         run.join(timeout=120)
         assert not run.is_alive()
-        assert engine.catalog.counts()["indexed"] == 1 and status_view(engine)["pace"] is None
+        assert engine.catalog.counts()["indexed"] == 1 and engine.status().as_dict()["pace"] is None
         assert engine.search("plum harvest", rerank=False).results
 
 

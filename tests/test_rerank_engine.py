@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from sensetree.interfaces.views import status_view
 from tests.support.crossencoder_fixture import build_test_cross_encoder
 
 TEXTS = {
@@ -55,6 +54,6 @@ def test_a_reranker_that_cannot_load_keeps_the_fused_order(engine):
     assert response.results and response.results[0].name == "bike.txt"
     assert all(r.rerank is None for r in response.results)
     assert any("reranking skipped" in n for n in response.notices)
-    assert "failed to load" in status_view(engine)["reranker"]
+    assert "failed to load" in engine.status().as_dict()["reranker"]
     again = engine.search("bicycle brakes", limit=3)
     assert not any("reranking skipped" in n for n in again.notices)  # once per data dir, not before every search

@@ -193,3 +193,11 @@ class Settings:
 
     def as_dict(self) -> dict[str, Any]:
         return {key: self.get(key) for key in DEFAULTS}
+
+
+def describe(settings: Settings) -> list[dict[str, Any]]:
+    """Every setting with its value, default, help and type, and whether changing it re-indexes everything."""
+    return [{"key": key, "value": settings[key], "default": default, "help": about,
+             "type": type(default).__name__, "secret": key.endswith("api_key"),
+             "reindex": key in ("embedding.model", "embedding.base_url")}
+            for key, (default, about) in DEFAULTS.items()]

@@ -4,8 +4,10 @@ It owns a data dir: ``settings.toml``, the storage (SQLite catalog + LanceDB chu
 when damaged: ``store/storage.py``) and the models (loaded on first use: ``models/manager.py``).
 Only one process writes to a data dir at a time (a lock file; on a bucket, also a lease);
 any number may search, here or on other machines: ``Engine(index=URI)`` is a search node
-over an index it does not write (``store/readonly.py``). The stages do the work: ``ingest/`` scans and indexes, ``search/`` answers, ``reader`` reads files
-for people and models; what interfaces show is shaped in ``interfaces/views.py``.
+over an index it does not write (``store/readonly.py``). The stages do the work: ``ingest/``
+scans and indexes, ``search/`` answers, ``reader`` reads files for people and models. The engine's
+operations take one parameter object and return one result type (``operations.py``,
+``overview.py``); the interfaces parse input into those and render the results.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from . import paths
-from .config import Settings, default_data_dir
+from . import overview, paths
+from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -32,8 +34,10 @@ if TYPE_CHECKING:
 from .ingest.workers import WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
+from .models.probe import ProbeReport
 from .notices import Notices
 from .operations import SimilarParams
+from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -237,7 +241,32 @@ class Engine:
         return Reader([scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes,
                       self.ignored())
 
+    # what the engine says about itself ----------------------------------------------
+    def status(self) -> Status:
+        """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
+        return self.storage.recovering(lambda: overview.status(
+            self.data_dir, self.roots(), self.catalog, self.store, self.storage.size_bytes(), self.settings,
+            self.models, self.notices))
+
+    def queue(self, limit: int | None = None) -> Queue:
+        """Failed files with their errors, then what waits for each phase (the first ``limit`` of each)."""
+        return overview.queue(self.catalog, self.ignored(), limit)
+
+    def phases(self) -> Phases:
+        return overview.phases(self.catalog)
+
+    def models_by_role(self) -> dict[str, list[dict[str, Any]]]:
+        return self.models.by_role()
+
+    def probe_endpoint(self, role: str, base_url: str | None = None, model: str | None = None,
+                       api_key: str | None = None) -> ProbeReport:
+        return self.models.probe(role, base_url, model, api_key)
+
     # settings ---------------------------------------------------------------------
+    def settings_help(self) -> list[dict[str, Any]]:
+        """Every setting with its value, default, help and type (the web app's settings panel)."""
+        return describe(self.settings)
+
     def set_setting(self, key: str, value: Any) -> str | None:
         """Change one setting; a change of embedding model wipes the vectors at once and says so."""
         if self.read_only and key in SEARCH_SETTINGS:

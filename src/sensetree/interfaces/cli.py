@@ -220,10 +220,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
 @app.command()
 def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Roots, counts per status, models in use, index size."""
-    from .views import status_view
-
     with _engine(data_dir) as engine:
-        info = status_view(engine)
+        info = engine.status().as_dict()
     if json_out:
         _print_json(info)
         return
@@ -252,10 +250,8 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 @app.command()
 def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Files waiting to be indexed and files that failed, with their last error."""
-    from .views import queue_view
-
     with _engine(data_dir) as engine:
-        info = queue_view(engine)
+        info = engine.queue().as_dict()
     if json_out:
         _print_json(info)
         return
@@ -497,7 +493,7 @@ def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     from ..models.registry import list_rerankers
 
     with _engine(data_dir) as engine:
-        rerankers = list_rerankers(engine.models.models_dir)
+        rerankers = list_rerankers(engine.models_dir)
         current = engine.settings["embedding.model"]
     info = {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
             "rerankers": rerankers}
@@ -528,7 +524,7 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = pull_reranker(name, engine.models.models_dir, progress)
+                folder = pull_reranker(name, engine.models_dir, progress)
         except (ModelDownloadError, KeyError, ValueError) as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..config import Settings
+from ..errors import BadInput
 from .devices import Placement, requested_device
-from .embeddings import Embedder, EndpointUnavailable, expected_identity, load_embedder
-from .registry import find_reranker
+from .embeddings import BUNDLED, Embedder, EndpointUnavailable, canonical_model, expected_identity, load_embedder
+from .probe import ProbeReport, probe_endpoint
+from .registry import find_reranker, list_rerankers
 from .reranker import CrossEncoder, RerankerUnavailable, load_reranker
 
 
@@ -83,3 +86,39 @@ class Models:
             return f"{name} (failed to load: {self._reranker_problem})" if self._reranker_problem else name
         return (f"{name} is not installed, so results keep their fused order. Enable it with "
                 f"`sensetree models pull {name}` (online) or put an ONNX cross-encoder folder in {self.models_dir}")
+
+    # every role -------------------------------------------------------------------------
+    def by_role(self) -> dict[str, list[dict[str, Any]]]:
+        """Per role: the models that are installed or can be pulled, and which one is in use."""
+        from .local_llm import DEFAULT_MODEL, EMBEDDED, model_file, pick_runtime
+
+        s = self.settings
+        embedding = [{"name": name, "installed": True, "active": not s["embedding.base_url"] and
+                      canonical_model(s["embedding.model"]) == name, "note": about} for name, about in BUNDLED.items()]
+        if s["embedding.base_url"]:
+            embedding.append({"name": s["embedding.model"], "installed": True, "active": True,
+                              "note": f"endpoint {s['embedding.base_url']}"})
+        rerankers = [{"name": r["name"], "installed": r["installed"],
+                      "active": r["name"] == s["retrieval.reranker_model"],
+                      "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}"}
+                     for r in list_rerankers(self.models_dir)]
+        chat_name = s["chat.model"] or DEFAULT_MODEL
+        runtime = pick_runtime(s["chat.runtime"])
+        chat = [{"name": name, "installed": runtime is not None and model_file(name, self.models_dir) is not None,
+                 "active": not s["chat.base_url"] and chat_name == name,
+                 "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)"}
+                for name in EMBEDDED]
+        if s["chat.base_url"]:
+            chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
+                         "note": f"endpoint {s['chat.base_url']}"})
+        return {"embedding": embedding, "reranker": rerankers, "chat": chat}
+
+    def probe(self, role: str, base_url: str | None = None, model: str | None = None,
+              api_key: str | None = None) -> ProbeReport:
+        """Reachable, model present, dimension: for the settings' values or the ones about to be saved."""
+        if role not in ("embedding", "sense", "chat"):
+            raise BadInput(f"unknown role {role!r}; use embedding, sense or chat")
+        s = self.settings
+        return probe_endpoint(role, s[f"{role}.base_url"] if base_url is None else base_url,
+                              s[f"{role}.model"] if model is None else model,
+                              s[f"{role}.api_key"] if api_key is None else api_key)

@@ -11,7 +11,6 @@ from fastapi import Request
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ..background import BackgroundIndexer
-from ..views import phases_view
 
 
 @dataclass
@@ -32,7 +31,7 @@ class ApiContext:
     def progress(self) -> dict[str, Any]:
         if self.indexer:
             return self.indexer.snapshot()
-        return {**phases_view(self.engine), "running": False, "failed": 0, "current": "", "phase": "",
+        return {**self.engine.phases().as_dict(), "running": False, "failed": 0, "current": "", "phase": "",
                 "paused": "indexing runs in another process", "stages": {}}
 
 

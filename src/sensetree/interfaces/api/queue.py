@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends
 
-from ..views import queue_view, status_view
 from .bodies import OptionalPathBody, PathBody
 from .context import ApiContext, context
 
@@ -16,12 +15,12 @@ QUEUE_LIST_LIMIT = 200
 
 @router.get("/api/status", summary="Roots, counts per status, models, index size, indexing progress")
 def status(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return {**status_view(ctx.engine), "indexing": ctx.progress()}
+    return {**ctx.engine.status().as_dict(), "indexing": ctx.progress()}
 
 
 @router.get("/api/queue", summary="Live progress, failures first with their errors, then what waits")
 def queue(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return {"indexing": ctx.progress(), **queue_view(ctx.engine, QUEUE_LIST_LIMIT)}
+    return {"indexing": ctx.progress(), **ctx.engine.queue(QUEUE_LIST_LIMIT).as_dict()}
 
 
 @router.post("/api/retry", summary="Requeue one failed file, or all of them")

@@ -8,7 +8,6 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException
 
 from ...config import SettingsError, parse_value
-from ..views import endpoint_probe, models_view, settings_view
 from .bodies import EndpointTestBody, SettingBody
 from .context import ApiContext, context
 
@@ -17,7 +16,7 @@ router = APIRouter()
 
 @router.get("/api/settings", summary="Every setting and the models per role")
 def settings(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return {"settings": settings_view(ctx.engine), "models": models_view(ctx.engine)}
+    return {"settings": ctx.engine.settings_help(), "models": ctx.engine.models_by_role()}
 
 
 @router.put("/api/settings", summary="Change one setting; a new embedding model re-indexes everything")
@@ -35,4 +34,4 @@ def change_setting(body: SettingBody, ctx: ApiContext = Depends(context)) -> dic
 
 @router.post("/api/endpoint-test", summary="Is an endpoint reachable, does it have the model, which dimension")
 def endpoint_test(body: EndpointTestBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return endpoint_probe(ctx.engine, body.role, body.base_url, body.model, body.api_key).as_dict()
+    return ctx.engine.probe_endpoint(body.role, body.base_url, body.model, body.api_key).as_dict()
