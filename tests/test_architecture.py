@@ -24,6 +24,7 @@ LAYERS = {
     "sensetree.filters": (3, "engine"),
     "sensetree.operations": (3, "engine"),
     "sensetree.overview": (3, "engine"),
+    "sensetree.explorer": (3, "engine"),
     "sensetree.ingest": (2, "ingest"),
     "sensetree.search": (2, "search"),
     "sensetree.store": (1, "store"),

@@ -14,7 +14,6 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.filters import parse_filters
-from sensetree.interfaces.explorer import Explorer
 from tests.support.corpus import Labelled
 from tests.support.pages import render_page, scanned
 from tests.support.zips import docx_bytes, zip_bytes
@@ -120,7 +119,7 @@ def test_scans_and_photos_are_read_by_ocr_and_located_by_page(indexed):
     assert receipt == {str(files["receipt_jpg"]), str(files["receipt_png"])} or \
         len(receipt & {str(files["receipt_jpg"]), str(files["receipt_png"])}) == 1  # identical text may collapse
     assert engine.catalog.file(str(files["scan"])).status == "indexed"
-    preview = Explorer(engine).preview(str(files["scan"]), hit.chunk_index)
+    preview = engine.explorer().preview(str(files["scan"]), hit.chunk_index)
     assert "Quetzalcoatl" in preview["text"] and preview["location_label"] == "p. 2"
 
 
@@ -145,7 +144,7 @@ def test_archive_members_are_files_of_their_own_previewable_and_scoped(indexed):
     assert _top(engine, "Heron site map marina").path == f"{files['tgz']}/site/map.txt"
     scoped = engine.search("Albatross crane", scope=str(files["zip"].parent)).results
     assert member in [r.path for r in scoped]
-    assert "Albatross" in Explorer(engine).preview(member)["text"]
+    assert "Albatross" in engine.explorer().preview(member)["text"]
     assert engine.reader().read_text(member, 1000).text.startswith("Final report")
     row = engine.catalog.file(member)
     assert row.kind == "member" and row.status == "indexed"

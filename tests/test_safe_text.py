@@ -15,7 +15,6 @@ from rich.text import Text
 
 from sensetree.engine import Engine
 from sensetree.ingest.walker import is_hidden
-from sensetree.interfaces.explorer import Explorer
 from sensetree.interfaces.terminal import escape
 from sensetree.safe_text import printable, without_surrogates
 
@@ -76,7 +75,7 @@ def explorer(tmp_path_factory):
     root.mkdir()
     engine = Engine(base / "data")
     engine.add_root(str(root))
-    yield Explorer(engine), root, base
+    yield engine.explorer(), root, base
     engine.close()
 
 

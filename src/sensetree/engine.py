@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
+from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
@@ -235,6 +236,14 @@ class Engine:
             self.catalog.prioritize(paths.normalize(path))
         except sqlite3.OperationalError:
             pass
+
+    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+        """The stored text of one chunk (a result's whole passage; its snippet is only a part)."""
+        return self.store.chunk_text(path, chunk_index)
+
+    def explorer(self) -> Explorer:
+        """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""
+        return Explorer(self.reader(), self.catalog, self.store)
 
     def reader(self, scope: str | None = None) -> Reader:
         """Reads files for people and models, never outside the roots (or outside ``scope``, a folder in them)."""

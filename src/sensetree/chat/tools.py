@@ -226,7 +226,7 @@ class Toolbox:
 def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:
     """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``;
     with its line breaks when not ``flat``."""
-    text = engine.store.chunk_text(result.path, result.chunk_index) or result.snippet
+    text = engine.chunk_text(result.path, result.chunk_index) or result.snippet
     text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
 

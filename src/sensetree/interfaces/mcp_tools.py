@@ -23,7 +23,6 @@ from ..filters import parse_filters
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
 from ..search.types import SearchResponse, TreeNode
-from .explorer import Explorer
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
@@ -200,7 +199,7 @@ class Tools:
         counts the entries past the listing's limit.
         """
         try:
-            listing = Explorer(self.engine).listing(path.strip())
+            listing = self.engine.explorer().listing(path.strip())
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
         except (FileNotFoundError, Unreadable) as exc:

@@ -11,7 +11,6 @@ from typing import Any, Optional
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from ...reader import archive_of
-from ..explorer import Explorer
 from .bodies import FolderModeBody, OpenBody, PathBody, SenseBody
 from .context import ApiContext, context
 
@@ -39,17 +38,17 @@ def remove_root(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]
 
 @router.get("/api/browse", summary="A folder's entries with their index status (the roots without a path)")
 def browse(path: Optional[str] = None, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return Explorer(ctx.engine).listing(path).as_dict()
+    return ctx.engine.explorer().listing(path).as_dict()
 
 
 @router.get("/api/file", summary="One file's or folder's detail: status, sense, chunks, last error")
 def file_detail(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return Explorer(ctx.engine).detail(path)
+    return ctx.engine.explorer().detail(path)
 
 
 @router.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk")
 def preview(path: str, chunk: int = Query(0, ge=0, le=MAX_CHUNK_INDEX), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    shown = Explorer(ctx.engine).preview(path, chunk)
+    shown = ctx.engine.explorer().preview(path, chunk)
     ctx.engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
     return shown
 

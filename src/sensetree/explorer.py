@@ -1,8 +1,8 @@
 """What the explorer shows: a folder's entries with their index status, a file's detail, its text.
 
-Read-only views for the web app and the MCP server over the catalog, the chunk store and the
-disk. Files are listed and read through the engine's confined ``Reader``: nothing outside the
-roots is listed or read, whatever the caller sends.
+Read-only, for the web app and the MCP server (``Engine.explorer()``), over the catalog, the chunk
+store and the disk. Files are listed and read through the engine's confined ``Reader``: nothing
+outside the roots is listed or read, whatever the caller sends.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import paths
-from ..engine import Engine
-from ..search.snippets import place
-from ..store.stored_text import body
-from ..ingest.walker import block_reason
-from ..reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Unreadable
+from . import paths
+from .ingest.walker import block_reason
+from .reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
+from .search.snippets import place
+from .store.catalog import Catalog
+from .store.chunks import ChunkStore
+from .store.stored_text import body
 
 
 @dataclass
@@ -47,10 +48,10 @@ class Listing:
 
 
 class Explorer:
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self.reader = engine.reader()
-        self.catalog = engine.catalog
+    def __init__(self, reader: Reader, catalog: Catalog, store: ChunkStore):
+        self.reader = reader
+        self.catalog = catalog
+        self.store = store
         self._modes = self.catalog.folder_modes()  # manual choices: block, recursive, ignore
 
     def listing(self, folder: str | None) -> Listing:
@@ -94,7 +95,7 @@ class Explorer:
         row = self.catalog.file(path)
         sense = self.catalog.sense(path)
         chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
-                  for c in self.engine.store.chunks_of(path)] if row else []
+                  for c in self.store.chunks_of(path)] if row else []
         reason = None
         if is_dir:
             try:
