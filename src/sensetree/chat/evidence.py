@@ -20,9 +20,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..search.fusion import rrf_of_scores as rrf
 from ..store.terms import snowball
 
-RRF_K = 60
 MAX_SENTENCE_CHARS = 320  # a longer "sentence" (a table row, a list) is cut into pieces of this size
 GAP = " … "
 MIN_EXCERPTS = 3  # excerpts that keep their best sentence however small the budget: recall matters more
@@ -123,16 +123,6 @@ def bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2,
         tf = np.array([c.get(term, 0) for c in counts], dtype=float)
         rows.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths / average)))
     return found, np.array(rows).reshape(len(found), n)
-
-
-def rrf(*scores: np.ndarray) -> np.ndarray:
-    """Reciprocal rank fusion of score arrays over the same items (a zero score does not count)."""
-    fused = np.zeros(len(scores[0]))
-    for leg in scores:
-        ranks = np.empty(len(leg), dtype=int)
-        ranks[np.argsort(-leg, kind="stable")] = np.arange(1, len(leg) + 1)
-        fused += np.where(leg > 0, 1.0 / (RRF_K + ranks), 0.0)
-    return fused
 
 
 class Evidence:

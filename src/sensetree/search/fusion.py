@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..store.terms import language_shares, query_languages
 from .types import Candidate
 
@@ -88,6 +90,17 @@ def fuse(dense: list[Candidate], sparse: list[Candidate], k: int = RRF_K) -> lis
     for candidate in merged.values():
         candidate.rrf = sum(1.0 / (k + rank) for rank in (candidate.dense_rank, candidate.bm25_rank) if rank)
     return _ordered(merged.values())
+
+
+def rrf_of_scores(*scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
+    """The same RRF over score arrays of the same items, each ranked by its scores (a zero score does not
+    count): the assistant's evidence fuses its sentences' two rankings with it."""
+    fused = np.zeros(len(scores[0]))
+    for leg in scores:
+        ranks = np.empty(len(leg), dtype=int)
+        ranks[np.argsort(-leg, kind="stable")] = np.arange(1, len(leg) + 1)
+        fused += np.where(leg > 0, 1.0 / (k + ranks), 0.0)
+    return fused
 
 
 def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeights) -> list[Candidate]:
