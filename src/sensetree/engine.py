@@ -32,7 +32,7 @@ from .ingest.sense import sense_writer
 from .ingest.watcher import watch
 if TYPE_CHECKING:
     from .ingest.distributed import RayPool
-from .ingest.workers import WorkerPool
+from .ingest.workers import Pool, WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .models.probe import ProbeReport
@@ -76,7 +76,7 @@ class Engine:
             self.storage = Storage(self.data_dir, self.notices, where)
             self.storage.manifest = self._manifest
         self.choices = Choices(self.storage)
-        self.pool: WorkerPool | RayPool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
+        self.pool: Pool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self._cluster: RayPool | None = None
 
     def distribute(self, address: str) -> None:

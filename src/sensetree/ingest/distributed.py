@@ -109,7 +109,7 @@ class _Worker:
 
 
 class RayPool:
-    """The keyword phase's pool (``submit``/``workers``/``stop``, as ``WorkerPool``), on Ray workers.
+    """The keyword phase's ``workers.Pool`` on Ray workers (``WorkerPool`` is the local one).
 
     One thread of this process makes every Ray call and owns the pool's state; callers and Ray's
     completion callbacks only hand it events.

@@ -30,7 +30,7 @@ from .progress import Progress
 from .reuse import VectorReuse
 from .semantic import SemanticPhase
 from .sense import SenseWriter
-from .workers import Stopped, WorkerPool, call_interruptibly
+from .workers import Pool, Stopped, call_interruptibly
 
 __all__ = ["Indexer", "IndexingPaused", "IndexOptions", "Progress"]
 
@@ -40,7 +40,7 @@ OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps
 
 class Indexer:
     def __init__(self, catalog: Catalog, store: ChunkStore, load_embedder: Callable[[], Embedder],
-                 senses: SenseWriter, options: IndexOptions, pool: WorkerPool, reuse: VectorReuse | None = None,
+                 senses: SenseWriter, options: IndexOptions, pool: Pool, reuse: VectorReuse | None = None,
                  power: Callable[[], Power | None] = read_power):
         self.catalog, self.store, self.options = catalog, store, options
         self._load_embedder = load_embedder  # raises EndpointUnavailable while an endpoint is down

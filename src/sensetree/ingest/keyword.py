@@ -35,7 +35,7 @@ from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
 from .progress import Progress
 from .sense import SENSE_MIN_TEXT, SenseWriter, stored_texts
-from .workers import POLL_SECONDS, Stopped, WorkerPool
+from .workers import POLL_SECONDS, Pool, Stopped
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ FLUSH_SECONDS = 1.0   # the longest a prepared file waits to be stored
 
 
 class KeywordPhase:
-    def __init__(self, catalog: Catalog, store: ChunkStore, pool: WorkerPool, senses: SenseWriter,
+    def __init__(self, catalog: Catalog, store: ChunkStore, pool: Pool, senses: SenseWriter,
                  options: IndexOptions, dimension: Callable[[], int], refresh: Callable[[Progress], None]):
         self.catalog, self.store, self.pool, self.senses, self.options = catalog, store, pool, senses, options
         self._dimension = dimension  # the vector size, needed to create the table on the first write

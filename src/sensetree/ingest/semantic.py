@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import paths
 from ..models.devices import DEVICE_META
-from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
+from ..models.embeddings import AbandoningEmbedder, Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
 from ..errors import StoreDamaged
 from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
@@ -215,8 +215,8 @@ class SemanticPhase:
         """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
         (an embedder that drops its calls on a stop itself, ``abandon()``, gets the whole batch: see
         ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (design §7.2)."""
-        abandon: Callable[[], None] | None = getattr(embedder, "abandon", None)
-        if abandon is not None:
+        abandoning = isinstance(embedder, AbandoningEmbedder)
+        if abandoning:
             size = max(1, len(texts))
         elif progress.embed_rate:
             size = max(1, int(progress.embed_rate * CALL_SECONDS))
@@ -230,8 +230,8 @@ class SemanticPhase:
                     lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
                     progress, self._max_wait, stop, notify))
         except Stopped:
-            if abandon is not None:
-                abandon()
+            if abandoning:
+                embedder.abandon()
             raise
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 

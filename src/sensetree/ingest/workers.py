@@ -23,7 +23,7 @@ import threading
 import weakref
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, Protocol, TypeVar
 
 from pebble import ProcessPool, ThreadPool
 
@@ -85,6 +85,18 @@ class Stopped(Interrupted):
 def worker_count() -> int:
     """One worker per core, at least one; the semantic phase needs the cores when the keyword phase is idle."""
     return max(1, min(os.cpu_count() or 1, 4))
+
+
+class Pool(Protocol):
+    """Where the keyword phase prepares files: ``WorkerPool`` (this machine's processes) or
+    ``distributed.RayPool`` (a cluster's workers)."""
+
+    workers: int  # how many files may be in flight at once
+
+    def submit(self, function: Callable[..., T], *args, timeout: float | None = None) -> Future: ...
+
+    def stop(self) -> None:
+        """Abandon the work in flight (a stop); the next ``submit`` starts afresh."""
 
 
 class WorkerPool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-from typing import Protocol, Sequence
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -82,6 +82,14 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@runtime_checkable
+class AbandoningEmbedder(Embedder, Protocol):
+    """An embedder that can drop the calls it has in flight when indexing stops (the cluster's): it
+    takes a whole batch in one call, where the others get calls short enough to see a stop between."""
+
+    def abandon(self) -> None: ...
 
 
 def is_e5(model: str) -> bool:

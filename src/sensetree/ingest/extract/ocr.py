@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from .base import Job, OcrSettings, reason
 from ...errors import SenseTreeError
@@ -63,10 +63,10 @@ class Ocr:
 
     def __init__(self, settings: OcrSettings | None = None) -> None:
         self.settings = settings or OcrSettings()
-        if self.settings.engine not in ("rapidocr", "tesseract"):
-            raise ValueError(f"unknown OCR engine {self.settings.engine!r}: rapidocr or tesseract")
+        if self.settings.engine not in ENGINES:
+            raise ValueError(f"unknown OCR engine {self.settings.engine!r}: {' or '.join(ENGINES)}")
         self._lock = threading.Lock()
-        self._worker: _Worker | None = None
+        self._engine = ENGINES[self.settings.engine](self.settings)
 
     def read(self, image: Image) -> str:
         """The text of ``image``, in reading order; raises `OcrFailed` for a page that cannot be read."""
@@ -80,35 +80,84 @@ class Ocr:
         with self._lock:
             started = time.perf_counter()
             try:
-                if self.settings.engine == "tesseract":
-                    return _tesseract(page, self.settings), time.perf_counter() - started
-                if self._worker is None or not self._worker.alive():
-                    self._worker = _Worker(self.settings)
-                return self._worker.read(page), time.perf_counter() - started
+                return self._engine.read(page), time.perf_counter() - started
             except OcrFailed as exc:
-                if self._worker is not None:  # killed or broken: the next page gets a fresh worker
-                    self._worker.stop()
-                    self._worker = None
                 exc.seconds = time.perf_counter() - started
                 raise
 
     @property
     def worker_pid(self) -> int | None:
-        """The process id of the RapidOCR worker while one runs (for measurements)."""
-        worker = self._worker
-        return worker._process.pid if worker is not None and worker.alive() else None
+        """The process id of the engine's worker while one runs (for measurements)."""
+        return self._engine.worker_pid
 
     def close(self) -> None:
         with self._lock:
-            if self._worker is not None:
-                self._worker.stop()
-                self._worker = None
+            self._engine.stop()
 
     def __enter__(self) -> Ocr:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class _Engine(Protocol):
+    """One OCR engine: a page's text, read under the settings' time and memory limits."""
+
+    worker_pid: int | None
+
+    def read(self, page: Image) -> str:
+        """The page's text; raises ``OcrFailed`` for a page it cannot read."""
+        ...
+
+    def stop(self) -> None: ...
+
+
+class _RapidOcr:
+    """The bundled engine, in a worker process that holds its models; a worker that failed (killed
+    for time or memory, broken) is replaced for the next page."""
+
+    def __init__(self, settings: OcrSettings):
+        self.settings = settings
+        self._worker: _Worker | None = None
+
+    @property
+    def worker_pid(self) -> int | None:
+        worker = self._worker
+        return worker._process.pid if worker is not None and worker.alive() else None
+
+    def read(self, page: Image) -> str:
+        if self._worker is None or not self._worker.alive():
+            self._worker = _Worker(self.settings)
+        try:
+            return self._worker.read(page)
+        except OcrFailed:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+
+class _Tesseract:
+    """An installed Tesseract, one process per page."""
+
+    worker_pid = None
+
+    def __init__(self, settings: OcrSettings):
+        self.settings = settings
+
+    def read(self, page: Image) -> str:
+        return _tesseract(page, self.settings)
+
+    def stop(self) -> None:
+        pass
+
+
+# indexing.ocr_engine -> the engine
+ENGINES: dict[str, Callable[[OcrSettings], _Engine]] = {"rapidocr": _RapidOcr, "tesseract": _Tesseract}
 
 
 def ocr_page(job: Job, image: Image, where: str) -> str:
