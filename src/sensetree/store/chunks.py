@@ -122,8 +122,13 @@ class DimensionMismatch(BadInput):
     """A vector of the wrong size; refused at write time, never mixed in (design §1.5)."""
 
 
-def _in_list(paths: Sequence[str]) -> str:
-    return "path IN (" + ", ".join(sql_literal(p) for p in paths) + ")"
+IN_LIST_PATHS = 400  # paths per ``path IN (...)`` filter: longer ones slow LanceDB's planner down
+
+
+def _in_lists(paths: Sequence[str]) -> list[str]:
+    """``path IN (...)`` filters covering ``paths``, ``IN_LIST_PATHS`` at a time."""
+    return ["path IN (" + ", ".join(sql_literal(p) for p in paths[start:start + IN_LIST_PATHS]) + ")"
+            for start in range(0, len(paths), IN_LIST_PATHS)]
 
 
 INDEX_CACHE_BYTES = 128 * 1024 * 1024
@@ -248,8 +253,7 @@ class ChunkStore:
                 return
             self._add_file_fields(table)
             self._add_analysis(table)
-            stored = [batch for start in range(0, len(paths), 400) if table.count_rows(
-                batch := _in_list(paths[start:start + 400]))]
+            stored = [batch for batch in _in_lists(paths) if table.count_rows(batch)]
             if not stored:  # new files (a first run): a plain append, without the join a merge makes
                 if rows:
                     table.add(data, on_bad_vectors="null")
@@ -304,8 +308,8 @@ class ChunkStore:
         if table is None or not paths:
             return
         with self._write_lock:
-            for start in range(0, len(paths), 400):
-                table.delete(_in_list(paths[start:start + 400]))
+            for batch in _in_lists(paths):
+                table.delete(batch)
 
     def wipe(self) -> None:
         """Drop every vector (a model change); the next write recreates the table."""
@@ -489,8 +493,8 @@ class ChunkStore:
     def unembedded(self, paths: Sequence[str]) -> list[dict]:
         """The stored chunks of ``paths`` that have no vector yet, in file and chunk order."""
         rows: list[dict] = []
-        for start in range(0, len(paths), 400):
-            where = f"{_in_list(paths[start:start + 400])} AND vector IS NULL"
+        for batch in _in_lists(paths):
+            where = f"{batch} AND vector IS NULL"
             rows += self._read(lambda table: table.search().where(where)
                                .select(["path", "chunk_index", "text", "content_hash", "mtime",
                                         *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])
@@ -500,8 +504,7 @@ class ChunkStore:
     def stored_chunks(self, paths: Sequence[str]) -> dict[str, tuple[set[int], set[str | None]]]:
         """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""
         found: dict[str, tuple[set[int], set[str | None]]] = {p: (set(), set()) for p in paths}
-        for start in range(0, len(paths), 400):
-            where = _in_list(paths[start:start + 400])
+        for where in _in_lists(paths):
             rows = self._read(lambda table: table.search().where(where).select(["path", "chunk_index", "content_hash"])
                               .limit(None).to_list(), [])
             for row in rows:
