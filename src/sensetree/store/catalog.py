@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from enum import StrEnum
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -58,7 +59,27 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mode TEXT NOT NULL); 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
-STATUSES = ("pending", "keyword", "indexed", "failed")
+class Status(StrEnum):
+    """Where a file is in indexing. The transitions, each written once below:
+
+    - ``pending`` -> ``keyword`` (``mark_keyword``: its text is stored, findable by keyword)
+      -> ``indexed`` (``mark_embedded``: every chunk has its vector), or ``failed`` for a file whose
+      context entry is all that could be stored;
+    - any -> ``failed`` after ``max_attempts`` failures (``mark_failed``, ``requeue_for_repair``);
+    - back to ``pending`` (``BACK_TO_PENDING``) when it changes on disk, is retried, requeued or the
+      model changes; ``indexed`` -> ``keyword`` when some of its vectors went missing.
+    """
+
+    PENDING = "pending"
+    KEYWORD = "keyword"
+    INDEXED = "indexed"
+    FAILED = "failed"
+
+
+STATUSES = tuple(status.value for status in Status)
+PENDING, KEYWORD, INDEXED, FAILED = Status
+# Back in the queue for the keyword phase, as a fresh start (its attempts and error forgotten).
+BACK_TO_PENDING = f"status = '{PENDING}', attempts = 0, error = NULL"
 
 
 @dataclass(frozen=True)
@@ -265,10 +286,10 @@ class Catalog:
         now = time.time()
         self._many(
             "INSERT INTO files(path, root, kind, size, mtime, members, ctime, inode, status, attempts, error, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
+            f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{PENDING}', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
             "root = excluded.root, kind = excluded.kind, size = excluded.size, mtime = excluded.mtime, "
-            "members = excluded.members, ctime = excluded.ctime, inode = excluded.inode, status = 'pending', "
-            "attempts = 0, error = NULL, updated_at = excluded.updated_at",
+            f"members = excluded.members, ctime = excluded.ctime, inode = excluded.inode, {BACK_TO_PENDING}, "
+            "updated_at = excluded.updated_at",
             ((*row, now) for row in rows),
         )
 
@@ -285,15 +306,15 @@ class Catalog:
 
     def pending(self, limit: int | None = None) -> list[FileRow]:
         """Rows waiting for the keyword phase, first in line first."""
-        return self._queue("status = 'pending'", limit)
+        return self._queue(f"status = '{PENDING}'", limit)
 
     def keyword_ready(self, limit: int | None = None) -> list[FileRow]:
         """Rows whose text is stored (OCR done) and whose vectors are not, first in line first."""
-        return self._queue("status = 'keyword' AND ocr_wanted = 0", limit)
+        return self._queue(f"status = '{KEYWORD}' AND ocr_wanted = 0", limit)
 
     def waiting_for_ocr(self, limit: int | None = None) -> list[FileRow]:
         """Rows stored without the pages only OCR can read, first in line first."""
-        return self._queue("status = 'keyword' AND ocr_wanted > 0", limit)
+        return self._queue(f"status = '{KEYWORD}' AND ocr_wanted > 0", limit)
 
     def _queue(self, condition: str, limit: int | None) -> list[FileRow]:
         """The user's last asks first, then the most recently modified: what people look for."""
@@ -302,11 +323,11 @@ class Catalog:
 
     def has_stored(self) -> bool:
         """Whether any row says its text is in the vector table."""
-        return bool(self._run("SELECT 1 FROM files WHERE status != 'pending' AND chunks > 0 LIMIT 1"))
+        return bool(self._run(f"SELECT 1 FROM files WHERE status != '{PENDING}' AND chunks > 0 LIMIT 1"))
 
     def prioritize(self, path: str) -> int:
         """Put a file, or the files under a folder, first in line for whichever phase they wait for."""
-        return self._update_under(path, "priority = ?", (time.time(),), "status IN ('pending', 'keyword')")
+        return self._update_under(path, "priority = ?", (time.time(),), f"status IN ('{PENDING}', '{KEYWORD}')")
 
     def coverage(self, folder: str | None = None) -> tuple[int, int]:
         """(files, of them done with the semantic phase) at or under ``folder``, or in every root."""
@@ -315,14 +336,14 @@ class Catalog:
             rows = self._run(f"SELECT path, status FROM files WHERE {condition}", params)
             statuses = [status for p, status in rows if is_under(p, folder)]
             return len(statuses), sum(s in ("indexed", "failed") for s in statuses)
-        total, done = self._run(f"SELECT COUNT(*), COALESCE(SUM(status IN ('indexed', 'failed')), 0) FROM files "
+        total, done = self._run(f"SELECT COUNT(*), COALESCE(SUM(status IN ('{INDEXED}', '{FAILED}')), 0) FROM files "
                                 f"WHERE {condition}", params)[0]
         return total, done
 
     def waiting_under(self, folder: str | None = None) -> bool:
         """Whether any file at or under ``folder`` (or anywhere) still waits for its vectors (a cheap check)."""
         condition, params = ("1", ()) if folder is None else (_UNDER, _under(folder))
-        rows = self._run(f"SELECT path FROM files WHERE status IN ('pending', 'keyword') AND {condition} LIMIT 1000",
+        rows = self._run(f"SELECT path FROM files WHERE status IN ('{PENDING}', '{KEYWORD}') AND {condition} LIMIT 1000",
                          params)
         return any(folder is None or is_under(p, folder) for (p,) in rows)
 
@@ -341,18 +362,18 @@ class Catalog:
     def noted(self, limit: int | None = None) -> list[FileRow]:
         """Files in the index with something to say: why only their context is indexed (a legacy .doc,
         an encrypted PDF), pages OCR could not read, archive members left out."""
-        sql = (f"SELECT {_COLUMNS} FROM files WHERE status != 'failed' AND (error IS NOT NULL OR notes IS NOT NULL) "
+        sql = (f"SELECT {_COLUMNS} FROM files WHERE status != '{FAILED}' AND (error IS NOT NULL OR notes IS NOT NULL) "
                "ORDER BY path")
         return [FileRow(*r) for r in self._run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
 
     def failed(self) -> list[FileRow]:
-        return [FileRow(*r) for r in self._run(f"SELECT {_COLUMNS} FROM files WHERE status = 'failed' ORDER BY path")]
+        return [FileRow(*r) for r in self._run(f"SELECT {_COLUMNS} FROM files WHERE status = '{FAILED}' ORDER BY path")]
 
     def mark_keyword(self, items: Iterable[StoredText]) -> None:
         """Only called once the text rows are stored: findable by keyword from now on."""
         now = time.time()
         self._many(
-            "UPDATE files SET status = 'keyword', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
+            f"UPDATE files SET status = '{KEYWORD}', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
             "attempts = CASE WHEN ? IS NULL THEN attempts ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
             "updated_at = ? WHERE path = ?",
             ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
@@ -371,8 +392,8 @@ class Catalog:
         now = time.time()
         self._many(
             "INSERT INTO files(path, root, kind, size, mtime, members, status, attempts, error, updated_at) "
-            "VALUES (?, ?, 'member', ?, ?, 0, 'pending', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
-            "root = excluded.root, kind = 'member', size = excluded.size, mtime = excluded.mtime, status = 'pending', "
+            f"VALUES (?, ?, 'member', ?, ?, 0, '{PENDING}', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
+            f"root = excluded.root, kind = 'member', size = excluded.size, mtime = excluded.mtime, status = '{PENDING}', "
             "error = NULL, updated_at = excluded.updated_at",
             ((path, root, size, mtime, now) for path, size, mtime in members))
         return gone
@@ -383,16 +404,16 @@ class Catalog:
         A failed file keeps no content hash, so a retry extracts it again instead of skipping it.
         """
         self._many(
-            "UPDATE files SET status = CASE WHEN error IS NULL THEN 'indexed' ELSE 'failed' END, "
+            f"UPDATE files SET status = CASE WHEN error IS NULL THEN '{INDEXED}' ELSE '{FAILED}' END, "
             "content_hash = CASE WHEN error IS NULL THEN content_hash END, priority = 0, updated_at = ?, "
             "attempts = CASE WHEN error IS NULL THEN 0 ELSE attempts END "
-            "WHERE path = ? AND status = 'keyword'",
+            f"WHERE path = ? AND status = '{KEYWORD}'",
             ((time.time(), p) for p in paths),
         )
 
     def unmark_embedded(self, paths: Iterable[str]) -> None:
         """Their text is stored whole but some vectors are missing: back to the semantic phase's queue."""
-        self._many("UPDATE files SET status = 'keyword' WHERE path = ? AND status = 'indexed'", ((p,) for p in paths))
+        self._many(f"UPDATE files SET status = '{KEYWORD}' WHERE path = ? AND status = '{INDEXED}'", ((p,) for p in paths))
 
     def forget_hashes(self, paths: Iterable[str]) -> None:
         """Their vectors are about to be swapped: a crash midway must not leave a hash vouching for them."""
@@ -402,7 +423,7 @@ class Catalog:
         """Count one failure; the row turns ``failed`` once it has failed ``max_attempts`` times. Returns the count."""
         with self._lock:
             self._run("UPDATE files SET attempts = attempts + 1, error = ?, status = CASE WHEN attempts + 1 >= ? "
-                      "THEN 'failed' ELSE status END, updated_at = ? WHERE path = ?", (error, max_attempts, time.time(), path))
+                      f"THEN '{FAILED}' ELSE status END, updated_at = ? WHERE path = ?", (error, max_attempts, time.time(), path))
             rows = self._run("SELECT attempts FROM files WHERE path = ?", (path,))
         return rows[0][0] if rows else 0
 
@@ -412,14 +433,14 @@ class Catalog:
 
     def requeue(self, path: str) -> None:
         """Index this row again from scratch (no stored hash to skip on)."""
-        self._run("UPDATE files SET status = 'pending', content_hash = NULL, attempts = 0, error = NULL WHERE path = ?",
+        self._run(f"UPDATE files SET {BACK_TO_PENDING}, content_hash = NULL WHERE path = ?",
                   (path,))
 
     def requeue_for_repair(self, path: str, reason: str, *, max_attempts: int) -> None:
         """Its stored text is not what the catalog says: store it again, counting an attempt, so that a file
         whose text never comes out the same fails (with ``reason``) instead of going round for ever."""
         self._run("UPDATE files SET content_hash = NULL, attempts = attempts + 1, status = CASE WHEN attempts + 1 >= ? "
-                  "THEN 'failed' ELSE 'pending' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
+                  f"THEN '{FAILED}' ELSE '{PENDING}' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
                   "updated_at = ? WHERE path = ?", (max_attempts, max_attempts, reason, time.time(), path))
 
     def set_members(self, path: str, members: int) -> None:
@@ -428,7 +449,7 @@ class Catalog:
     def retry(self, prefix: str | None = None) -> int:
         """Requeue failed rows (all, or those at or under ``prefix``); returns how many."""
         rows = [r for r in self.failed() if prefix is None or is_under(r.path, prefix)]
-        self._many("UPDATE files SET status = 'pending', attempts = 0, error = NULL WHERE path = ?", ((r.path,) for r in rows))
+        self._many(f"UPDATE files SET {BACK_TO_PENDING} WHERE path = ?", ((r.path,) for r in rows))
         return len(rows)
 
     def delete(self, paths: Iterable[str]) -> None:
@@ -438,21 +459,21 @@ class Catalog:
 
     def requeue_all(self) -> None:
         """After a model change: every row pending, no stored hash (its vectors are gone)."""
-        self._run("UPDATE files SET status = 'pending', content_hash = NULL, chunks = 0, attempts = 0, error = NULL")
+        self._run(f"UPDATE files SET {BACK_TO_PENDING}, content_hash = NULL, chunks = 0")
 
     def phase_counts(self) -> tuple[int, int, int]:
         """(files, past the keyword phase, past the semantic phase): the two progress figures."""
         total, keyword, semantic = self._run(
-            "SELECT COUNT(*), COALESCE(SUM(status != 'pending'), 0), COALESCE(SUM(status IN ('indexed', 'failed')), 0) "
+            f"SELECT COUNT(*), COALESCE(SUM(status != '{PENDING}'), 0), COALESCE(SUM(status IN ('{INDEXED}', '{FAILED}')), 0) "
             "FROM files")[0]
         return total, keyword, semantic
 
     def total_chunks(self) -> int:
         """Chunks stored for files past the keyword phase (a failed file's context entry aside)."""
-        return self._run("SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status IN ('keyword', 'indexed')")[0][0]
+        return self._run(f"SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status IN ('{KEYWORD}', '{INDEXED}')")[0][0]
 
     def chunks_to_embed(self) -> int:
-        return self._run("SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status = 'keyword'")[0][0]
+        return self._run(f"SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status = '{KEYWORD}'")[0][0]
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in (*STATUSES, "block member")}
