@@ -323,6 +323,24 @@ def test_explorer_shows_statuses_and_the_detail_panel(page, site):
     assert answer.value.json() == {"requeued": 1}
 
 
+def test_more_like_this_lists_the_files_nearest_a_result_and_a_file_in_the_explorer(page, site):
+    search(page, "when is the tender submission deadline")
+    first = page.get_by_test_id("result").first
+    expect(first).to_have_attribute("data-path", site.files["docx"])
+    first.hover()
+    first.get_by_test_id("more-like").click()
+    expect(page.get_by_test_id("results-meta")).to_contain_text("like tender_2026.docx")
+    expect(page.get_by_test_id("result").first).to_be_visible()
+    assert site.files["docx"] not in result_paths(page)  # the file itself is left out
+
+    page.get_by_test_id("tab-explorer").click()
+    page.locator(f"[data-testid=explorer-node][data-path='{folder(site, 'reports')}'] > .erow .caret").click()
+    page.locator(f"[data-testid=explorer-node][data-path='{site.files['pdf']}'] .erow").click()
+    page.get_by_test_id("detail-more-like").click()
+    expect(page.get_by_test_id("results-meta")).to_contain_text("like q3_revenue.pdf")
+    assert site.files["pdf"] not in result_paths(page) and result_paths(page)
+
+
 def test_a_sense_is_corrected_and_pinned_and_a_folder_mode_set(page, site):
     page.get_by_test_id("tab-explorer").click()
     node = lambda path: page.locator(f"[data-testid=explorer-node][data-path='{path}']")  # noqa: E731

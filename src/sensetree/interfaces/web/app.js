@@ -11,6 +11,7 @@ const state = {
   tab: "search",
   view: "list",          // list | tree | both
   query: "",             // the query the results on screen answer
+  like: null,            // or the file they are like ("More like this")
   results: [],
   selected: -1,
   tree: null,
@@ -145,6 +146,7 @@ async function search() {
     return;
   }
   if (state.tab !== "search") showTab("search");
+  state.like = null;
   $("results-pane").classList.add("loading");
   const tree = state.view === "list" ? null : loadTree(query);
   const answer = await attempt(
@@ -159,6 +161,27 @@ async function search() {
   const took = answer.timings_ms?.total ?? Object.values(answer.timings_ms ?? {}).reduce((a, b) => a + b, 0);
   $("results-meta").textContent =
     `${answer.results.length} file${answer.results.length === 1 ? "" : "s"}${took ? ` · ${Math.round(took)} ms` : ""}`;
+  fill($("search-notices"), (answer.notices ?? []).map(noticeLine));
+  renderResults();
+}
+
+/** The files most like one file (GET /api/similar), in the results list. */
+async function moreLikeThis(path) {
+  const seq = ++state.searchSeq;
+  if (state.tab !== "search") showTab("search");
+  if (state.view === "tree") setView("list");
+  $("results-pane").classList.add("loading");
+  const answer = await attempt(
+    () => api("/api/similar", { query: { path, scope: effectiveScope(), limit: 30 } }), "Could not find similar files");
+  if (seq !== state.searchSeq) return;
+  $("results-pane").classList.remove("loading");
+  if (!answer) return;
+  state.query = "";
+  state.like = path;
+  state.results = answer.results;
+  state.selected = answer.results.length ? 0 : -1;
+  $("results-meta").textContent =
+    `${answer.results.length} file${answer.results.length === 1 ? "" : "s"} like ${baseName(path)}`;
   fill($("search-notices"), (answer.notices ?? []).map(noticeLine));
   renderResults();
 }
@@ -194,14 +217,21 @@ function renderResults() {
       icon("file", "icon result-icon"),
       h("span.result-name", { "data-testid": "result-name" }, result.name),
       result.location_label ? h("span.result-place", { "data-testid": "result-place" }, result.location_label) : null,
-      h("span.score", { "data-testid": "score", title: scoreDetail(result) }, percent(result.score))),
+      h("span.score", { "data-testid": "score", title: scoreDetail(result) }, percent(result.score)),
+      h("button.link.more-like", { type: "button", "data-testid": "more-like", title: "Files most like this one",
+        onclick: (event) => {
+          event.stopPropagation();
+          moreLikeThis(result.path);
+        } }, "More like this")),
     h("div.result-path", { title: result.path }, result.path),
     h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)),
     result.duplicates?.length ? h("div.duplicates", { "data-testid": "duplicates", title: result.duplicates.join("\n") },
       `also in ${result.duplicates.length} other place${result.duplicates.length === 1 ? "" : "s"}`) : null)));
-  $("results-empty").hidden = state.results.length > 0 || Boolean(state.query);
+  $("results-empty").hidden = state.results.length > 0 || Boolean(state.query || state.like);
   if (state.query && !state.results.length) {
     list.append(h("li.none", null, "No file matches. Try other words, or clear the current folder."));
+  } else if (state.like && !state.results.length) {
+    list.append(h("li.none", null, "No other file is like this one here. Try clearing the current folder."));
   }
 }
 
@@ -498,6 +528,8 @@ function renderDetail(file) {
       } }, "Search in this folder") : null,
       !file.is_dir ? h("button.button", { onclick: () => openPreview(file.path, 0) }, "Preview") : null,
       !file.is_dir ? h("button.button", { onclick: () => openFile(file.path) }, "Open") : null,
+      !file.is_dir && file.chunks_count ? h("button.button", { "data-testid": "detail-more-like",
+        onclick: () => moreLikeThis(file.path) }, "More like this") : null,
       h("button.button", { "data-testid": "reindex", onclick: () => reindex(file.path) }, "Re-index"),
       file.is_root ? h("button.button.danger", { "data-testid": "remove-root", onclick: () => removeRoot(file.path) },
         "Stop indexing this folder") : null),
