@@ -22,11 +22,18 @@ from sensetree.operations import OPERATIONS, TOOLS, SimilarParams
 
 PORT = 8766
 TOKEN = "s" * 43
-PEARS = "Pear trees need pruning in late winter; pears are grafted onto quince rootstock for dwarf trees. " * 4
+PEARS = ("Pear trees need pruning in late winter, before the buds break. Pears are grafted onto quince rootstock "
+         "to keep the trees small. A young tree is trained to an open centre over its first three years. Thin the "
+         "fruitlets in June so that the remaining pears grow large. Pick pears before they are ripe and let them "
+         "ripen indoors. Fire blight and pear scab are the diseases to watch for in wet springs. ")
+PEARS_V2 = PEARS.replace("Pick pears before they are ripe and let them ripen indoors.",
+                         "Pick pears when they part easily from the spur, then ripen them indoors for a week.")
 FILES = {
     "orchard/pears.txt": PEARS,
-    "orchard/apples.md": "Apple orchards: prune apple trees in winter and graft scions onto rootstock in spring. " * 4,
-    "backup/pears copy.txt": PEARS,
+    "orchard/pears v2.txt": PEARS_V2,  # an edited version: most of the wording shared
+    "orchard/apples.md": "Apple orchards: prune apple trees in winter and graft scions onto rootstock in spring. "
+                         "Thin apples after the June drop; store late varieties in a cool shed. " * 2,
+    "backup/pears copy.txt": PEARS,    # an identical copy
     "money/taxes.txt": "The tax return is due in April; keep receipts and invoices for every deduction you claim. " * 4,
     "money/budget.csv": "month,rent,groceries,savings\nJanuary,900,310,200\nFebruary,900,295,250\n",
 }
@@ -63,15 +70,18 @@ def _names(results: list[dict]) -> list[str]:
     return [Path(r["path"]).name for r in results]
 
 
-def test_similar_ranks_files_by_meaning_and_leaves_the_file_itself_out(orchard):
+def test_similar_ranks_files_by_meaning_with_copies_and_versions_apart(orchard):
     _, root, engine = orchard
     pears = str(root / "orchard/pears.txt")
     response = engine.similar(SimilarParams(pears))
     names = _names([r.as_dict() for r in response.results])
-    assert pears not in [r.path for r in response.results]
-    assert names[:2] == ["pears copy.txt", "apples.md"]  # the copy first (score 1), then the other orchard file
-    assert response.results[0].score > 0.99 and response.results[0].duplicates == []
-    assert response.results[1].score > response.results[2].score
+    assert names[0] == "apples.md"  # the other orchard file, then the rest
+    assert not {"pears.txt", "pears copy.txt", "pears v2.txt"} & set(names)
+    assert response.copies == [str(root / "backup/pears copy.txt")]
+    [version] = response.versions
+    assert version.path == str(root / "orchard/pears v2.txt") and 0.5 <= version.shared < 1
+    assert version.mtime == pytest.approx((root / "orchard/pears v2.txt").stat().st_mtime)
+    assert response.results[0].score > response.results[-1].score
     scoped = engine.similar(SimilarParams(pears, scope=str(root / "money"), limit=1))
     assert _names([r.as_dict() for r in scoped.results]) in (["taxes.txt"], ["budget.csv"])
     with pytest.raises(OutsideRoots):
@@ -85,9 +95,12 @@ def test_every_interface_serves_similar_from_the_one_declaration(orchard, cli):
 
     shown = cli.invoke(base / "data", "similar", pears, "--limit", "3", "--json")
     assert shown.exit_code == 0, shown.output
-    assert _names(json.loads(shown.output)["results"]) == expected
+    answer = json.loads(shown.output)
+    assert _names(answer["results"]) == expected and _names(answer["versions"]) == ["pears v2.txt"]
+    assert _names([{"path": p} for p in answer["copies"]]) == ["pears copy.txt"]
     human = cli.invoke(base / "data", "similar", pears, "-n", "3")
     assert human.exit_code == 0 and "apples.md" in human.output
+    assert "versions of this file" in human.output and "identical copies" in human.output
     refused = cli.invoke(base / "data", "similar", "/etc/passwd")
     assert refused.exit_code == 1 and "outside the folders" in " ".join(refused.output.split())
     assert cli.invoke(base / "data", "similar", pears, "--limit", "0").exit_code == 2  # typer's bound, from Doc
@@ -96,6 +109,7 @@ def test_every_interface_serves_similar_from_the_one_declaration(orchard, cli):
                         client=("127.0.0.1", 50000), headers={"Authorization": f"Bearer {TOKEN}"})
     answer = client.get("/api/similar", params={"path": pears, "limit": 3})
     assert answer.status_code == 200 and _names(answer.json()["results"]) == expected
+    assert _names(answer.json()["versions"]) == ["pears v2.txt"]
     assert client.get("/api/similar", params={"path": "/etc/passwd"}).status_code == 403
     assert client.get("/api/similar", params={"path": pears, "limit": 500}).status_code == 422
     assert client.get("/api/similar").status_code == 422
@@ -110,30 +124,31 @@ def test_every_interface_serves_similar_from_the_one_declaration(orchard, cli):
     tool, found, refused = anyio.run(mcp)
     assert tool.input_schema["required"] == ["path"] and tool.output_schema and tool.annotations.read_only_hint
     assert _names(found.structured_content["results"]) == expected
+    assert _names(found.structured_content["versions"]) == ["pears v2.txt"]
+    assert found.structured_content["copies"] == [str(root / "backup/pears copy.txt")]
     assert found.structured_content["results"][0]["rank"] == 1
     assert refused.is_error and "refused" in refused.content[0].text
 
     sources = Sources()
     outcome = Toolbox(engine, None, sources).run("similar_files", {"path": pears, "limit": 3, "why": "extra"})
-    assert outcome.text.startswith("[1] pears copy.txt") and len(outcome.new_sources) == 3
+    assert outcome.text.startswith("version of it") and "identical copy:" in outcome.text
+    assert "[1] apples.md" in outcome.text and len(outcome.new_sources) == 3
     assert [s.name for s in sources] == expected
     refused = Toolbox(engine, str(root / "money"), Sources()).run("similar_files", {"path": pears})
     assert refused.text.startswith("refused:")  # a chat kept to a folder reads nothing outside it
 
 
-def test_a_file_still_waiting_for_its_vectors_is_embedded_for_the_question(tmp_path, write_tree, make_engine):
+def test_a_file_still_waiting_for_its_vectors_says_so(tmp_path, write_tree, make_engine):
     root = tmp_path / "root"
     write_tree(root, FILES)
-    with make_engine(tmp_path / "data", root, index=False) as engine:
-        engine.index()
-        first = threading.Event()
-        first.set()
-        pears = str(root / "orchard/pears.txt")
+    with make_engine(tmp_path / "data", root) as engine:
+        keyword_only = threading.Event()
+        keyword_only.set()
         write_tree(root, {"orchard/quinces.txt": "Quince trees are the rootstock of dwarf pears; prune them in winter."})
-        engine.index(interrupt=first)  # the keyword phase only: keyword-ready, not embedded yet
+        engine.index(interrupt=keyword_only)  # the keyword phase only: keyword-ready, not embedded yet
         quinces = str(root / "orchard/quinces.txt")
         assert len(engine.store.vectors_of(quinces)) == 0
-        names = _names([r.as_dict() for r in engine.similar(SimilarParams(quinces, limit=2)).results])
-        assert set(names) <= {"pears.txt", "pears copy.txt", "apples.md"} and names
-        results = engine.similar(SimilarParams(quinces)).results
-        assert pears in {r.path for r in results} | {copy for r in results for copy in r.duplicates}
+        response = engine.similar(SimilarParams(quinces))
+        assert response.results == [] and "waiting for its vectors" in response.notices[0]
+        with pytest.raises(BadInput, match="not in the index"):
+            engine.similar(SimilarParams(str(root / "orchard")))

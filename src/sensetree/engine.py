@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -42,7 +43,7 @@ from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.types import Filters, SearchResponse, TreeNode
+from .search.types import Filters, SearchResponse, SimilarResponse, TreeNode
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
 from .store.location import location
@@ -51,9 +52,6 @@ from .store.readonly import ReadOnlyStorage
 from .store.storage import Storage
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
-
-SIMILAR_FALLBACK_CHUNKS = 4  # a file not embedded yet: its first chunks are embedded for `similar`
-
 
 class Engine:
     def __init__(self, data_dir: Path | str | None = None, index: str | None = None):
@@ -179,29 +177,32 @@ class Engine:
         response.coverage = coverage(self.catalog, scope)
         return response
 
-    def similar(self, params: SimilarParams) -> SearchResponse:
-        """Files most like one file (``sensetree similar``): its vectors, or while it waits for the
-        semantic phase, its first chunks embedded now."""
+    def similar(self, params: SimilarParams) -> SimilarResponse:
+        """Files most like one file (``sensetree similar``), from its stored vectors; its identical
+        copies and its versions (most of the wording shared) apart, the versions with their dates."""
         path = self.reader().check(params.path)
+        name = paths.name_of(path)
         problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
         if problem:
-            return SearchResponse(query=path, notices=[*self.notices.take(), problem])
+            return SimilarResponse(query=path, notices=[*self.notices.take(), problem])
+        row = self.catalog.file(path)
+        if row is None or not row.chunks:
+            raise BadInput(f"{name} is not in the index (yet): `sensetree queue` says why")
         vectors = self.storage.recovering(lambda: self.store.vectors_of(path))
         if not len(vectors):
-            texts = [c["text"] for c in self.store.chunks_of(path)[:SIMILAR_FALLBACK_CHUNKS]]
-            if not texts:
-                raise BadInput(f"{paths.name_of(path)} is not in the index (yet): `sensetree queue` says why")
-            try:
-                vectors = self.models.embedder_for(self.store.dimension).embed_passages(texts)
-            except EmbeddingError as exc:
-                return SearchResponse(query=path, notices=[f"{paths.name_of(path)} could not be embedded ({exc})"])
+            return SimilarResponse(query=path, notices=[
+                f"{name} is waiting for its vectors: files like it are found once it has them "
+                "(`sensetree status` shows how far the semantic phase is)"])
+        copies = frozenset(copy for copy in self.catalog.paths_with_hashes([row.content_hash]).get(row.content_hash, [])
+                           if copy != path) if row.content_hash else frozenset()
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().similar(path, vectors, params.scope, params.limit,
-                                                                            collapse))
+                                                                            collapse, copies))
         if collapse:
             list_copies(self.catalog, response)
-            for result in response.results:  # the file asked about is no copy to show
-                result.duplicates = [copy for copy in result.duplicates if copy != path]
+        dated = {v.path: self.catalog.file(v.path) for v in response.versions}
+        response.versions = sorted((replace(v, mtime=dated[v.path].mtime if dated[v.path] else None)
+                                    for v in response.versions), key=lambda v: -(v.mtime or 0.0))
         response.notices[:0] = self.notices.take()
         response.notices += [n for n in offline_notices(self.catalog, params.scope) if n not in response.notices]
         response.coverage = coverage(self.catalog, params.scope)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .search.types import SearchResponse
+from .search.types import SimilarResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
 
@@ -164,10 +164,11 @@ class SimilarParams:
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("similar", "Files most like this one: nearest by meaning, one result per file.",
-              SimilarParams, SearchResponse, "similar", tool="similar_files",
+              SimilarParams, SimilarResponse, "similar", tool="similar_files",
               detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "
-                     "the files closest to it in meaning, in search_files' shape, best first; an identical "
-                     "copy scores 1 and lists its other paths as duplicates."),
+                     "the files closest to it in meaning, in search_files' shape, best first; apart from them "
+                     "its identical copies (copies) and its versions: files that share most of its wording, "
+                     "newest first, with their modification time and the share of wording they share."),
 ]}
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

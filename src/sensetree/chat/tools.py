@@ -13,7 +13,7 @@ from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
 from ..operations import TOOLS, Operation
-from ..search.types import SearchResponse, SearchResult
+from ..search.types import SearchResponse, SearchResult, SimilarResponse
 
 SEARCH_LIMIT = 8
 
@@ -181,6 +181,10 @@ class Toolbox:
             raise
         except (SenseTreeError, FileNotFoundError) as exc:
             return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
+        if isinstance(result, SimilarResponse):
+            apart = "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
+            apart += "".join(f"identical copy: {copy}\n" for copy in result.copies)
+            return self._found(result, apart, step)
         if isinstance(result, SearchResponse):
             return self._found(result, "", step)
         return ToolOutcome(json.dumps(result.as_dict(), ensure_ascii=False), step)

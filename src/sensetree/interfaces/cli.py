@@ -9,6 +9,7 @@ import re
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -29,7 +30,7 @@ from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..errors import DataDirReadOnly, SenseTreeError
 from ..safe_text import without_surrogates
-from ..search.types import SearchResponse, TreeNode
+from ..search.types import SearchResponse, SimilarResponse, TreeNode
 from . import served
 from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
@@ -449,6 +450,20 @@ def search(query: Optional[str] = typer.Argument(None, help="What the file is ab
         _print_results(response, explain)
 
 
+def _print_similar(response: SimilarResponse) -> None:
+    """Versions and copies of the file first, then the files like it."""
+    if response.versions:
+        console.print("[bold]versions of this file[/] (most of the wording shared), newest first:")
+        for v in response.versions:
+            day = time.strftime("%Y-%m-%d", time.localtime(v.mtime)) if v.mtime else "—"
+            console.print(f"  {v.shared * 100:3.0f}% shared · {day}  [bold blue]{escape(v.name)}[/]  [dim]{escape(v.path)}[/]")
+    if response.copies:
+        console.print(f"[bold]identical copies[/]: [dim]{escape(', '.join(response.copies))}[/]")
+    if response.versions or response.copies:
+        console.print("[bold]files like it[/]:")
+    _print_results(replace(response, query=""), explain=False)
+
+
 def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
     bar = "█" * round(node.score * 10) + "░" * (10 - round(node.score * 10))
     label = escape(node.name or "(all roots)") + ("/" if node.is_dir and node.name else "")
@@ -572,8 +587,8 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
             errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
 
 
-add_commands(app, _engine, {SearchResponse: lambda response: _print_results(response, explain=False)}, _print_json,
-             _fail, DataDir, JsonOut)  # the engine's operations (operations.py), declared there once
+add_commands(app, _engine, {SimilarResponse: _print_similar}, _print_json, _fail, DataDir,
+             JsonOut)  # the engine's operations (operations.py), declared there once
 register_chat(app)
 register_mcp(app)
 register_serve(app)

@@ -22,7 +22,7 @@ from ..errors import SenseTreeError
 from ..filters import parse_filters
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
-from ..search.types import SearchResponse, TreeNode
+from ..search.types import SearchResponse, SimilarResponse, TreeNode
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
@@ -61,6 +61,18 @@ class SearchAnswer(TypedDict):
     scope: str | None
     results: list[SearchHit]
     notices: list[str]
+
+
+class VersionHit(TypedDict):
+    path: str
+    name: str
+    mtime: float | None
+    shared: float
+
+
+class SimilarAnswer(SearchAnswer):
+    copies: list[str]
+    versions: list[VersionHit]
 
 
 class Branch(TypedDict):
@@ -215,14 +227,19 @@ def _search_answer(response: SearchResponse, scope: str | None) -> SearchAnswer:
     return SearchAnswer(query=response.query, scope=scope, results=hits, notices=list(response.notices))
 
 
-# How an operation's result reaches an MCP client: ranked files in search_files' shape.
-ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: lambda result, params: _search_answer(
-    result, getattr(params, "scope", None))}
+def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
+    return SimilarAnswer(**_search_answer(response, params.scope), copies=response.copies,
+                         versions=[VersionHit(**v.as_dict()) for v in response.versions])
+
+
+# How an operation's result reaches an MCP client (its output schema from the function's return type);
+# a result type without an entry is sent as its JSON.
+ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SimilarResponse: _similar_answer}
 
 
 def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
     """An MCP tool for ``op``: its schema from the parameter object, a refusal or bad input as a tool error."""
-    answer_type = get_type_hints(_search_answer)["return"] if op.result is SearchResponse else dict[str, Any]
+    answer_type = get_type_hints(ANSWERS[op.result])["return"] if op.result in ANSWERS else dict[str, Any]
 
     def tool(**values: Any) -> Any:
         try:

@@ -15,17 +15,23 @@ import numpy as np
 
 from .. import paths
 from ..store.chunks import ChunkStore
+from ..store.stored_text import body
 from .fusion import FUSIONS
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
 from .snippets import place, snippet
-from .types import Candidate, Filters, SearchResponse, SearchResult, TreeNode
+from .types import Candidate, Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, Version
+from .versions import VERSION_SHARE, shared, shingles
 from ..errors import ModelError
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+# ``similar``: the nearest files whose wording is compared with the file's for versions (search/versions.py),
+# those at least this near by meaning (an edited copy is nearer than any other file on its topic)
+VERSIONS_CHECKED = 20
+VERSION_MIN_COSINE = 0.8
 # Control characters (NUL, escapes) and lone surrogates (undecodable bytes of a command line)
 # carry no meaning, and no tokenizer takes the latter: they become spaces.
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -143,21 +149,35 @@ class Retriever:
         return build_tree(best, tops), response.notices
 
     def similar(self, path: str, vectors: np.ndarray, scope: str | None = None, limit: int = 10,
-                collapse: bool = True) -> SearchResponse:
-        """Files nearest to ``path`` by meaning: the mean of its chunk vectors as the query of the
-        dense leg, ``path`` itself (and its archive members) left out, then one result per file."""
-        response = SearchResponse(query=path)
+                collapse: bool = True, copies: frozenset[str] = frozenset()) -> SimilarResponse:
+        """Files nearest to ``path`` by meaning: the mean of its chunk vectors as the query of the dense
+        leg, one result per file. ``path`` itself (and its archive members) and its identical
+        ``copies`` are left out; files that share most of its wording are its versions, listed apart."""
+        response = SimilarResponse(query=path, copies=sorted(copies))
         limit = max(1, min(100, int(limit)))
         centroid = vectors.mean(axis=0)
         centroid /= np.linalg.norm(centroid) or 1.0
         started = time.perf_counter()
-        hits = dense_leg(self.store, centroid, pool_size(limit) + len(vectors), _where(scope))
-        response.timings_ms = {"dense_ms": (time.perf_counter() - started) * 1000}
-        candidates = [h for h in hits if not paths.is_under(h.path, path)]
+        hits = dense_leg(self.store, centroid, pool_size(limit + VERSIONS_CHECKED) + len(vectors), _where(scope))
+        candidates = [h for h in hits if not paths.is_under(h.path, path) and h.path not in copies]
         for c in candidates:
             c.score = c.cosine or 0.0
-        response.results = self._finish(candidates, limit, "", collapse)
+        ranked = self._finish(candidates, limit + VERSIONS_CHECKED, "", collapse)
+        response.timings_ms = {"dense_ms": (time.perf_counter() - started) * 1000}
+        started = time.perf_counter()
+        own = shingles(self._text_of(path))
+        for result in ranked[:VERSIONS_CHECKED]:
+            share = shared(own, shingles(self._text_of(result.path))) if result.score >= VERSION_MIN_COSINE else 0.0
+            if share >= VERSION_SHARE:
+                response.versions.append(Version(result.path, result.name, None, share))
+        versions = {v.path for v in response.versions}
+        response.results = [r for r in ranked if r.path not in versions][:limit]
+        response.timings_ms["versions_ms"] = (time.perf_counter() - started) * 1000
         return response
+
+    def _text_of(self, path: str) -> str:
+        """A file's stored text, its chunks joined (without chunk 0's sense line)."""
+        return "\n".join(body(c["text"], c["chunk_index"]) for c in self.store.chunks_of(path))
 
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:

@@ -130,6 +130,37 @@ class SearchResponse:
                    coverage or None, d["fusion"])
 
 
+@dataclass(frozen=True)
+class Version:
+    """A near-identical file: most of its wording is the same (``search/versions.py``)."""
+
+    path: str
+    name: str
+    mtime: float | None  # when it was last modified: versions are told apart by their dates
+    shared: float        # the share of wording both files have, in [0, 1]
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "name": self.name, "mtime": self.mtime, "shared": round(self.shared, 4)}
+
+
+@dataclass
+class SimilarResponse(SearchResponse):
+    """Files like one file (``query`` is its path): the results, and apart from them its identical
+    copies and its near-identical versions."""
+
+    copies: list[str] = field(default_factory=list)
+    versions: list[Version] = field(default_factory=list)  # newest first
+
+    def as_dict(self) -> dict:
+        return {**super().as_dict(), "copies": self.copies, "versions": [v.as_dict() for v in self.versions]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SimilarResponse:
+        found = SearchResponse.from_dict(d)
+        return cls(found.query, found.results, found.notices, found.timings_ms, found.coverage, found.fusion,
+                   d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"]) for v in d["versions"]])
+
+
 @dataclass
 class TreeNode:
     name: str

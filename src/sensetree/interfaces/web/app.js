@@ -182,7 +182,21 @@ async function moreLikeThis(path) {
   state.selected = answer.results.length ? 0 : -1;
   $("results-meta").textContent =
     `${answer.results.length} file${answer.results.length === 1 ? "" : "s"} like ${baseName(path)}`;
-  fill($("search-notices"), (answer.notices ?? []).map(noticeLine));
+  const apart = [];
+  if (answer.versions?.length) {
+    apart.push(h("div.apart", { "data-testid": "versions" }, h("strong", null, "Versions of this file: "),
+      answer.versions.map((version, index) => [index ? ", " : "", h("a.version", {
+        href: "#", title: `${version.path} · ${Math.round(version.shared * 100)}% of the wording shared`,
+        onclick: (event) => {
+          event.preventDefault();
+          openPreview(version.path, 0);
+        } }, `${version.name}${version.mtime ? ` (${when(version.mtime)})` : ""}`)])));
+  }
+  if (answer.copies?.length) {
+    apart.push(h("div.apart", { "data-testid": "copies", title: answer.copies.join("\n") },
+      h("strong", null, "Identical copies: "), answer.copies.map(baseName).join(", ")));
+  }
+  fill($("search-notices"), [...apart, ...(answer.notices ?? []).map(noticeLine)]);
   renderResults();
 }
 
