@@ -16,7 +16,10 @@ from sensetree.store.terms import (
     _words,
     analyse,
     analyse_document,
+    content_words,
     detect_language,
+    marked_terms,
+    match_keys,
     query_languages,
     query_terms,
 )
@@ -169,3 +172,17 @@ def test_a_query_without_terms_finds_nothing_without_error(tmp_path, query):
     store = ChunkStore(tmp_path / "db")
     store.build_fts_index()
     assert store.sparse(query, 5) == []
+
+
+def test_the_words_to_mark_drop_the_stop_words_of_the_querys_language():
+    assert marked_terms("When is the tender submission deadline?") == ["submission", "deadline", "tender"]
+    german = marked_terms("Wann ist die Frist für die Abgabe des Angebots?")
+    assert "angebots" in german and "frist" in german and not {"die", "des", "ist"} & set(german)
+    assert marked_terms("") == [] and marked_terms("a ! ?") == []
+    assert marked_terms("INVOICE invoice") == ["invoice"]  # once, lower case
+
+
+def test_snippets_and_the_assistant_read_words_through_the_one_module():
+    assert match_keys("Invoices, invoiced!") == {"invoi"}
+    assert match_keys("Café") == {"cafe"}
+    assert content_words("The invoice of Ana's shop is 42 euros") == ["invoice", "ana", "shop", "42", "euros"]

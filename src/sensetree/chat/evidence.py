@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..search.fusion import rrf_of_scores as rrf
+from ..store.terms import content_words as terms
 from ..store.terms import snowball
 
 MAX_SENTENCE_CHARS = 320  # a longer "sentence" (a table row, a list) is cut into pieces of this size
@@ -31,12 +32,6 @@ TOP_EXCERPT_SENTENCES = 2  # the search's best excerpt keeps two: often a title,
 # a sentence ends at . ! ? before a capital or a digit, at a blank line, and at a line break before a
 # capital (a title, a heading); a line that wraps mid-sentence (lower case next) goes on
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\s*\n\s*\n\s*|[ \t]*\n\s*(?=[A-Z0-9\[(\-•*])")
-_WORD = re.compile(r"\w+", re.UNICODE)
-# words that say nothing about the content; kept short on purpose (English and the commonest function words)
-_STOP = frozenset("""a about also an and any are as at be been but by can did do does each for from had has have he her
-his how i if in into is it its many may more most much no not of on or other our she so some such than that the their
-them then there these they this those to very was we were what when where which while who whom why will with would
-you your""".split())
 
 # numbers an answer may write in digits where the text spells them out, or the other way round
 NUMBER_WORDS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
@@ -60,11 +55,6 @@ def split_sentences(text: str) -> list[str]:
         if sentence:
             out.append(sentence)
     return out
-
-
-def terms(text: str) -> list[str]:
-    """The content words, lower case: no function word, no single letter (the s of "Ana's")."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) > 1 or w.isdigit())]
 
 
 def claim_terms(text: str) -> set[str]:

@@ -328,11 +328,11 @@ def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
 
 
 # search -----------------------------------------------------------------------------
-def _highlight(snippet: str, query: str) -> Text:
+def _highlight(snippet: str, terms: list[str]) -> Text:
+    """The snippet with the query's words marked (``SearchResponse.terms``: chosen once, in store/terms.py)."""
     text = plain(snippet)
-    words = [w for w in re.findall(r"\w{2,}", query) if w.lower() not in {"the", "and", "for", "of", "to", "in", "a"}]
-    if words:
-        text.highlight_regex(re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE), "bold yellow")
+    if terms:
+        text.highlight_regex(re.compile("|".join(re.escape(w) for w in terms), re.IGNORECASE), "bold yellow")
     return text
 
 
@@ -365,7 +365,7 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
         where = f" [cyan]{escape(r.location_label)}[/]" if r.location_label else ""
         console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]{where}  "
                       f"[dim]{escape(r.path)}[/]")
-        console.print(Text("    ") + _highlight(r.snippet, response.query))
+        console.print(Text("    ") + _highlight(r.snippet, response.terms))
         if r.duplicates:
             others = len(r.duplicates)
             console.print(f"    [dim]also in {others} other place{'s' if others > 1 else ''}: "

@@ -16,6 +16,7 @@ import numpy as np
 from .. import paths
 from ..store.chunks import ChunkStore
 from ..store.stored_text import body
+from ..store.terms import marked_terms
 from .fusion import FUSIONS
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
@@ -121,6 +122,7 @@ class Retriever:
 
         response.results = self._finish(candidates, limit, query, collapse)
         response.timings_ms = timings
+        response.terms = marked_terms(query)
         return response
 
     def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 
 from ..store.stored_text import body
+from ..store.terms import match_keys
 
 SNIPPET_CHARS = 240
 LEAD_CHARS = 60       # context kept before the best sentence
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
-_WORD = re.compile(r"\w+")
-_STEM = 5             # words sharing their first five letters count as one (invoice, invoices, invoiced)
 
 
 def snippet(stored: str, chunk_index: int, query: str = "") -> str:
@@ -25,7 +23,7 @@ def snippet(stored: str, chunk_index: int, query: str = "") -> str:
     text = " ".join(body(stored, chunk_index).split())
     if len(text) <= SNIPPET_CHARS:
         return text
-    start = _best_sentence_start(text, _keys(query)) - LEAD_CHARS  # a little context before it
+    start = _best_sentence_start(text, match_keys(query)) - LEAD_CHARS  # a little context before it
     start = min(max(start, 0), len(text) - SNIPPET_CHARS)  # never past the end
     if start > 0:
         start = text.rfind(" ", 0, start) + 1  # from the start of a word
@@ -35,19 +33,13 @@ def snippet(stored: str, chunk_index: int, query: str = "") -> str:
     return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 
 
-def _keys(text: str) -> set[str]:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return {word[:_STEM] for word in _WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
-            if len(word) > 1}
-
-
 def _best_sentence_start(text: str, query: set[str]) -> int:
     if not query:
         return 0
     best, best_start, start = 0, 0, 0
     for match in [*_SENTENCE.finditer(text), None]:
         end = match.start() if match else len(text)
-        hits = len(query & _keys(text[start:end]))
+        hits = len(query & match_keys(text[start:end]))
         if hits > best:
             best, best_start = hits, start
         if match:

@@ -14,6 +14,11 @@ serves.
 A query loses its languages' stop words and is analysed as written and under each language it
 may be in and each language the index mostly holds: a word matches a chunk in any language, and
 the terms of a language the index does not hold simply find nothing.
+
+The words people see marked are chosen here too, so that every place agrees: ``marked_terms`` (a
+query's words worth marking in a snippet or a preview: the CLI and the web app), ``match_keys``
+(the word stems a snippet is centred on) and ``content_words`` (the assistant's evidence: the
+words of a claim that must be found in its source).
 """
 
 from __future__ import annotations
@@ -263,3 +268,38 @@ def _identifier():
 
                 _LOADED.append(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
     return _LOADED[0]
+
+
+# --- the words people see marked, and the words a claim is checked by -------------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_MARKED = re.compile(r"[^\W_]{2,}", re.UNICODE)
+MATCH_STEM = 5  # words sharing their first five letters match (invoice, invoices, invoiced)
+# Words that say nothing about a claim's content: kept short on purpose (English and the commonest
+# function words); a claim's other words must be found in the excerpt it cites.
+CONTENT_STOP = frozenset("""a about also an and any are as at be been but by can did do does each for from had has have he
+her his how i if in into is it its many may more most much no not of on or other our she so some such than that the
+their them then there these they this those to very was we were what when where which while who whom why will with
+would you your""".split())
+
+
+def marked_terms(query: str) -> list[str]:
+    """The words of a query worth marking where results show text: letters and digits, two or more,
+    lower case, no stop word of the query's languages (or English's), longest first."""
+    words = list(dict.fromkeys(w.casefold() for w in _MARKED.findall(query or "")))
+    if not words:
+        return []
+    stop = _stop_words(words, list(dict.fromkeys([*query_languages(query), "en"])))
+    return sorted((w for w in words if w not in stop), key=lambda w: (-len(w), w))
+
+
+def match_keys(text: str) -> set[str]:
+    """The words of ``text`` as a snippet matches them: case and accents folded, cut to ``MATCH_STEM`` letters."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return {word[:MATCH_STEM] for word in _WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
+            if len(word) > 1}
+
+
+def content_words(text: str) -> list[str]:
+    """The content words, lower case: no function word, no single letter (the s of "Ana's")."""
+    return [w for w in _WORD.findall(text.lower()) if w not in CONTENT_STOP and (len(w) > 1 or w.isdigit())]

@@ -2,7 +2,7 @@
 
 import { api, ApiError, events, hasToken, whenUnauthorized } from "./api.js";
 import {
-  baseName, bytes, duration, fill, h, icon, isTyping, marked, parentOf, percent, queryTerms, rate, when,
+  baseName, bytes, duration, fill, h, icon, isTyping, marked, parentOf, percent, rate, when,
 } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -11,6 +11,7 @@ const state = {
   tab: "search",
   view: "list",          // list | tree | both
   query: "",             // the query the results on screen answer
+  terms: [],             // its words to mark, as the search chose them (store/terms.py: one rule everywhere)
   like: null,            // or the file they are like ("More like this")
   results: [],
   selected: -1,
@@ -136,6 +137,8 @@ async function search() {
   const seq = ++state.searchSeq;
   if (!query) {
     state.query = "";
+    state.terms = [];
+    state.like = null;
     state.results = [];
     state.selected = -1;
     state.tree = null;
@@ -156,6 +159,7 @@ async function search() {
   $("results-pane").classList.remove("loading");
   if (!answer) return;
   state.query = query;
+  state.terms = answer.terms ?? [];
   state.results = answer.results;
   state.selected = answer.results.length ? 0 : -1;
   const took = answer.timings_ms?.total ?? Object.values(answer.timings_ms ?? {}).reduce((a, b) => a + b, 0);
@@ -177,6 +181,7 @@ async function moreLikeThis(path) {
   $("results-pane").classList.remove("loading");
   if (!answer) return;
   state.query = "";
+  state.terms = [];
   state.like = path;
   state.results = answer.results;
   state.selected = answer.results.length ? 0 : -1;
@@ -214,7 +219,7 @@ function noticeLine(text) {
 
 function renderResults() {
   const list = $("results");
-  const terms = queryTerms(state.query);
+  const terms = state.terms;
   fill(list, state.results.map((result, index) =>
     h("li.result", {
       role: "option",
@@ -382,7 +387,7 @@ async function openPreview(path, chunk = 0) {
     return;
   }
   $("preview-name").textContent = answer.name;
-  const terms = queryTerms(state.query);
+  const terms = state.terms;
   const text = answer.text ?? "";
   const found = answer.start >= 0 && answer.end > answer.start;
   state.preview.page = answer.location?.page ?? null;

@@ -32,16 +32,6 @@ export function fill(element, ...children) {
   return element;
 }
 
-// Words too common to be worth marking in a snippet.
-const STOPWORDS = new Set(("a an and are as at be by can did do does for from had has have how i in is it its me my no "
-  + "not of on or our so than that the their them then there these they this to was we were what when where which who "
-  + "why will with you your de des du et la le les un une der die das und ein eine ist im zu von el los las y en").split(" "));
-
-/** The words of a query worth marking: letters and digits, two characters or more, no stopwords. */
-export function queryTerms(query) {
-  const words = (query ?? "").toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [];
-  return [...new Set(words)].filter((w) => !STOPWORDS.has(w)).sort((a, b) => b.length - a.length);
-}
 
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
