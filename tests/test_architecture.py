@@ -142,3 +142,14 @@ def test_every_error_the_package_defines_is_in_the_tree():
                     and not attribute.startswith("_") and not issubclass(value, SenseTreeError)):
                 outside.append(f"{name}.{attribute}")
     assert outside == []
+
+
+def test_the_interfaces_reach_the_store_and_the_models_only_through_the_engine():
+    """The CLI, the API, MCP, the web app and the assistant's tools parse and render: the catalog, the
+    chunk store and the models are the engine's. ``doctor`` reads what is installed without an engine."""
+    allowed = {"sensetree.models.install"}
+    reaching = sorted(f"{module} -> {target}" for module, targets in _graph(type_only_too=True).items()
+                      if module.startswith("sensetree.interfaces") or module == "sensetree.chat.tools"
+                      for target in targets
+                      if target.startswith(("sensetree.store", "sensetree.models")) and target not in allowed)
+    assert not reaching, "\n".join(reaching)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sensetree.interfaces.doctor import FIRST_USE, MISSING, READY, SUPPORTED_PLATFORMS
+from sensetree.models.install import FIRST_USE, MISSING, READY, SUPPORTED_PLATFORMS
 
 
 @pytest.fixture

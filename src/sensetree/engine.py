@@ -268,6 +268,12 @@ class Engine:
     def models_by_role(self) -> dict[str, list[dict[str, Any]]]:
         return self.models.by_role()
 
+    def models_catalogue(self) -> dict[str, list[dict[str, Any]]]:
+        return self.models.catalogue()
+
+    def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
+        return self.models.pull_reranker(name, progress)
+
     def probe_endpoint(self, role: str, base_url: str | None = None, model: str | None = None,
                        api_key: str | None = None) -> ProbeReport:
         return self.models.probe(role, base_url, model, api_key)

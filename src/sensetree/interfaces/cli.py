@@ -504,14 +504,9 @@ def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
 @models_app.command("list")
 def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Embedding models bundled with the install, and the rerankers known to the registry."""
-    from ..models.embeddings import BUNDLED
-    from ..models.registry import list_rerankers
-
     with _engine(data_dir) as engine:
-        rerankers = list_rerankers(engine.models_dir)
-        current = engine.settings["embedding.model"]
-    info = {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
-            "rerankers": rerankers}
+        info = engine.models_catalogue()
+    rerankers = info["rerankers"]
     if json_out:
         _print_json(info)
         return
@@ -525,8 +520,6 @@ def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 @models_app.command("pull")
 def models_pull(name: str, data_dir: Optional[Path] = DataDir):
     """Download a reranker into the data dir's models folder (needs the internet)."""
-    from ..models.registry import ModelDownloadError, pull_reranker
-
     with _engine(data_dir) as engine:
         bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                        TimeRemainingColumn(), console=errors)
@@ -539,8 +532,8 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = pull_reranker(name, engine.models_dir, progress)
-        except (ModelDownloadError, KeyError, ValueError) as exc:
+                folder = engine.pull_reranker(name, progress)
+        except SenseTreeError as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")
 

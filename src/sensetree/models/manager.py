@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..config import Settings
 from ..errors import BadInput
 from .devices import Placement, requested_device
 from .embeddings import BUNDLED, Embedder, EndpointUnavailable, canonical_model, expected_identity, load_embedder
 from .probe import ProbeReport, probe_endpoint
-from .registry import find_reranker, list_rerankers
+from .registry import find_reranker, list_rerankers, pull_reranker
 from .reranker import CrossEncoder, RerankerUnavailable, load_reranker
 
 
@@ -112,6 +112,16 @@ class Models:
             chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
                          "note": f"endpoint {s['chat.base_url']}"})
         return {"embedding": embedding, "reranker": rerankers, "chat": chat}
+
+    def catalogue(self) -> dict[str, list[dict[str, Any]]]:
+        """The bundled embedding models (which one is in use) and the rerankers the registry knows."""
+        current = self.settings["embedding.model"]
+        return {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
+                "rerankers": list_rerankers(self.models_dir)}
+
+    def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
+        """Download a reranker into the models folder (online only); ``ModelDownloadError`` says why not."""
+        return pull_reranker(name, self.models_dir, progress)
 
     def probe(self, role: str, base_url: str | None = None, model: str | None = None,
               api_key: str | None = None) -> ProbeReport:
