@@ -233,7 +233,8 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         assert any(n.startswith(f"{drive} is offline") for n in response.notices), response.notices
         assert engine.catalog.offline_roots().keys() == {str(drive)}
         assert json.loads(cli.invoke(tmp_path / "data", "status", "--json").output)["offline_roots"].keys() == {str(drive)}
-        assert "offline since" in " ".join(cli.invoke(tmp_path / "data", "status").output.split())
+        shown = cli.invoke(tmp_path / "data", "status").output
+        assert "offline since" in " ".join(shown.split()) and "\\x0a" not in shown  # one root a line
 
         (tmp_path / "unplugged").rename(drive)
         progress = _bounded_index(engine)

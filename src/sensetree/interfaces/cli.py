@@ -231,7 +231,7 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     offline = info["offline_roots"]
     roots = [root + (f"  (offline since {time.strftime('%Y-%m-%d %H:%M', time.localtime(offline[root]))}: "
                      "kept, out of results until it is back)" if root in offline else "") for root in info["roots"]]
-    table.add_row("roots", escape("\n".join(roots) or "none (sensetree add FOLDER)"))
+    table.add_row("roots", indented("\n".join(roots), indent="") or "none (sensetree add FOLDER)")
     phases = info["phases"]
     keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
                                               phases["semantic_eta_s"], phases["embed_rate"])
@@ -243,7 +243,8 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     table.add_row("embedding", escape(info["embedding_model"]))
     table.add_row("sense", escape(info["sense_model"]))
     table.add_row("reranker", escape(info["reranker"]))
-    table.add_row("devices", escape("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"])))
+    table.add_row("devices", indented("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"]),
+                                      indent=""))
     table.add_row("index size", _size(info["index_bytes"]))
     console.print(table)
 
