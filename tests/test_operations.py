@@ -43,7 +43,8 @@ def test_parameters_are_read_and_bounded_once_for_every_interface():
     similar = OPERATIONS["similar"]
     assert similar.parse({"path": "/a/b.txt", "limit": "5"}) == SimilarParams("/a/b.txt", None, 5)
     assert similar.parse({"path": "/a/b.txt", "scope": ""}) == SimilarParams("/a/b.txt")  # empty: the default
-    for values, message in [({}, "similar needs path"), ({"path": "/a", "limit": "0"}, "between 1 and 100"),
+    for values, message in [({}, "similar needs path"), ({"path": "/a", "limit": "0"}, r"at least 1 \(and at most 100\)"),
+                            ({"path": "/a", "limit": 101}, "at most 100"),
                             ({"path": "/a", "limit": 2.5}, "limit must be int"),
                             ({"path": "/a", "limit": "many"}, "limit must be int"),
                             ({"path": "/a", "colour": "red"}, "takes no colour"),

@@ -16,6 +16,7 @@ refuses the same input with the same ``BadInput`` message.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -55,20 +56,21 @@ class Param:
         return self.default is dataclasses.MISSING
 
 
-def params_of(kind: type) -> list[Param]:
-    """The fields of the parameter class ``kind``, in order."""
-    hints = typing.get_type_hints(kind, include_extras=True)
+@functools.cache
+def params_of(params: type) -> tuple[Param, ...]:
+    """The fields of the parameter class ``params``, in order."""
+    hints = typing.get_type_hints(params, include_extras=True)
     found = []
-    for f in dataclasses.fields(kind):
+    for f in dataclasses.fields(params):
         hint = hints[f.name]
         doc = next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Doc)), None)
         if doc is None:
-            raise TypeError(f"{kind.__name__}.{f.name} needs Annotated[..., Doc(...)]")
+            raise TypeError(f"{params.__name__}.{f.name} needs Annotated[..., Doc(...)]")
         bare = typing.get_args(hint)[0]
         union = typing.get_args(bare) if _is_union(bare) else ()
-        kind = next((t for t in union if t is not type(None)), bare)
-        found.append(Param(f.name, kind, type(None) in union, f.default, doc))
-    return found
+        value_type = next((t for t in union if t is not type(None)), bare)
+        found.append(Param(f.name, value_type, type(None) in union, f.default, doc))
+    return tuple(found)
 
 
 def _is_union(hint: Any) -> bool:
@@ -91,7 +93,7 @@ class Operation:
     def route(self) -> str:
         return f"/api/{self.name}"
 
-    def fields(self) -> list[Param]:
+    def fields(self) -> tuple[Param, ...]:
         return params_of(self.params)
 
     def parse(self, values: Mapping[str, Any]) -> Any:
@@ -119,8 +121,11 @@ class Operation:
                 if not param.optional:
                     raise BadInput(f"{param.name} is required: {doc.help}")
                 continue
-            if doc.ge is not None and value < doc.ge or doc.le is not None and value > doc.le:
-                raise BadInput(f"{param.name} must be between {doc.ge} and {doc.le}, not {value}")
+            if doc.ge is not None and value < doc.ge:
+                raise BadInput(f"{param.name} must be at least {doc.ge}" + (f" (and at most {doc.le})" if doc.le
+                                                                             is not None else "") + f", not {value}")
+            if doc.le is not None and value > doc.le:
+                raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
             if doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
         return params
