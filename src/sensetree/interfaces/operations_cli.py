@@ -23,9 +23,11 @@ Render = Callable[[Any], None]
 def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any], renderers: dict[type, Render],
                  print_json: Callable[[Any], None], fail: Callable[[str], None], data_dir_option: Any,
                  json_option: Any) -> None:
-    """One command per operation on ``app``; the CLI's own helpers are passed in."""
+    """One command per operation on ``app``; the CLI's own helpers are passed in. A result type without a
+    renderer prints as its JSON."""
     for op in OPERATIONS.values():
-        run = _runner(op, open_engine, renderers[op.result], print_json, fail)
+        render = renderers.get(op.result, lambda result: print_json(result.as_dict()))
+        run = _runner(op, open_engine, render, print_json, fail)
         run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
             *(_cli_parameter(p) for p in op.fields()),
             inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=json_option, annotation=bool),
