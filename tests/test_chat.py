@@ -299,7 +299,7 @@ def test_seeded_excerpts_reach_the_model_before_its_first_call(indexed, smol):
     invoice = next(s for s in result.sources if s.path == files["email"])
     assert invoice.origin == "seed" and f"[{invoice.n}] mail/invoice.eml\n" in question["content"]
     assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {
-        "search_files", "read_file", "list_directory"}
+        "search_files", "read_file", "list_directory", "similar_files"}
     assert len(tokens) > 1 and result.text  # streamed piece by piece
     assert result.ttft_s and result.ttft_s > 0 and result.tokens == len(tokens)
     assert len({s.path for s in result.sources}) == len(result.sources) <= 6
