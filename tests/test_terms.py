@@ -182,6 +182,12 @@ def test_the_words_to_mark_drop_the_stop_words_of_the_querys_language():
     assert marked_terms("INVOICE invoice") == ["invoice"]  # once, lower case
 
 
+def test_words_keep_their_combining_marks():
+    """A matra or a tone mark is part of its word: splitting there made XQuAD-hi's BM25 fall from 0.96 to 0.75."""
+    assert analyse("भारत की राजधानी नई दिल्ली है", "hi").terms.split()[0] == "भारत"
+    assert "दिल्ली" in marked_terms("भारत की राजधानी नई दिल्ली है")
+
+
 def test_snippets_and_the_assistant_read_words_through_the_one_module():
     assert match_keys("Invoices, invoiced!") == {"invoi"}
     assert match_keys("Café") == {"cafe"}

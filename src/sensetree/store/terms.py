@@ -272,8 +272,8 @@ def _identifier():
 
 # --- the words people see marked, and the words a claim is checked by -------------------------------------
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_MARKED = re.compile(r"[^\W_]{2,}", re.UNICODE)
+_PLAIN_WORD = re.compile(r"\w+", re.UNICODE)  # as the snippets and the evidence have always split words
+_MARKED = regex.compile(r"[\p{L}\p{M}\p{N}]{2,}")  # letters with their marks (Hindi matras), digits
 MATCH_STEM = 5  # words sharing their first five letters match (invoice, invoices, invoiced)
 # Words that say nothing about a claim's content: kept short on purpose (English and the commonest
 # function words); a claim's other words must be found in the excerpt it cites.
@@ -296,10 +296,11 @@ def marked_terms(query: str) -> list[str]:
 def match_keys(text: str) -> set[str]:
     """The words of ``text`` as a snippet matches them: case and accents folded, cut to ``MATCH_STEM`` letters."""
     folded = unicodedata.normalize("NFKD", text.casefold())
-    return {word[:MATCH_STEM] for word in _WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
+    return {word[:MATCH_STEM] for word in _PLAIN_WORD.findall("".join(c for c in folded
+                                                                   if not unicodedata.combining(c)))
             if len(word) > 1}
 
 
 def content_words(text: str) -> list[str]:
     """The content words, lower case: no function word, no single letter (the s of "Ana's")."""
-    return [w for w in _WORD.findall(text.lower()) if w not in CONTENT_STOP and (len(w) > 1 or w.isdigit())]
+    return [w for w in _PLAIN_WORD.findall(text.lower()) if w not in CONTENT_STOP and (len(w) > 1 or w.isdigit())]
