@@ -562,7 +562,7 @@ def test_display_score_hybrid_without_rerank(corpus):
 
 def test_display_score_with_weighted_fusion(corpus):
     query = "sourdough loaf 7Q4XZ9K2"
-    response = corpus.retriever().search(query, limit=5, rerank_on=False)
+    response = corpus.retriever().search(query, limit=5, rerank_on=False, fusion="weighted")
     assert response.fusion["method"] == "weighted" and response.fusion["dense"] == EQUAL.dense
     router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
     sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)

@@ -22,7 +22,7 @@ SETTINGS_FILE = "settings.toml"
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
-    "retrieval.fusion": ("weighted", "how the legs are merged: weighted (files, legs weighted per query), evidence (weighted, and BM25 cut when its files are in another language than the query) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.fusion": ("evidence", "how the legs are merged: evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)"),
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),

@@ -52,7 +52,7 @@ class Retriever:
     reranker: Callable[[], Scorer | None]               # None when unavailable (the engine says why)
     build_fts_index: Callable[[], None]
     exists: Callable[[str], bool] = os.path.exists
-    fusion: str = "weighted"                            # retrieval.fusion
+    fusion: str = "evidence"                            # retrieval.fusion
     dense_model: str = ""                               # the embedding model's identity: which languages it reads
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
