@@ -33,7 +33,6 @@ from tests.support.corpus import INVOICE_IBAN, build_corpus
 from tests.support.llm_server import RecordingProxy
 
 
-
 # confinement ------------------------------------------------------------------------
 @pytest.fixture
 def jail(tmp_path):

@@ -53,6 +53,7 @@ from .store.storage import Storage
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
+
 class Engine:
     def __init__(self, data_dir: Path | str | None = None, index: str | None = None):
         """The engine of ``data_dir``; with ``index`` (a folder or s3:// URI), a search node that only reads
@@ -358,8 +359,8 @@ class Engine:
         Returns within moments of ``stop`` being set, and early when ``interrupt`` is (the disk changed).
         A damaged catalog or vector table met on the way is repaired, and the run made once more.
         """
-        return self.storage.recovering(lambda: self._index_once(on_update, stop or threading.Event(), max_endpoint_wait,
-                                                         wait_for_lock, interrupt))
+        return self.storage.recovering(lambda: self._index_once(on_update, stop or threading.Event(),
+                                                                max_endpoint_wait, wait_for_lock, interrupt))
 
     def _index_once(self, on_update: Callable[[Progress], None] | None, stop: threading.Event,
                     max_endpoint_wait: float | None, wait_for_lock: float,

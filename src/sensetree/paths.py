@@ -16,7 +16,6 @@ from . import fs_rules
 from .fs_rules import is_windows_path  # noqa: F401  (paths.is_windows_path, as callers know it)
 
 
-
 def normalize(path: str) -> str:
     """Absolute path with one kind of separator and no trailing separator (except a root); Windows's
     extended-length form (``\\\\?\\C:\\...``) is read as the path it stands for."""

@@ -40,6 +40,7 @@ PREVIEW_CHARS = 200_000     # the web app's preview
 CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (design §6)
 LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 
+
 class Unreadable(BadInput):
     """The file or folder is inside the roots but cannot be read (corrupt, no permission); the message says why.
 

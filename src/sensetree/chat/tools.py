@@ -17,6 +17,7 @@ from ..search.types import SearchResponse, SearchResult, SimilarResponse
 
 SEARCH_LIMIT = 8
 
+
 @dataclass
 class Source:
     """A file that grounded the answer; ``n`` is the number the model cites it by."""

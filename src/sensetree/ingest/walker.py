@@ -187,7 +187,6 @@ def _change_time(stat: os.stat_result) -> float | None:
     return None if os.name == "nt" else stat.st_ctime
 
 
-
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 

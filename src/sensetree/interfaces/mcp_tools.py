@@ -118,7 +118,6 @@ class DirectoryListing(TypedDict):
     more: int
 
 
-
 class Tools:
     """The tools over one engine; the roots are read at every call, so a root added later is seen."""
 

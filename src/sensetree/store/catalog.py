@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mode TEXT NOT NULL); 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
+
 class Status(StrEnum):
     """Where a file is in indexing. The transitions, each written once below:
 

@@ -128,7 +128,6 @@ def cell_text(value: object) -> str:
     return WHITESPACE.sub(" ", str(value)).strip()
 
 
-
 def read_xls(data: bytes, job: Job) -> Iterator[Block]:
     """Excel 97-2003 workbooks, each sheet laid out as an XLSX sheet is."""
     import xlrd
