@@ -15,9 +15,9 @@ from typing import Callable, TypeVar
 
 from .. import paths
 from ..engine import Engine
+from ..errors import Interrupted
 from .agent import Agent, Answer, Step
 from .backend import Backend, connect
-from ..errors import Interrupted
 
 MAX_CONVERSATIONS = 50
 T = TypeVar("T")

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..engine import Engine
+from ..errors import BadInput
 from ..search.fusion import FUSIONS
 from .metrics import mrr_at, ndcg_at, percentile, recall_at
-from ..errors import BadInput
 
 # hybrid: the configured fusion (retrieval.fusion); hybrid-<fusion>: that one (hybrid-rrf: the seed's plain RRF)
 MODES = ("dense", "bm25", *(f"hybrid-{name}" for name in FUSIONS), "hybrid", "hybrid+rerank")

@@ -23,8 +23,8 @@ import stat
 from dataclasses import dataclass
 
 from .. import fs_rules, paths
-from .walker import skip_reason
 from ..errors import BadInput
+from .walker import skip_reason
 
 _DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 # Where stat() and fstat() report one identity (device, inode) for a file; on Windows they can

@@ -25,10 +25,10 @@ from typing import Callable
 
 from pebble import ProcessExpired
 
+from ..errors import StoreDamaged
 from .extract import is_archive
 
 from ..store.catalog import Catalog, FileRow, StoredText
-from ..errors import StoreDamaged
 from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
 from .options import IndexOptions
 from .pause import IndexingPaused

@@ -6,9 +6,9 @@ import logging
 import threading
 from typing import Callable, TypeVar
 
+from ..errors import SenseTreeError
 from ..models.embeddings import EndpointUnavailable, wait_time
 from .progress import Progress
-from ..errors import SenseTreeError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

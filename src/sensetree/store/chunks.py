@@ -29,10 +29,10 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from ..errors import BadInput, StoreDamaged
 from ..paths import sql_literal
 from .location import LocalLocation, Location
 from .terms import analyse, analyse_document, query_terms
-from ..errors import BadInput, StoreDamaged
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

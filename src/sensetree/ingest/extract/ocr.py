@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from .base import Job, OcrSettings, reason
 from ...errors import SenseTreeError
+from .base import Job, OcrSettings, reason
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
