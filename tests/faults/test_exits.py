@@ -81,6 +81,29 @@ def test_index_stops_at_once_and_cleanly_on_a_signal_to_its_process_group(tmp_pa
         assert counts["pending"] + counts["keyword"] + counts["indexed"] == FILES
 
 
+def test_workers_start_with_ctrl_c_blocked_even_when_they_are_the_first_processes_spawned(tmp_path):
+    """Defect 13's cause: multiprocessing starts its resource tracker with the first spawned process and
+    then unblocks SIGINT in the spawning thread, so the workers started right after took Ctrl+C while
+    importing, and printed its traceback. In a fresh process, from a thread, as the indexer starts them."""
+    if not hasattr(signal, "pthread_sigmask") or not sys.platform.startswith("linux"):
+        pytest.skip("signal masks as Linux shows them in /proc")
+    script = ("import threading\n"
+              "from sensetree.ingest.workers import WorkerPool\n"
+              "def blocked():\n"
+              "    status = open('/proc/self/status').read()\n"
+              "    return int(status.split('SigBlk:')[1].split()[0], 16)\n"
+              "def start():\n"
+              "    pool = WorkerPool(2)\n"
+              "    print(pool.submit(blocked).result(timeout=60)); pool.stop()\n"
+              "if __name__ == '__main__':\n"
+              "    t = threading.Thread(target=start); t.start(); t.join()\n")
+    (tmp_path / "start_workers.py").write_text(script, encoding="utf-8")  # a file: the workers import its function
+    out = subprocess.run([sys.executable, str(tmp_path / "start_workers.py")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[-1]) & (1 << (signal.SIGINT - 1)), out.stdout
+
+
 def _can_mount_read_only(folder: Path) -> bool:
     if shutil.which("unshare") is None:
         return False

@@ -62,6 +62,11 @@ def stop_signals_blocked() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
+    # multiprocessing starts its resource tracker with the first spawned process, and unblocks both
+    # signals in the calling thread once it has: started first, it leaves the block below alone.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield

@@ -1,4 +1,5 @@
-"""The ``sensetree`` command's entry point: quiet on Ctrl+C from its first moment.
+"""The ``sensetree`` command's entry point: quiet on Ctrl+C from its first moment, in the command
+and in the worker processes it starts.
 
 Importing the command takes a second or more (LanceDB, onnxruntime, FastAPI), and a Ctrl+C
 meanwhile would print the traceback of whichever import it fell in. Until the command is
@@ -9,6 +10,15 @@ from __future__ import annotations
 
 import os
 import signal
+
+
+if __name__ == "__mp_main__":
+    # A worker process of the command: multiprocessing's spawn imports this module first, before the
+    # worker's own code. A Ctrl+C is the command's to handle (it stops its workers): the worker ignores
+    # it from here on. Where signal masks exist the worker starts with it blocked already
+    # (ingest/workers.py); on Windows, where a Ctrl+C reaches every process of the console, this is
+    # what keeps a worker that is still starting from printing a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _quit_on_interrupt(signum: int, frame: object) -> None:
