@@ -1,6 +1,6 @@
 """How much the model is spared by embedding each distinct text once (indexing.reuse_vectors).
 
-    python bench/reuse_vectors.py [FOLDER] [--subset-chunks 2000] [--model e5] [--no-whole]
+    python bench/reuse_vectors.py [FOLDER] [--subset-chunks 2000] [--model e5] [--no-whole] [--copyrights 150]
 
 1. The whole FOLDER (default: this machine's /usr/share/doc), cheaply: its plain-text and gzip
    files are chunked by the indexer's chunker and each chunk's embedded text built as the semantic
@@ -11,7 +11,10 @@
 2. A subset of it, whole package folders picked at random (seed 7) until about --subset-chunks
    chunks: indexed from scratch with reuse off, then with reuse on (fresh data dirs, the same
    engine otherwise): texts sent to the model, the semantic phase's model time, the index run's
-   wall time, and the least cosine between the two indexes' vectors chunk for chunk.
+   wall time, and the least cosine between the two indexes' vectors chunk for chunk. Package
+   folders picked at random share little with each other; the repeats are spread over thousands of
+   packages. ``--copyrights N`` indexes N packages' ``copyright`` files instead: the licence texts
+   that make most of the repeats, in the real pipeline.
 """
 
 from __future__ import annotations
@@ -135,6 +138,17 @@ def index_with(tree: Path, data: Path, model: str | None, reuse: bool, threads: 
     return figures, vectors
 
 
+def copyright_files(folder: Path, work: Path, count: int) -> Path:
+    """``count`` packages' ``copyright`` files, picked at random (seed 7), each in its package's folder."""
+    packages = sorted(p for p in folder.iterdir() if (p / "copyright").is_file())
+    random.Random(7).shuffle(packages)
+    tree = work / "copyrights"
+    for package in packages[:count]:
+        (tree / package.name).mkdir(parents=True)
+        shutil.copy(package / "copyright", tree / package.name / "copyright")
+    return tree
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", nargs="?", type=Path, default=Path("/usr/share/doc"))
@@ -143,12 +157,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="embedding.threads (1 on a crowded machine: "
                         "two threads that wait for each other at every step crawl when others take the cores)")
     parser.add_argument("--no-whole", dest="whole", action="store_false", help="skip the whole folder's count")
+    parser.add_argument("--copyrights", type=int, default=0, metavar="N",
+                        help="index N packages' copyright files (seed 7) instead of whole package folders: "
+                             "the licence texts that repeat across the folder, where reuse shows")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="sensetree-reuse-"))
     try:
-        per_package = whole_folder(args.folder) if args.whole else None
-        tree = subset(args.folder, work, per_package, args.subset_chunks)
+        per_package = whole_folder(args.folder) if args.whole and not args.copyrights else None
+        tree = (copyright_files(args.folder, work, args.copyrights) if args.copyrights
+                else subset(args.folder, work, per_package, args.subset_chunks))
         results = {}
         for reuse in (False, True):
             # Both runs index the same path, so that the file names (and so the texts) are the same.
