@@ -53,21 +53,24 @@ def threads_left_running() -> list[threading.Thread]:
 
 
 @contextmanager
-def stop_signals_blocked() -> Iterator[None]:
-    """SIGINT and SIGTERM blocked in this thread meanwhile: processes and threads started here inherit the
-    block, and a stop is not handled in the middle of multiprocessing's bookkeeping (it waits until after).
+def ctrl_c_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile: the worker processes started here (and the pool's threads
+    that replace them) inherit the block, so a Ctrl+C, which the terminal sends to every process of the
+    group, never interrupts a worker in the middle of starting (its traceback would reach the terminal).
+    The command handles it and stops the workers. SIGTERM stays as it is: the pool stops a worker with
+    it, and a worker still starting must die of it at once, silently.
 
-    Only where the OS has signal masks (not on Windows).
+    Only where the OS has signal masks (not on Windows: see ``interfaces/launcher.py``).
     """
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    # multiprocessing starts its resource tracker with the first spawned process, and unblocks both
-    # signals in the calling thread once it has: started first, it leaves the block below alone.
+    # multiprocessing starts its resource tracker with the first spawned process, and unblocks SIGINT
+    # in the calling thread once it has: started first, it leaves the block below alone.
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
@@ -75,10 +78,8 @@ def stop_signals_blocked() -> Iterator[None]:
 
 
 def _worker_started(low_priority: bool) -> None:
-    """In each worker, once it runs: SIGTERM unblocked (how the pool stops it); SIGINT stays blocked;
-    below normal priority unless the user turned that off."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    """In each worker, once it runs: below normal priority unless the user turned that off (SIGINT stays
+    blocked, and pebble ignores it too)."""
     if low_priority:
         lower_priority()
 
@@ -138,7 +139,7 @@ class WorkerPool:
             pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS, initializer=_worker_started,
                                initargs=(self._low_priority,), context=multiprocessing.get_context("spawn"))
             try:
-                with stop_signals_blocked():  # the workers, and the pool's threads that replace them, inherit it
+                with ctrl_c_blocked():  # the workers, and the pool's threads that replace them, inherit it
                     started = pool.schedule(os.getpid)
                 started.result(timeout=STARTUP_SECONDS)
                 return pool

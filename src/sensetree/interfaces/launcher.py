@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 
 if __name__ == "__mp_main__":
@@ -19,6 +20,11 @@ if __name__ == "__mp_main__":
     # (ingest/workers.py); on Windows, where a Ctrl+C reaches every process of the console, this is
     # what keeps a worker that is still starting from printing a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.environ.get("SENSETREE_DEBUG", "") in ("", "0"):
+        # A worker that fails outside a task (it was still starting when the command stopped and took
+        # its semaphores with it) is reported by the command itself, in one line ("worker processes
+        # could not start"); its own traceback would only reach the terminal. SENSETREE_DEBUG=1 shows it.
+        sys.excepthook = lambda kind, value, traceback: None
 
 
 def _quit_on_interrupt(signum: int, frame: object) -> None:
