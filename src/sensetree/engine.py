@@ -168,15 +168,20 @@ class Engine:
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().search(
             query, scope, limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
-        if collapse:
-            list_copies(self.catalog, response)
-        response.notices[:0] = self.notices.take()  # a repair made on the way
-        response.notices += [n for n in offline_notices(self.catalog, scope) if n not in response.notices]
+        self._add_catalog_facts(response, scope, collapse)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
-        response.coverage = coverage(self.catalog, scope)
         return response
+
+    def _add_catalog_facts(self, response: SearchResponse, scope: str | None, collapse: bool) -> None:
+        """What the catalog adds to ranked files: every place a result's content sits, the repairs made
+        on the way, the roots that are offline, and how much of the scope has vectors."""
+        if collapse:
+            list_copies(self.catalog, response)
+        response.notices[:0] = self.notices.take()
+        response.notices += [n for n in offline_notices(self.catalog, scope) if n not in response.notices]
+        response.coverage = coverage(self.catalog, scope)
 
     def similar(self, params: SimilarParams) -> SimilarResponse:
         """Files most like one file (``sensetree similar``), from its stored vectors; its identical
@@ -199,14 +204,10 @@ class Engine:
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().similar(path, vectors, params.scope, params.limit,
                                                                             collapse, copies))
-        if collapse:
-            list_copies(self.catalog, response)
+        self._add_catalog_facts(response, params.scope, collapse)
         dated = {v.path: self.catalog.file(v.path) for v in response.versions}
         response.versions = sorted((replace(v, mtime=dated[v.path].mtime if dated[v.path] else None)
                                     for v in response.versions), key=lambda v: -(v.mtime or 0.0))
-        response.notices[:0] = self.notices.take()
-        response.notices += [n for n in offline_notices(self.catalog, params.scope) if n not in response.notices]
-        response.coverage = coverage(self.catalog, params.scope)
         return response
 
     def _scope_problem(self, scope: str | None) -> str | None:

@@ -9,7 +9,6 @@ import re
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -462,7 +461,7 @@ def _print_similar(response: SimilarResponse) -> None:
         console.print(f"[bold]identical copies[/]: [dim]{escape(', '.join(response.copies))}[/]")
     if response.versions or response.copies:
         console.print("[bold]files like it[/]:")
-    _print_results(replace(response, query=""), explain=False)
+    _print_results(response, explain=False)  # no words to mark: a similar answer has no terms
 
 
 def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:

@@ -20,7 +20,7 @@ if __name__ == "__mp_main__":
     # (ingest/workers.py); on Windows, where a Ctrl+C reaches every process of the console, this is
     # what keeps a worker that is still starting from printing a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if os.environ.get("SENSETREE_DEBUG", "") in ("", "0"):
+    if os.environ.get("SENSETREE_DEBUG") != "1":  # as exits.DEBUG_ENV is read (not imported: it is slow)
         # A worker that fails outside a task (it was still starting when the command stopped and took
         # its semaphores with it) is reported by the command itself, in one line ("worker processes
         # could not start"); its own traceback would only reach the terminal. SENSETREE_DEBUG=1 shows it.
