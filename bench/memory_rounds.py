@@ -24,6 +24,7 @@ from pathlib import Path
 
 from sensetree.engine import Engine
 from sensetree.interfaces.cli import fewer_malloc_arenas
+from sensetree.operations import SearchParams, TreeParams
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30
@@ -61,7 +62,7 @@ def main() -> None:
             engine.add_root(str(root))
             engine.index()
             for query in queries[:20]:
-                engine.search(query)
+                engine.search(SearchParams(query))
             start = resident_mb()
             print(f"after the first index and 20 searches: {start:.0f} MB resident")
             print(f"{'round':>6} {'resident MB':>12} {'Lance caches MB':>16} {'search ms':>10}")
@@ -72,10 +73,10 @@ def main() -> None:
                 engine.index()
                 started = time.perf_counter()
                 for query in rng.sample(queries, 10):
-                    engine.search(query)
-                    engine.search(query, scope=str(root / "topic03"))
+                    engine.search(SearchParams(query))
+                    engine.search(SearchParams(query, scope=str(root / "topic03")))
                 search_ms = (time.perf_counter() - started) / 20 * 1000
-                engine.tree(rng.choice(queries))
+                engine.tree(TreeParams(rng.choice(queries)))
                 if round_no % 10 == 0:
                     print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.cache_bytes() / 2**20:>16.0f} "
                           f"{search_ms:>10.0f}", flush=True)

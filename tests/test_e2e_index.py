@@ -11,6 +11,7 @@ import pytest
 
 from sensetree.engine import Engine, SenseTreeError, WriterBusy
 from tests.support.corpus import build_corpus
+from sensetree.operations import SearchParams
 
 pytestmark = pytest.mark.slow  # the default E5 model indexes the whole corpus
 
@@ -81,7 +82,7 @@ def test_search_finds_content_across_formats(indexed):
         "how to grow tomatoes": "html",
     }
     for query, label in cases.items():
-        response = engine.search(query, limit=5, rerank=False)
+        response = engine.search(SearchParams(query, limit=5, rerank=False))
         assert response.results, query
         assert response.results[0].path == os.path.normpath(str(files[label])), (query, response.results[0].path)
 
@@ -123,7 +124,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         assert row.content_hash != old_hash and row.status == "indexed"
         texts = [c["text"] for c in engine.store.chunks_of(markdown)]
         assert len(texts) == row.chunks and "zeppelin" in texts[0]
-        assert engine.search("zeppelin hangar", limit=3, rerank=False).results[0].path == markdown
+        assert engine.search(SearchParams("zeppelin hangar", limit=3, rerank=False)).results[0].path == markdown
 
         # touch without change: the content hash skips the work
         os.utime(markdown, (time.time() + 5, time.time() + 5))

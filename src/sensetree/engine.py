@@ -38,12 +38,13 @@ from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
-from .operations import SimilarParams
+from .filters import parse_filters
+from .operations import SearchParams, SimilarParams, TreeParams
 from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.types import Filters, SearchResponse, SimilarResponse, TreeNode
+from .search.types import SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
 from .store.location import location
@@ -157,17 +158,18 @@ class Engine:
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
 
-    def search(self, query: str, scope: str | None = None, limit: int = 20, *,
-               hybrid: bool | None = None, rerank: bool | None = None, filters: Filters | None = None) -> SearchResponse:
+    def search(self, params: SearchParams) -> SearchResponse:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
-        hybrid = self.settings["retrieval.hybrid"] if hybrid is None else hybrid
-        rerank = self.settings["retrieval.rerank"] if rerank is None else rerank
+        hybrid = self.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
+        rerank = self.settings["retrieval.rerank"] if params.rerank is None else params.rerank
+        filters = parse_filters(params.types, params.modified_after, params.modified_before)
+        scope = params.scope or None
         problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
-            return SearchResponse(query=query, notices=[*self.notices.take(), problem])
+            return SearchResponse(query=params.query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().search(
-            query, scope, limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
+            params.query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         self._add_catalog_facts(response, scope, collapse)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
@@ -219,19 +221,23 @@ class Engine:
         except sqlite3.OperationalError:  # a busy or read-only catalog: better said twice than never
             return True
 
-    def tree(self, query: str, scope: str | None = None, limit: int = 400,
-             filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
+    def tree(self, params: TreeParams) -> TreeResponse:
+        """The meaning tree (``sensetree tree``), with how much of the scope it covers yet."""
+        filters = parse_filters(params.types, params.modified_after, params.modified_before)
+        scope = params.scope or None
         problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
-            return None, [*self.notices.take(), problem]
-        node, notices = self.storage.recovering(lambda: self.retriever().tree(query, scope, self.roots(), limit, filters))
+            return TreeResponse(params.query, None, [*self.notices.take(), problem])
+        node, notices = self.storage.recovering(
+            lambda: self.retriever().tree(params.query, scope, self.roots(), params.limit, filters))
         covered = coverage(self.catalog, scope)
         if covered:
             files, embedded = covered
             notices.append(f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
                            "others are not embedded yet (search finds them by keyword meanwhile)")
         notices[:0] = self.notices.take()
-        return node, [*notices, *(n for n in offline_notices(self.catalog, scope) if n not in notices)]
+        return TreeResponse(params.query, node, [*notices, *(n for n in offline_notices(self.catalog, scope)
+                                                             if n not in notices)])
 
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""

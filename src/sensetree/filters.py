@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .errors import SenseTreeError
+from .errors import BadInput
 from .ingest.extract.registry import resolve_types
 from .search.types import Filters
 
@@ -18,7 +18,7 @@ def parse_filters(types: str | list[str] | None = None, modified_after: str | No
         after = _day(modified_after) if modified_after else None
         before = _day(modified_before) + 86_400 if modified_before else None
     except ValueError as exc:
-        raise SenseTreeError(str(exc)) from None
+        raise BadInput(str(exc)) from None
     if not (doc_types or after or before):
         return None
     return Filters(doc_types, after, before)

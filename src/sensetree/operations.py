@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .search.types import SimilarResponse
+from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
 
@@ -39,6 +39,10 @@ class Doc:
     flag: str | None = None          # the CLI option ("--limit"); "--<name>" when None
     short: str | None = None         # its short form ("-n")
     argument: bool = False           # a CLI argument (positional) rather than an option
+    http: str | None = None          # the query parameter's name when it is not the field's ("q")
+    tools: bool = True               # offered to models (MCP clients, the assistant) too
+    tool_default: int | None = None  # a model reads every result it asks for: fewer by default for it,
+    tool_le: int | None = None       # and at most this many
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,20 @@ def params_of(params: type) -> tuple[Param, ...]:
     return tuple(found)
 
 
+@functools.cache
+def _tool_view(params: type) -> tuple[Param, ...]:
+    shown = []
+    for param in params_of(params):
+        doc = param.doc
+        if not doc.tools:
+            continue
+        if doc.tool_default is not None or doc.tool_le is not None:
+            default = param.default if doc.tool_default is None else doc.tool_default
+            param = dataclasses.replace(param, default=default, doc=dataclasses.replace(doc, le=doc.tool_le or doc.le))
+        shown.append(param)
+    return tuple(shown)
+
+
 def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
@@ -93,29 +111,38 @@ class Operation:
     def route(self) -> str:
         return f"/api/{self.name}"
 
-    def fields(self) -> tuple[Param, ...]:
-        return params_of(self.params)
+    def fields(self, tool: bool = False) -> tuple[Param, ...]:
+        """The parameters as people give them, or with ``tool`` as a model is offered them (those it
+        may set, with its own default and bound)."""
+        return _tool_view(self.params) if tool else params_of(self.params)
 
-    def parse(self, values: Mapping[str, Any]) -> Any:
+    def parse(self, values: Mapping[str, Any], tool: bool = False, typed: bool = False) -> Any:
         """The parameter object from text or JSON values (missing or empty: the default); ``BadInput``
-        naming the parameter when a value is missing, of the wrong kind or out of bounds."""
-        known = {p.name: p for p in self.fields()}
+        naming the parameter when a value is missing, of the wrong kind or out of bounds. ``tool``: the
+        values a model gave, read as ``fields(tool=True)`` declares them. ``typed``: what a person typed
+        at a terminal, where an empty text is still a value and a long one no burden to carry (the
+        engine answers both, and cuts a long query with a notice)."""
+        known = {p.name: p for p in self.fields(tool)}
         unknown = sorted(set(values) - set(known))
         if unknown:
             raise BadInput(f"{self.name} takes no {', '.join(unknown)} (it takes {', '.join(known)})")
         read = {}
         for param in known.values():
             value = values.get(param.name)
-            if value is None or value == "":
+            blank = value is None or (isinstance(value, str) and not value.strip() and not (typed and param.required))
+            if blank:
                 if param.required:
                     raise BadInput(f"{self.name} needs {param.name}: {param.doc.help}")
+                if param.default is not dataclasses.MISSING:
+                    read[param.name] = param.default
                 continue
             read[param.name] = _read(param, value)
-        return self.check(self.params(**read))
+        return self.check(self.params(**read), tool, bounded=not typed)
 
-    def check(self, params: Any) -> Any:
-        """``params`` when every value is within its bounds; ``BadInput`` otherwise."""
-        for param in self.fields():
+    def check(self, params: Any, tool: bool = False, bounded: bool = True) -> Any:
+        """``params`` when every value is within its bounds; ``BadInput`` otherwise. Not ``bounded``:
+        texts may be longer than a request may carry."""
+        for param in self.fields(tool):
             value, doc = getattr(params, param.name), param.doc
             if value is None:
                 if not param.optional:
@@ -126,16 +153,17 @@ class Operation:
                                                                              is not None else "") + f", not {value}")
             if doc.le is not None and value > doc.le:
                 raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
-            if doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
+            if bounded and doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
         return params
 
     def query(self, params: Any) -> dict[str, Any]:
-        """``params`` as a query string's values (for a running server)."""
-        return {p.name: getattr(params, p.name) for p in self.fields() if getattr(params, p.name) is not None}
+        """``params`` as a query string's values (for a running server), under the route's names."""
+        return {p.doc.http or p.name: getattr(params, p.name) for p in self.fields()
+                if getattr(params, p.name) is not None}
 
-    def run(self, engine: Any, params: Any) -> Any:
-        return getattr(engine, self.method)(self.check(params))
+    def run(self, engine: Any, params: Any, bounded: bool = True) -> Any:
+        return getattr(engine, self.method)(self.check(params, bounded=bounded))
 
 
 def _read(param: Param, value: Any) -> Any:
@@ -158,6 +186,38 @@ def _read(param: Param, value: Any) -> Any:
 
 # --- the operations -------------------------------------------------------------------------------
 
+# The parameters several operations share, declared once.
+Query = Annotated[str, Doc("What the files should be about, in words.", max_length=10_000, argument=True, http="q")]
+Scope = Annotated[str | None, Doc("Only files under this folder.")]
+Types = Annotated[str | None, Doc("Only these types, comma-separated: pdf,docx,md,jpg (a type or an extension).",
+                                  flag="--type", http="type")]
+After = Annotated[str | None, Doc("Only files modified on or after this day (YYYY-MM-DD).")]
+Before = Annotated[str | None, Doc("Only files modified on or before this day (YYYY-MM-DD).")]
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    query: Query
+    scope: Scope = None
+    limit: Annotated[int, Doc("How many files, best first.", ge=1, le=100, short="-n",
+                                        tool_default=10, tool_le=50)] = 20
+    types: Types = None
+    modified_after: After = None
+    modified_before: Before = None
+    hybrid: Annotated[bool | None, Doc("Override retrieval.hybrid (false: the dense leg only).",
+                                       flag="--hybrid/--no-hybrid", tools=False)] = None
+    rerank: Annotated[bool | None, Doc("Override retrieval.rerank.", flag="--rerank/--no-rerank", tools=False)] = None
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    query: Query
+    scope: Scope = None
+    limit: Annotated[int, Doc("Chunks considered (10-1000).", ge=10, le=1000, tools=False)] = 400
+    types: Types = None
+    modified_after: After = None
+    modified_before: Before = None
+
 
 @dataclass(frozen=True)
 class SimilarParams:
@@ -168,6 +228,15 @@ class SimilarParams:
 
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
+    Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
+              SearchParams, SearchResponse, "search", tool="search_files",
+              detail="Each result has its rank, full path, file name, a score between 0 and 1 (higher is more "
+                     "relevant), a snippet of the passage that matched, that passage's chunk_index and location "
+                     "in the file (a page, slide, sheet or chapter, with a label such as \"p. 12\"), and the "
+                     "other paths holding an identical copy (duplicates). types, modified_after and "
+                     "modified_before narrow the search to those files. Notices say when retrieval was degraded."),
+    Operation("tree", "The meaning tree: which part of your folders is about the query.",
+              TreeParams, TreeResponse, "tree", tool="meaning_tree"),
     Operation("similar", "Files most like this one: nearest by meaning, one result per file.",
               SimilarParams, SimilarResponse, "similar", tool="similar_files",
               detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "

@@ -28,6 +28,7 @@ from sensetree.models.llm import ChatClient
 from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import TOPICS, WORDS, paragraph, snapshot
 from tests.support.waiting import wait_for
+from sensetree.operations import SearchParams, TreeParams
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -93,10 +94,11 @@ def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed, write_tr
                         kind, answer = "chat", agent.answer(query)
                         assert answer.text and answer.sources, [(s.kind, s.text) for s in answer.steps]
                     elif n % 5 == 4:
-                        kind, (node, notices) = "tree", target.tree(query)
+                        tree = target.tree(TreeParams(query))
+                        kind, node, notices = "tree", tree.tree, tree.notices
                         assert node is not None, notices
                     else:
-                        kind, response = "search", target.search(query)
+                        kind, response = "search", target.search(SearchParams(query))
                         assert response.results and not response.notices, response.notices
                     records.append((kind, time.perf_counter() - started, not writer.done()))
                     n += 1
@@ -123,7 +125,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
     write_tree(tree, notes(50, seed=3))
     make_engine(data, tree, settings={"retrieval.rerank": False}).close()
     with Engine(data) as reader:
-        assert reader.search("harbour survey").results
+        assert reader.search(SearchParams("harbour survey")).results
         rebuild = subprocess.Popen(
             f"{sys.executable} -m sensetree.interfaces.cli config set embedding.model e5 --data-dir {data} && "
             f"{sys.executable} -m sensetree.interfaces.cli index --quiet --data-dir {data}",
@@ -132,10 +134,10 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
         while rebuild.poll() is None:
             for query in queries(7)[:5]:
                 stored = reader.store.count()  # rows come back (text first) soon after the wipe: look before
-                response = reader.search(query)  # stale settings: keywords only, with a notice, once the model changed
+                response = reader.search(SearchParams(query))  # stale settings: keywords only, with a notice, once the model changed
                 # between the wipe and the first rows back: no result, but the files waiting (coverage)
                 assert response.results or response.notices or response.coverage or stored == 0
-                reader.tree(query)
+                reader.tree(TreeParams(query))
                 answered += 1
             time.sleep(0.2)
         _, err = rebuild.communicate()
@@ -143,7 +145,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
         assert answered > 0 and "Traceback" not in err
     all_indexed(data, 50)
     with Engine(data) as fresh:
-        response = fresh.search("harbour survey")
+        response = fresh.search(SearchParams("harbour survey"))
         assert response.results and not response.notices and "dense" in response.results[0].legs
 
 

@@ -24,6 +24,7 @@ from sensetree.models.llm import ChatClient
 from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
+from sensetree.operations import SearchParams, TreeParams
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -77,16 +78,17 @@ def first_chunk(engine: Engine, name: str) -> str:
 
 
 def assert_keywords_only(engine: Engine, query: str = "regatta", expected: str = "regatta.txt") -> None:
-    response = engine.search(query)
+    response = engine.search(SearchParams(query))
     assert any("keyword" in n for n in response.notices), response.notices
     assert response.results and response.results[0].name == expected
     assert response.results[0].legs == ["bm25"]
-    node, notices = engine.tree(query)
+    tree = engine.tree(TreeParams(query))
+    node, notices = tree.tree, tree.notices
     assert node is None and any("meaning tree" in n for n in notices)
 
 
 def assert_meaning_search(engine: Engine) -> None:
-    response = engine.search("rowing club regatta")
+    response = engine.search(SearchParams("rowing club regatta"))
     assert not response.notices and response.results[0].name == "regatta.txt"
     assert "dense" in response.results[0].legs
 
@@ -244,12 +246,12 @@ def test_a_slow_endpoint_indexes_everything(tmp_path, server, write_tree, make_e
         indexing.start()
         assert wait_for(lambda: len(server.calls) >= 1, 40)  # the batch is on its way
         with Engine(tmp_path / "data") as reader:
-            response = reader.search("rowing club")  # waits for its slow query embedding, then answers
+            response = reader.search(SearchParams("rowing club"))  # waits for its slow query embedding, then answers
             assert not response.notices
         indexing.join(60)
         assert not indexing.is_alive()
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
-        assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
+        assert engine.search(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
 
 def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine):
@@ -259,7 +261,7 @@ def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine)
         server.delay = 60
         with Engine(tmp_path / "data") as cold, ThreadPoolExecutor(2) as pool:  # cold: the dimension probe hangs
             started = time.monotonic()
-            responses = list(pool.map(lambda engine: engine.search("regatta"), (warm, cold)))
+            responses = list(pool.map(lambda engine: engine.search(SearchParams("regatta")), (warm, cold)))
             assert time.monotonic() - started < 60  # not the 120 s an indexing call may take
         for response in responses:
             assert any("did not answer within 15 s" in n for n in response.notices), response.notices
@@ -293,7 +295,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         assert all(status == "indexed" for status, _ in statuses.values())
         assert {engine.catalog.sense(path).source for path in statuses} == {"excerpt"}
         assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
-        assert engine.search("rowing club regatta").results[0].name == "regatta.txt"
+        assert engine.search(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
 
 def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server, sense_engine):

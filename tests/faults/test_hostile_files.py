@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
+from sensetree.operations import SearchParams
 from tests.support.realtree import snapshot
 from tests.support.corpus import Labelled
 from tests.support.zips import declare_member_size
@@ -279,7 +280,7 @@ def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_ro
             assert words in (error or "") or words in stored, (case, error, stored[:300])
             if status == "failed":
                 assert error and len(error.splitlines()) == 1 and len(error) < 300, (case, error)
-        assert engine.search("chess opening notes", limit=3).results  # the queue went on after them all
+        assert engine.search(SearchParams("chess opening notes", limit=3)).results  # the queue went on after them all
 
     indexed_links = [p for p in rows if "/links/" in p]
     assert indexed_links == [], "symbolic link loops, FIFOs, /dev/zero and dangling links are skipped"

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from .. import paths
 from ..engine import Engine, SenseTreeError
 from ..ingest.sense import excerpt_sense
+from ..operations import SearchParams
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
 from . import prompt
@@ -152,7 +153,7 @@ class _Run:
     def go(self) -> Answer:
         a = self.agent
         self.say("context", f"context window {a.context_window} tokens ({a.window_source})")
-        response = a.engine.search(self.question, a.scope, SEED_LIMIT)
+        response = a.engine.search(SearchParams(self.question, a.scope, SEED_LIMIT))
         for notice in response.notices:
             self.say("notice", notice)
         results = response.results

@@ -8,7 +8,6 @@ from typing import Any
 
 from .. import paths
 from ..errors import SenseTreeError
-from ..filters import parse_filters
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
@@ -80,14 +79,12 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
         "type": "object", "properties": properties, "required": required}}}
 
 
+# The engine's operations the assistant may call, with the values it does not choose: a search brings
+# as many excerpts as the prompt has room for.
+OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}}
+CITABLE = "Returns numbered excerpts you can cite."
+
 SCHEMAS = [
-    _function("search_files", "Search the user's files by meaning. Returns numbered excerpts you can cite.",
-              {"query": {"type": "string", "description": "what to look for, in words"},
-               "scope": {"type": "string", "description": "optional folder to search in"},
-               "types": {"type": "string", "description": "optional file types, comma-separated: pdf,docx"},
-               "modified_after": {"type": "string", "description": "optional day, YYYY-MM-DD: files changed since"},
-               "modified_before": {"type": "string", "description": "optional day, YYYY-MM-DD: changed until"}},
-              ["query"]),
     _function("read_file", f"Read the text of one file (its first {READ_CHARS} characters).",
               {"path": {"type": "string", "description": "the file's full path"}}, ["path"]),
     _function("list_directory", f"List a folder (up to {LIST_ENTRIES} entries).",
@@ -97,14 +94,15 @@ SCHEMAS = [
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
-def _operation_schema(op: Operation) -> dict[str, Any]:
+def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
     """An engine operation as a tool the model may call: its schema from the parameter object."""
-    properties = {p.name: {"type": JSON_TYPES[p.type], "description": p.doc.help} for p in op.fields()}
-    return _function(op.tool or op.name, f"{op.summary} {op.detail}".strip(), properties,
-                     [p.name for p in op.fields() if p.required])
+    fields = [p for p in op.fields(tool=True) if p.name not in fixed]
+    properties = {p.name: {"type": JSON_TYPES[p.type], "description": p.doc.help} for p in fields}
+    return _function(op.tool or op.name, f"{op.summary} {CITABLE}".strip(), properties,
+                     [p.name for p in fields if p.required])
 
 
-SCHEMAS += [_operation_schema(op) for op in TOOLS.values()]
+SCHEMAS = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
 TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
 
 
@@ -132,62 +130,48 @@ class Toolbox:
         except ValueError as exc:
             return ToolOutcome(f"error: the arguments are not valid JSON ({exc})", f"{name}: bad arguments")
         try:
-            if name == "search_files":
-                return self.search_files(str(args.get("query", "")), str(args.get("scope") or "") or None,
-                                         *(str(args.get(k) or "") or None
-                                           for k in ("types", "modified_after", "modified_before")))
             if name == "read_file":
                 return self.read_file(str(args.get("path", "")))
             if name == "list_directory":
                 return self.list_directory(str(args.get("path", "")))
-            if name in TOOLS:
-                return self.operation(TOOLS[name], args)
+            if name in OPERATIONS:
+                return self.operation(TOOLS[name], args, OPERATIONS[name])
         except OutsideRoots as exc:
             return ToolOutcome(f"refused: {exc}", f"{name}: refused ({exc})")
         known = ", ".join(sorted(TOOL_NAMES))
         return ToolOutcome(f"error: there is no tool {name!r}; use one of {known}", f"unknown tool {name}")
 
-    def search_files(self, query: str, scope: str | None = None, types: str | None = None,
-                     modified_after: str | None = None, modified_before: str | None = None) -> ToolOutcome:
-        if not query.strip():
-            return ToolOutcome("error: give a query", "searching: (empty query)")
-        try:
-            filters = parse_filters(types, modified_after, modified_before)
-        except SenseTreeError as exc:
-            return ToolOutcome(f"error: {exc}", f"searching: {query} (bad filter: {exc})")
-        note = ""
-        try:
-            scope = self.reader.check(scope) if scope else self.scope
-        except OutsideRoots:
-            if not self.scope:
-                raise
-            note, scope = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
-        response = self.engine.search(query, scope, SEARCH_LIMIT, filters=filters)
-        where = f" in {scope}" if scope else ""
-        return self._found(response, note, f"searching: {query}{where}")
-
-    def operation(self, op: Operation, args: dict[str, Any]) -> ToolOutcome:
+    def operation(self, op: Operation, args: dict[str, Any], fixed: dict[str, Any]) -> ToolOutcome:
         """An engine operation offered as a tool: paths checked against this chat's scope, which is
-        also the operation's scope when the model gives none."""
-        known = {p.name for p in op.fields()}
+        also the operation's scope when the model gives none, or names one outside it."""
+        known = {p.name for p in op.fields(tool=True)}
         values = {key: value for key, value in args.items() if key in known}  # models add keys of their own
+        values.update(fixed)
+        note = ""
         if "path" in values:
             values["path"] = self.reader.check(str(values["path"]))
         if "scope" in known:
-            values["scope"] = self.reader.check(str(values["scope"])) if values.get("scope") else self.scope
-        step = f"{op.tool}: {values.get('path') or values.get('query') or ''}".rstrip(": ")
+            try:
+                values["scope"] = self.reader.check(str(values["scope"])) if values.get("scope") else self.scope
+            except OutsideRoots:
+                if not self.scope:
+                    raise
+                note, values["scope"] = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
+        what = values.get("path") or values.get("query") or ""
+        step = f"searching: {what}" if op.name == "search" else f"{op.tool}: {what}".rstrip(": ")
+        if op.name == "search" and values.get("scope"):
+            step += f" in {values['scope']}"
         try:
-            result = op.run(self.engine, op.parse(values))
+            result = op.run(self.engine, op.parse(values, tool=True))
         except OutsideRoots:
             raise
         except (SenseTreeError, FileNotFoundError) as exc:
             return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
         if isinstance(result, SimilarResponse):
-            apart = "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
-            apart += "".join(f"identical copy: {copy}\n" for copy in result.copies)
-            return self._found(result, apart, step)
+            note += "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
+            note += "".join(f"identical copy: {copy}\n" for copy in result.copies)
         if isinstance(result, SearchResponse):
-            return self._found(result, "", step)
+            return self._found(result, note, step)
         return ToolOutcome(json.dumps(result.as_dict(), ensure_ascii=False), step)
 
     def _found(self, response: SearchResponse, note: str, step: str) -> ToolOutcome:

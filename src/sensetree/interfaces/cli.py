@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import os
 import re
@@ -27,15 +28,15 @@ from rich.text import Text
 
 from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
-from ..errors import DataDirReadOnly, SenseTreeError
+from ..errors import BadInput, DataDirReadOnly, SenseTreeError
+from ..operations import OPERATIONS
 from ..safe_text import without_surrogates
-from ..search.types import SearchResponse, SimilarResponse, TreeNode
-from . import served
+from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
 from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
-from .operations_cli import add_commands
+from .operations_cli import Terminal, add_commands
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
@@ -336,20 +337,6 @@ def _highlight(snippet: str, terms: list[str]) -> Text:
     return text
 
 
-TypesOption = typer.Option(None, "--type", help="Only these types: pdf,docx,md,jpg... (a type or an extension).")
-AfterOption = typer.Option(None, "--modified-after", help="Only files modified on or after this day (YYYY-MM-DD).")
-BeforeOption = typer.Option(None, "--modified-before", help="Only files modified on or before this day (YYYY-MM-DD).")
-
-
-def _filters(types: Optional[str], after: Optional[str], before: Optional[str]):
-    from ..filters import parse_filters
-
-    try:
-        return parse_filters(types, after, before)
-    except SenseTreeError as exc:
-        _fail(str(exc))
-
-
 def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
@@ -404,50 +391,42 @@ def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Opti
     return batch
 
 
-@app.command()
-def search(query: Optional[str] = typer.Argument(None, help="What the file is about."),
-           scope: Optional[str] = typer.Option(None, "--scope", help="Only files under this folder."),
-           limit: int = typer.Option(20, "--limit", "-n", help="How many files (1-100)."),
-           explain: bool = typer.Option(False, "--explain", help="Show which legs found each result and its ranks."),
-           hybrid: Optional[bool] = typer.Option(None, "--hybrid/--no-hybrid", help="Override retrieval.hybrid."),
-           rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank", help="Override retrieval.rerank."),
-           queries: Optional[Path] = typer.Option(None, "--queries", help="JSONL file of {\"query\", \"scope\"?, \"limit\"?}."),
-           types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
-           modified_before: Optional[str] = BeforeOption,
-           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Ranked files for a query: hybrid retrieval, fused, reranked, one result per file."""
-    if (query is None) == (queries is None):
-        _fail("give a QUERY or --queries FILE")
-    server = served.running(data_dir) if query is not None else None
-    answer = server and served.get(server, "/api/search", {
-        "q": query, "scope": scope and paths.normalize(scope), "limit": limit, "hybrid": hybrid, "rerank": rerank,
-        "type": types, "modified_after": modified_after, "modified_before": modified_before})
-    if answer and json_out:
-        _print_json(answer)
-        return
-    if answer:
-        _print_results(SearchResponse.from_dict(answer), explain)
-        return
+def _search_batch(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[Path]) -> bool:
+    """``search --queries FILE``: many queries, the models loaded once; the options apply to each line
+    that does not say otherwise."""
+    if (own["queries"] is None) == (values.get("query") is None):
+        if own["queries"] is None:
+            _fail("give a QUERY or --queries FILE")
+        _fail("give a QUERY or --queries FILE, not both")
+    if own["queries"] is None:
+        return False
+    op = OPERATIONS["search"]
+    answers = []
     with _engine(data_dir) as engine:
-        filters = _filters(types, modified_after, modified_before)
-        if queries is not None:
-            answers = []
-            for text, item_scope, item_limit in _batch(queries, scope, limit):
-                r = engine.search(text, item_scope, item_limit, hybrid=hybrid, rerank=rerank, filters=filters)
-                answers.append({**r.as_dict(), "query": text})
-            if json_out:
-                _print_json(answers)
-            else:
-                for answer in answers:
-                    console.rule(escape(answer["query"]))
-                    for x in answer["results"]:
-                        console.print(f"{x['score'] * 100:3.0f}% {escape(x['path'])}")
-            return
-        response = engine.search(query, scope, limit, hybrid=hybrid, rerank=rerank, filters=filters)
-    if json_out:
-        _print_json(response.as_dict())
-    else:
-        _print_results(response, explain)
+        for text, scope, limit in _batch(own["queries"], values.get("scope"), values["limit"]):
+            try:  # a line the search refuses (a limit of 0) is answered with why; the others go on
+                answer = op.run(engine, op.parse({**values, "query": text, "scope": scope, "limit": limit}, typed=True),
+                                bounded=False)
+            except BadInput as exc:
+                answer = SearchResponse(text, notices=[str(exc)])
+            answers.append({**answer.as_dict(), "query": text})
+    if own["json"]:
+        _print_json(answers)
+        return True
+    for answer in answers:
+        console.rule(escape(answer["query"]))
+        for x in answer["results"]:
+            console.print(f"{x['score'] * 100:3.0f}% {escape(x['path'])}")
+    return True
+
+
+SEARCH = Terminal(
+    options=(inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+                 False, "--explain", help="Show which legs found each result and its ranks.")),
+             inspect.Parameter("queries", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
+                 None, "--queries", help='JSONL file of {"query", "scope"?, "limit"?}.'))),
+    render=lambda response, own: _print_results(response, own["explain"]),
+    instead=_search_batch)
 
 
 def _print_similar(response: SimilarResponse) -> None:
@@ -473,31 +452,13 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
             _print_tree(child, depth + 1, max_depth)
 
 
-@app.command()
-def tree(query: str, scope: Optional[str] = typer.Option(None, "--scope"),
-         limit: int = typer.Option(400, "--limit", help="Chunks considered (10-1000)."),
-         types: Optional[str] = TypesOption, modified_after: Optional[str] = AfterOption,
-         modified_before: Optional[str] = BeforeOption,
-         json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """The meaning tree: which part of your folders is about the query."""
-    server = served.running(data_dir)
-    answer = server and served.get(server, "/api/tree", {
-        "q": query, "scope": scope and paths.normalize(scope), "limit": limit, "type": types,
-        "modified_after": modified_after, "modified_before": modified_before})
-    if answer:
-        node, notices = TreeNode.from_dict(answer["tree"]) if answer["tree"] else None, answer["notices"]
-    else:
-        with _engine(data_dir) as engine:
-            node, notices = engine.tree(query, scope, limit, _filters(types, modified_after, modified_before))
-    if json_out:
-        _print_json({"query": query, "tree": node.as_dict() if node else None, "notices": notices})
-        return
-    for notice in notices:
+def _print_tree_response(response: TreeResponse) -> None:
+    for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
-    if node is None:
+    if response.tree is None:
         console.print("nothing found")
     else:
-        _print_tree(node)
+        _print_tree(response.tree)
 
 
 # models -----------------------------------------------------------------------------
@@ -580,8 +541,9 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
             errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
 
 
-add_commands(app, _engine, {SimilarResponse: _print_similar}, _print_json, _fail, DataDir,
-             JsonOut)  # the engine's operations (operations.py), declared there once
+add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
+    "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
+    "tree": Terminal(render=lambda response, own: _print_tree_response(response))}, _print_json, _fail, DataDir, JsonOut)
 register_chat(app)
 register_mcp(app)
 register_serve(app)

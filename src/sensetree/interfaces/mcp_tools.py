@@ -8,6 +8,7 @@ never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a s
 
 import inspect
 import os
+from dataclasses import replace
 from importlib.metadata import version
 from typing import Annotated, Any, Callable, get_type_hints
 
@@ -19,10 +20,9 @@ from typing_extensions import TypedDict
 
 from ..engine import Engine
 from ..errors import SenseTreeError
-from ..filters import parse_filters
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
-from ..search.types import SearchResponse, SimilarResponse, TreeNode
+from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
@@ -34,13 +34,8 @@ Use search_files to find which files talk about something, meaning_tree to see w
 tree is about it, then read_file on a result's path to read it; list_directory with an empty path shows the
 roots. Only paths inside the indexed roots can be read or listed; anything else is refused."""
 
-Query = Annotated[str, Field(description="What the files should be about, in words (not a file name pattern).")]
-Scope = Annotated[str | None, Field(description="Optional folder to search in, inside an indexed root.")]
 FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
 FolderPath = Annotated[str, Field(description="Full path of a folder inside an indexed root; empty for the roots.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="How many files to return (1-50).")]
-Types = Annotated[str | None, Field(description="Only these file types, comma-separated: pdf,docx,md,jpg.")]
-Day = Annotated[str | None, Field(description="A day, YYYY-MM-DD (inclusive).")]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -124,58 +119,6 @@ class Tools:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def _confined(self, path: str) -> str:
-        try:
-            return self.engine.reader().check(path)
-        except OutsideRoots as exc:
-            raise ToolError(f"refused: {exc}") from None
-
-    def _scope_folder(self, scope: str | None) -> str | None:
-        if not scope:
-            return None
-        folder = self._confined(scope)
-        if not os.path.isdir(folder):
-            raise ToolError(f"{folder} is not a folder")
-        return folder
-
-    def search_files(self, query: Query, scope: Scope = None, limit: Limit = 10, types: Types = None,
-                     modified_after: Day = None, modified_before: Day = None) -> SearchAnswer:
-        """Find the user's files that are about the query, best first, one result per file.
-
-        Returns an object with query, scope, results and notices. Each result has its rank, full path,
-        file name, a score between 0 and 1 (higher is more relevant), a snippet of the passage that
-        matched, that passage's chunk_index and location in the file (a page, slide, sheet or chapter,
-        with a label such as "p. 12"), and the other paths holding an identical copy (duplicates).
-        types, modified_after and modified_before narrow the search to those files. Pass a result's path
-        to read_file for the whole text. Notices say when retrieval was degraded (a search leg that could
-        not run, a skipped stage).
-        """
-        if not query.strip():
-            raise ToolError("give a query: what the files should be about")
-        folder = self._scope_folder(scope)
-        try:
-            filters = parse_filters(types, modified_after, modified_before)
-        except SenseTreeError as exc:
-            raise ToolError(str(exc)) from None
-        response = self.engine.search(query, folder, limit, filters=filters)  # links leading out are left out there
-        return _search_answer(response, folder)
-
-    def meaning_tree(self, query: Query, scope: Scope = None) -> MeaningTree:
-        """Show which part of the folder tree is about the query: a map of where the topic lives, not a ranked list.
-
-        Returns an object with query, scope, tree and notices. The tree is nested nodes with name, path,
-        is_dir, heat, children and omitted: heat is between 0 and 1, a folder's heat is that of its
-        hottest file, children come hottest first. To stay readable it shows {tree_depth} levels below
-        the top, at most {tree_children} children per folder and none cooler than half the hottest node;
-        omitted counts the children left out. tree is null when nothing is indexed there.
-        """
-        if not query.strip():
-            raise ToolError("give a query: what the files should be about")
-        folder = self._scope_folder(scope)
-        node, notices = self.engine.tree(query, folder)
-        tree = _prune(node, node.score * TREE_HEAT_FLOOR) if node else None
-        return MeaningTree(query=query, scope=folder, tree=tree, notices=notices)
-
     def read_file(self, path: FilePath) -> FileText:
         """Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come as plain text.
 
@@ -220,20 +163,31 @@ class Tools:
         return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
 
 
-def _search_answer(response: SearchResponse, scope: str | None) -> SearchAnswer:
+def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
     hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
             for rank, r in enumerate(response.results, start=1)]
-    return SearchAnswer(query=response.query, scope=scope, results=hits, notices=list(response.notices))
+    return SearchAnswer(query=response.query, scope=params.scope, results=hits, notices=list(response.notices))
 
 
 def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
-    return SimilarAnswer(**_search_answer(response, params.scope), copies=response.copies,
+    return SimilarAnswer(**_search_answer(response, params), copies=response.copies,
                          versions=[VersionHit(**v.as_dict()) for v in response.versions])
 
 
-# How an operation's result reaches an MCP client (its output schema from the function's return type);
-# a result type without an entry is sent as its JSON.
-ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SimilarResponse: _similar_answer}
+def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
+    node = response.tree
+    tree = _prune(node, node.score * TREE_HEAT_FLOOR) if node else None
+    return MeaningTree(query=response.query, scope=params.scope, tree=tree, notices=response.notices)
+
+
+# How an operation's result reaches an MCP client (its output schema from the function's return type),
+# and what the tool's description adds for it; a result type without an entry is sent as its JSON.
+ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: _search_answer, SimilarResponse: _similar_answer,
+                                                  TreeResponse: _tree_answer}
+SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels below the top, at most {tree_children} "
+                       "children per folder and none cooler than half the hottest node; omitted counts the "
+                       "children left out. tree is null when nothing is indexed there.",
+         SearchResponse: "Pass a result's path to read_file for the whole text."}
 
 
 def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
@@ -242,7 +196,9 @@ def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
 
     def tool(**values: Any) -> Any:
         try:
-            params = op.parse(values)
+            params = op.parse(values, tool=True)
+            if getattr(params, "scope", None):
+                params = replace(params, scope=_scope_folder(engine, params.scope))
             result = op.run(engine, params)
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
@@ -252,11 +208,20 @@ def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
 
     tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_tool_annotation(p),
-                           default=inspect.Parameter.empty if p.required else p.default) for p in op.fields()],
+                           default=inspect.Parameter.empty if p.required else p.default) for p in op.fields(tool=True)],
         return_annotation=answer_type)
     tool.__name__ = op.tool or op.name
-    tool.__doc__ = op.summary + ("\n\n" + op.detail if op.detail else "")
+    tool.__doc__ = "\n\n".join(part for part in (op.summary, op.detail, SHOWN.get(op.result, "")) if part)
     return tool
+
+
+def _scope_folder(engine: Engine, scope: str) -> str:
+    """A scope a model gives is a folder inside the roots, or the call is refused (a person is shown
+    a notice instead: a model is better told plainly)."""
+    folder = engine.reader().check(scope)
+    if not os.path.isdir(folder):
+        raise ToolError(f"{folder} is not a folder")
+    return folder
 
 
 def _tool_annotation(param: Param) -> Any:
@@ -268,8 +233,7 @@ def _tool_annotation(param: Param) -> Any:
 def build_server(engine: Engine) -> MCPServer:
     server = MCPServer("sensetree", instructions=INSTRUCTIONS, version=version("sensetree"), log_level="WARNING")
     tools = Tools(engine)
-    for tool in (tools.search_files, tools.meaning_tree, tools.read_file, tools.list_directory,
-                 *(operation_tool(engine, op) for op in TOOLS.values())):
+    for tool in (*(operation_tool(engine, op) for op in TOOLS.values()), tools.read_file, tools.list_directory):
         _register(server, tool)
     return server
 

@@ -1,13 +1,12 @@
 """CLI commands made from the engine's operations (``operations.py``): each parameter becomes an
 argument or option from its ``Doc``, ``--json`` prints the result's one JSON shape, and without
-it the result type's renderer prints it. A running ``serve`` answers when there is one, as for
-``search``."""
+it the command's renderer prints it. A running ``serve`` answers when there is one."""
 
 from __future__ import annotations
 
 import inspect
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -17,19 +16,27 @@ from ..errors import SenseTreeError
 from ..operations import OPERATIONS, Operation, Param
 from . import served
 
-Render = Callable[[Any], None]
+
+@dataclass(frozen=True)
+class Terminal:
+    """What one command adds to its operation at a terminal: options of its own (how to print, a batch
+    file), how to print a result with them, and another way to run when one of them asks for it."""
+
+    options: tuple[inspect.Parameter, ...] = ()
+    render: Callable[[Any, dict[str, Any]], None] | None = None      # (result, this command's own options)
+    instead: Callable[[dict[str, Any], dict[str, Any], Optional[Path]], bool] | None = None  # True: it ran
 
 
-def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any], renderers: dict[type, Render],
+def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any], terminals: dict[str, Terminal],
                  print_json: Callable[[Any], None], fail: Callable[[str], None], data_dir_option: Any,
                  json_option: Any) -> None:
-    """One command per operation on ``app``; the CLI's own helpers are passed in. A result type without a
-    renderer prints as its JSON."""
+    """One command per operation on ``app``; the CLI's own helpers are passed in. An operation without a
+    renderer prints its result as JSON."""
     for op in OPERATIONS.values():
-        render = renderers.get(op.result, lambda result: print_json(result.as_dict()))
-        run = _runner(op, open_engine, render, print_json, fail)
+        terminal = terminals.get(op.name, Terminal())
+        run = _runner(op, terminal, open_engine, print_json, fail)
         run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-            *(_cli_parameter(p) for p in op.fields()),
+            *(_cli_parameter(p) for p in op.fields()), *terminal.options,
             inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=json_option, annotation=bool),
             inspect.Parameter("data_dir", inspect.Parameter.KEYWORD_ONLY, default=data_dir_option,
                               annotation=Optional[Path])])
@@ -40,8 +47,8 @@ def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any],
 def _cli_parameter(param: Param) -> inspect.Parameter:
     doc = param.doc
     default = None if param.required else param.default
-    if doc.argument:
-        declared = typer.Argument(... if param.required else default, help=doc.help, show_default=False)
+    if doc.argument:  # optional here, so that another way to run (a batch file) may stand in; the parse asks for it
+        declared = typer.Argument(default, help=doc.help, show_default=False)
     else:
         flags = [doc.flag or "--" + param.name.replace("_", "-"), *([doc.short] if doc.short else [])]
         declared = typer.Option(... if param.required else default, *flags, help=doc.help, min=doc.ge, max=doc.le)
@@ -49,27 +56,35 @@ def _cli_parameter(param: Param) -> inspect.Parameter:
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
 
-def _runner(op: Operation, open_engine: Callable[[Optional[Path]], Any], render: Render,
+def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[Path]], Any],
             print_json: Callable[[Any], None], fail: Callable[[str], None]) -> Callable[..., None]:
+    names = {p.name for p in op.fields()}
+
     def run(**values: Any) -> None:
         json_out, data_dir = values.pop("json_out"), values.pop("data_dir")
+        own = {name: values.pop(name) for name in list(values) if name not in names}
         try:
-            params = op.parse(values)
-            params = _absolute_paths(op, params)
+            if terminal.instead and terminal.instead(values, {**own, "json": json_out}, data_dir):
+                return
+            missing = next((p for p in op.fields() if p.doc.argument and p.required and values[p.name] is None), None)
+            if missing:
+                fail(f"give a {missing.name.upper()}: {missing.doc.help}")
+                return
+            params = _absolute_paths(op, op.parse(values, typed=True))
             server = served.running(data_dir)
             answer = server and served.get(server, op.route, op.query(params))
             if answer:
                 result = op.result.from_dict(answer)
             else:
                 with open_engine(data_dir) as engine:
-                    result = op.run(engine, params)
+                    result = op.run(engine, params, bounded=False)
         except SenseTreeError as exc:
             fail(str(exc))
             return
-        if json_out:
+        if json_out or terminal.render is None:
             print_json(result.as_dict())
         else:
-            render(result)
+            terminal.render(result, own)
     return run
 
 

@@ -178,3 +178,20 @@ class TreeNode:
     @classmethod
     def from_dict(cls, d: dict) -> TreeNode:
         return cls(d["name"], d["path"], d["is_dir"], d["score"], [TreeNode.from_dict(c) for c in d["children"]])
+
+
+@dataclass
+class TreeResponse:
+    """The meaning tree of a query: relevance heat over the folders (None when nothing is indexed
+    there), with what degraded it said."""
+
+    query: str
+    tree: TreeNode | None = None
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "tree": self.tree.as_dict() if self.tree else None, "notices": self.notices}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TreeResponse:
+        return cls(d.get("query", ""), TreeNode.from_dict(d["tree"]) if d["tree"] else None, d["notices"])

@@ -27,8 +27,8 @@ def _route(op: Operation):
 
 def _query_parameter(param: Param) -> inspect.Parameter:
     doc = param.doc
-    declared = Query(... if param.required else param.default, description=doc.help, ge=doc.ge, le=doc.le,
-                     max_length=doc.max_length)
+    declared = Query(... if param.required else param.default, alias=doc.http, description=doc.help, ge=doc.ge,
+                     le=doc.le, max_length=doc.max_length)
     kind = Optional[param.type] if param.optional else param.type
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
