@@ -185,6 +185,8 @@ def test_search_and_status_from_other_processes_while_index_watch_runs(indexed, 
         assert busy.returncode != 0 and "another sensetree process is indexing" in " ".join(busy.stderr.split())
         assert "Traceback" not in busy.stderr
         assert wait_for(lambda: "Edited in round 3" in _first_chunk(data, tree / "area4" / "note0059.md"), 90)
+        # the last edits are searchable by keyword first; their vectors follow before the watcher is stopped
+        assert wait_for(lambda: indexed_count(data) == FILES, 120)
     finally:
         watcher.send_signal(signal.SIGTERM)
         _, err = watcher.communicate(timeout=60)
