@@ -29,6 +29,7 @@ from ..search.types import SearchResult
 from . import prompt
 from .citations import Citations, cite
 from .evidence import Evidence, Sentence, coverage, split_sentences
+from .text_calls import VisibleText, calls_as_text, parse_text_calls
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
 
 SEED_LIMIT = 6
@@ -39,10 +40,6 @@ UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
 ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 
-# Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
-_TEXT_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.DOTALL)
-_CALL_START = re.compile(r'\{\s*"name"\s*:\s*"([^"]*)"\s*,\s*"(?:arguments|parameters)"')
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 # a tool's output is blocks, one per source, each opening with the line "[n] name — path"
 _BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n", re.MULTILINE)
 
@@ -262,7 +259,7 @@ class _Run:
         Once tools were offered, a model may write a call even when they are not: that is never shown.
         """
         a = self.agent
-        visible = _Visible(self._emit) if self.tools else None
+        visible = VisibleText(self._emit) if self.tools else None
         listed = listed and self.tools
         self.round_first: float | None = None
         try:
@@ -278,7 +275,7 @@ class _Run:
         self._count(turn, _text(messages) + (json.dumps(SCHEMAS) if listed else ""))
         if visible is None:
             return turn, turn.content, []
-        calls = turn.tool_calls or _text_tool_calls(turn.content)
+        calls = turn.tool_calls or parse_text_calls(turn.content)
         visible.close(is_call=bool(calls))
         return turn, visible.text, calls
 
@@ -307,7 +304,7 @@ class _Run:
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in calls]})
         else:  # calls the server left as text go back as text, in the form the chat template expects
-            messages.append({"role": "assistant", "content": _as_text(calls)})
+            messages.append({"role": "assistant", "content": calls_as_text(calls)})
         room = max(0, self._room(messages))
         quick = self.agent.meter.tokens_within(self.agent.first_token_s)
         share = (room if quick is None else min(room, self.agent.meter.chars(quick))) // len(calls)
@@ -389,71 +386,8 @@ def _blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, str, str
             [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
 
 
-def _text_tool_calls(content: str) -> list[ToolCall]:
-    """Tool calls a model wrote as text: in ``<tool_call>`` tags (Hermes, Qwen), or as the whole answer
-    being ``{"name", "arguments"}`` JSON (what Qwen's calls look like once a server drops the tags)."""
-    blocks = [m.group(1) for m in _TEXT_CALL.finditer(content or "")]
-    if not blocks:
-        bare = _FENCE.sub("", (content or "").strip())
-        blocks = [bare] if bare.startswith("{") else []
-    calls = []
-    for block in blocks:
-        try:
-            data = json.loads(block)
-        except ValueError:  # often a call cut by max_tokens: never an answer, and it cannot run
-            started = _CALL_START.match(block)
-            if started:
-                calls.append(ToolCall("", started.group(1), ""))
-            continue
-        if isinstance(data, dict) and isinstance(data.get("name"), str) and ({"arguments", "parameters"} & set(data)):
-            args = data.get("arguments", data.get("parameters", {}))
-            calls.append(ToolCall("", data["name"], args if isinstance(args, str) else json.dumps(args)))
-    return calls
-
-
 def _canonical(arguments: str) -> str:
     try:
         return json.dumps(json.loads(arguments), sort_keys=True)
     except ValueError:
         return arguments
-
-
-def _as_text(calls: list[ToolCall]) -> str:
-    """Calls in the Hermes form the model's chat template would have written them in."""
-    return "\n".join(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}\n</tool_call>'
-                     for c in calls)
-
-
-class _Visible:
-    """Streams the model's text to the user, but not a tool call written as text: a round that opens
-    with ``{`` or a code fence is held until it ends, and a ``<tool_call>`` tag hides the rest."""
-
-    MARK = "<tool_call>"
-
-    def __init__(self, emit: Callable[[str], None]):
-        self.emit, self.pending, self.hidden, self.text = emit, "", False, ""
-
-    def feed(self, piece: str) -> None:
-        if self.hidden:
-            return
-        self.pending += piece
-        at = self.pending.find(self.MARK)
-        if at >= 0:
-            self._flush(self.pending[:at])
-            self.pending, self.hidden = "", True
-            return
-        if not self.text and self.pending.lstrip()[:1] in ("", "{", "`"):
-            return  # could be a bare JSON call: wait for the end of the round
-        keep = next((k for k in range(len(self.MARK) - 1, 0, -1) if self.pending.endswith(self.MARK[:k])), 0)
-        self._flush(self.pending[:len(self.pending) - keep])
-        self.pending = self.pending[len(self.pending) - keep:]
-
-    def close(self, is_call: bool) -> None:
-        if not (self.hidden or is_call):
-            self._flush(self.pending)
-        self.pending = ""
-
-    def _flush(self, text: str) -> None:
-        if text:
-            self.text += text
-            self.emit(text)
