@@ -1,10 +1,15 @@
-"""The assistant's pure parts, without a model or an index: tool calls written as text."""
+"""The assistant's pure parts, without a model or an index: tool calls written as text, the context
+window's budget."""
 
 from __future__ import annotations
 
 import json
+import math
 
+from sensetree.chat.budget import Budget, fit_tool_output, message_text
+from sensetree.chat.prompt import PromptMeter
 from sensetree.chat.text_calls import calls_as_text, parse_text_calls
+from sensetree.chat.tools import SCHEMAS, source_blocks
 from sensetree.models.llm import ToolCall
 
 
@@ -32,3 +37,75 @@ def test_calls_written_back_as_text_read_back_the_same():
     assert text.startswith("<tool_call>\n") and text.count("</tool_call>") == 2
     assert [(c.name, json.loads(c.arguments)) for c in parse_text_calls(text)] == [
         ("read_file", {"path": "/r/a.txt"}), ("list_directory", {})]
+
+
+# the context window's budget -------------------------------------------------------------
+def _messages(*texts: str) -> list[dict]:
+    return [{"role": "user", "content": text} for text in texts]
+
+
+def test_the_fixed_tokens_are_the_messages_the_schemas_and_the_answer():
+    budget = Budget(PromptMeter(), context_window=4096, max_tokens=512)
+    messages = _messages("x" * 298)
+    assert message_text(messages) == "x" * 298 + '""'
+    assert budget.fixed_tokens(messages, tools=False) == 100 + 512 + 64  # 3 characters a token until the server says
+    assert budget.fixed_tokens(messages, tools=True) == math.ceil((300 + len(json.dumps(SCHEMAS))) / 3) + 512 + 64
+    called = [{"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}]
+    assert message_text(called) == '[{"id": "c"}]'
+
+
+def test_the_oldest_exchanges_go_until_half_the_window_is_left():
+    budget = Budget(PromptMeter(), context_window=2048, max_tokens=512)
+    system = {"role": "system", "content": ""}
+    exchanges = [_messages("a" * 600) for _ in range(4)]  # 201 tokens each; 448 fit beside the answer
+    assert budget.exchanges_to_drop(system, exchanges, tools=False) == 2
+    assert budget.exchanges_to_drop(system, exchanges[:2], tools=False) == 0
+    assert budget.exchanges_to_drop(system, [_messages("a" * 3000)], tools=False) == 1
+    assert budget.exchanges_to_drop(system, [], tools=False) == 0
+
+
+def test_the_excerpts_get_a_quarter_of_the_window_or_what_the_server_reads_in_time():
+    question = _messages("Question: when does it open?")  # 28 characters: 10 tokens
+    unhurried = Budget(PromptMeter(), context_window=4096, max_tokens=512).for_excerpts(question, 100, tools=True)
+    assert unhurried.chars == unhurried.window == 1024 * 3 - 100
+    assert unhurried.reason == "the 4096-token context window"
+    # 100 tokens/s for 2 s: 190 tokens beside the question, less than the floor of 1200 characters
+    hurried = Budget(PromptMeter(100.0), 4096, 512, first_token_s=2.0).for_excerpts(question, 100, tools=True)
+    assert (hurried.chars, hurried.window) == (1200, 1024 * 3 - 100)
+    assert hurried.reason == "what the model reads in 2 s at 100 tokens/s"
+    quick = Budget(PromptMeter(1000.0), 4096, 512, first_token_s=2.0).for_excerpts(question, 100, tools=True)
+    assert quick.chars == quick.window and quick.reason == "the 4096-token context window"
+    # a small window: the conversation and the answer come first, and the tools keep a fifth
+    small = Budget(PromptMeter(), 1024, 900)
+    assert small.for_excerpts(question, 0, tools=False).window == 3 * (1024 - 10 - 900 - 64)
+    assert small.for_excerpts(question, 0, tools=True).window == 0
+    assert small.for_excerpts(question, 100, tools=True).window == -100  # the headers alone do not fit
+
+
+def test_the_tools_share_the_room_left_within_what_the_server_reads_in_time():
+    messages = _messages("x" * 298)
+    budget = Budget(PromptMeter(), 4096, 512)
+    assert budget.room(messages, tools=False) == (4096 - 676) * 3
+    assert budget.tool_share(messages, tools=False, calls=2) == (4096 - 676) * 3 // 2
+    assert Budget(PromptMeter(100.0), 4096, 512, first_token_s=2.0).tool_share(messages, False, 2) == 300
+    assert Budget(PromptMeter(), 512, 512).tool_share(messages, False, 1) == 0  # full: no room, never negative
+
+
+def test_a_tool_output_is_cut_to_its_share_source_by_source():
+    text = ("note: one\n[1] a.txt — /r/a.txt\n" + "a" * 500 + "\n\n[7] not a source\n"
+            + "\n\n[2] b.txt — /r/b.txt\n" + "b" * 500)
+    lead, blocks = source_blocks(text, {1, 2})
+    assert lead == "note: one\n" and [(n, head) for n, head, _ in blocks] == [
+        (1, "[1] a.txt — /r/a.txt"), (2, "[2] b.txt — /r/b.txt")]
+    assert blocks[0][2].endswith("[7] not a source") and blocks[1][2] == "b" * 500  # [7] is no source of it
+    asked = []
+
+    def pick(texts: list[str], budget: int) -> list[str]:
+        asked.append(budget)
+        return [t[:budget // len(texts)] for t in texts]
+
+    fitted = fit_tool_output(text, {1, 2}, 300, pick)
+    assert len(fitted) <= 300 and asked == [300 - len(lead) - 2 * (len(blocks[0][1]) + 3)]
+    assert fitted.startswith("note: one\n[1] a.txt — /r/a.txt\naaa") and "\n\n[2] b.txt — /r/b.txt\nbbb" in fitted
+    assert fit_tool_output(text, {1, 2}, len(text), pick) == text and len(asked) == 1  # within its share: untouched
+    assert source_blocks("no matching file", set()) == ("no matching file", [])

@@ -15,7 +15,6 @@ its new excerpts and question. The excerpts are sized to what the server reads i
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -27,21 +26,17 @@ from ..operations import SearchParams
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
 from . import prompt
+from .budget import Budget, fit_tool_output, message_text
 from .citations import Citations, cite
 from .evidence import Evidence, Sentence, coverage, split_sentences
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
-from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
+from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt, source_blocks
 
 SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
 SEED_EXCERPT_CHARS = 1200
-MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
 ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
-MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
-
-# a tool's output is blocks, one per source, each opening with the line "[n] name — path"
-_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n", re.MULTILINE)
 
 
 class ChatError(SenseTreeError):
@@ -95,10 +90,8 @@ class Agent:
                 raise ChatError(f"{scope} is outside every indexed root ({', '.join(engine.roots()) or 'none yet'})")
             scope = paths.normalize(scope)
         self.engine, self.client, self.scope = engine, client, scope
-        self.context_window, self.window_source = context_window, window_source
-        self.max_tokens, self.temperature = max_tokens, temperature
-        self.meter = meter or prompt.PromptMeter()
-        self.first_token_s = first_token_s
+        self.window_source, self.temperature = window_source, temperature
+        self.budget = Budget(meter or prompt.PromptMeter(), context_window, max_tokens, first_token_s)
         self.tools_supported = True
         # offer the tools only when the excerpts miss words of the question: a small model calls them
         # on a whim, which costs a round (seconds) and often the answer
@@ -135,6 +128,7 @@ class _Run:
         self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
+        self.budget = agent.budget
         self.steps: list[Step] = []
         self.started = time.perf_counter()
         self.first_token: float | None = None
@@ -149,7 +143,7 @@ class _Run:
     # seeding and budget ------------------------------------------------------------
     def go(self) -> Answer:
         a = self.agent
-        self.say("context", f"context window {a.context_window} tokens ({a.window_source})")
+        self.say("context", f"context window {self.budget.context_window} tokens ({a.window_source})")
         response = a.engine.search(SearchParams(self.question, a.scope, SEED_LIMIT))
         for notice in response.notices:
             self.say("notice", notice)
@@ -179,17 +173,13 @@ class _Run:
         shown = self.agent.shown.setdefault(source.n, [])
         shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
 
-    def _fixed_tokens(self, messages: list[dict[str, Any]]) -> int:
-        tools = json.dumps(SCHEMAS) if self.tools else ""
-        return self.agent.meter.tokens(_text(messages) + tools) + self.agent.max_tokens + MARGIN_TOKENS
+    def _system(self) -> dict[str, Any]:
+        return {"role": "system", "content": prompt.system_prompt(self.tools)}
 
     def _trim_history(self) -> None:
         """Older turns go first when they would leave less than half the window for this one."""
-        a, dropped = self.agent, 0
-        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
-        while a.exchanges and self._fixed_tokens([system, *a.history()]) > a.context_window // 2:
-            a.exchanges.pop(0)
-            dropped += 1
+        dropped = self.budget.exchanges_to_drop(self._system(), self.agent.exchanges, self.tools)
+        del self.agent.exchanges[:dropped]
         if dropped:
             self.say("trim", f"the {dropped} oldest exchange(s) were left out to fit the context window")
 
@@ -197,31 +187,21 @@ class _Run:
         """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window;
         the weakest excerpts go when even their best sentences do not fit."""
         a = self.agent
-        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
         headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots, r.location_label)) + 2 for r in results)
-        # a model that can call tools keeps a fifth of the window for what they return
-        for_tools = min(a.context_window // 5, 1000) if self.tools else 0
-        meter = a.meter
-        # a quarter of the window at most: the turn stays in the history for the next ones
-        window = meter.chars(min(a.context_window // 4, a.context_window - for_tools - self._fixed_tokens(
-            [system, *a.history(), {"role": "user", "content": question}]))) - headers
-        quick = meter.tokens_within(a.first_token_s)
-        budget = window if quick is None else min(window, max(MIN_EXCERPT_BUDGET, meter.chars(
-            quick - meter.tokens(question)) - headers))
-        picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget)), max(0, window))
+        budget = self.budget.for_excerpts([self._system(), *a.history(), {"role": "user", "content": question}],
+                                          headers, self.tools)
+        picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget.chars)), max(0, budget.window))
         before, after = sum(map(len, texts)), sum(map(len, picked))
         if after < before:
             kept = f", {len(texts) - len(picked)} dropped" if len(picked) < len(texts) else ""
-            why = (f"what the model reads in {a.first_token_s:g} s at {meter.tokens_per_s:.0f} tokens/s"
-                   if quick is not None and budget < window else f"the {a.context_window}-token context window")
-            self.say("trim", f"excerpts cut to their best sentences for {why} ({before} → {after} characters{kept})")
+            self.say("trim", f"excerpts cut to their best sentences for {budget.reason} ({before} → {after} characters{kept})")
         return picked
 
     # the tool loop -----------------------------------------------------------------
     def _loop(self, messages: list[dict[str, Any]]) -> Answer:
         rounds, done, stop = 0, set(), None
         while True:
-            room = self._room(messages)
+            room = self.budget.room(messages, self.tools)
             if self.tools and stop is None:
                 if rounds >= MAX_TOOL_ROUNDS:
                     stop = self._answer_now(messages, f"{MAX_TOOL_ROUNDS} tool rounds used")
@@ -264,7 +244,7 @@ class _Run:
         self.round_first: float | None = None
         try:
             turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
-                                   tool_choice="auto" if use_tools else "none", max_tokens=a.max_tokens,
+                                   tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
                                    temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
             a.tools_supported = self.tools = False
@@ -272,7 +252,7 @@ class _Run:
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
         self.round_end = time.perf_counter()
-        self._count(turn, _text(messages) + (json.dumps(SCHEMAS) if listed else ""))
+        self._count(turn, message_text(messages) + (json.dumps(SCHEMAS) if listed else ""))
         if visible is None:
             return turn, turn.content, []
         calls = turn.tool_calls or parse_text_calls(turn.content)
@@ -280,7 +260,7 @@ class _Run:
         return turn, visible.text, calls
 
     def _count(self, turn: ChatTurn, sent: str) -> None:
-        self.agent.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
+        self.budget.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
         if turn.prompt_tokens is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + turn.prompt_tokens
             self.cached_tokens = (self.cached_tokens or 0) + (turn.cached_tokens or 0)
@@ -290,10 +270,6 @@ class _Run:
         self.first_token = self.first_token or now
         self.round_first = self.round_first or now
         self.on_token(text)
-
-    def _room(self, messages: list[dict[str, Any]]) -> int:
-        """Characters of tool output that still fit beside the conversation and the answer."""
-        return self.agent.meter.chars(self.agent.context_window - self._fixed_tokens(messages))
 
     def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
         structured = bool(turn.tool_calls)
@@ -305,31 +281,22 @@ class _Run:
                 for c in calls]})
         else:  # calls the server left as text go back as text, in the form the chat template expects
             messages.append({"role": "assistant", "content": calls_as_text(calls)})
-        room = max(0, self._room(messages))
-        quick = self.agent.meter.tokens_within(self.agent.first_token_s)
-        share = (room if quick is None else min(room, self.agent.meter.chars(quick))) // len(calls)
+        share = self.budget.tool_share(messages, self.tools, len(calls))
         for call in calls:
             outcome = self.toolbox.run(call.name, call.arguments)
             self.say(call.name, outcome.step)
             numbers = {s.n for s in outcome.new_sources}
             self.seen |= numbers
-            text = self._fitted(call.name, outcome.text, numbers, share)
-            for n, _, body in _blocks(text, numbers)[1]:
+            text = fit_tool_output(outcome.text, numbers, share, self._pick)
+            if len(outcome.text) > share:
+                self.say("trim", f"the {call.name} result was cut to its best sentences "
+                                 f"({len(outcome.text)} → {len(text)} characters)")
+            for n, _, body in source_blocks(text, numbers)[1]:
                 self._show(self.agent.sources.by_number(n), body)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
 
-    def _fitted(self, name: str, text: str, numbers: set[int], share: int) -> str:
-        """A tool's output cut to its share: each source's block to the sentences that answer the
-        question, its "[n] name — path" line kept; what is not a source's block is cut at the end."""
-        if len(text) <= share:
-            return text
-        lead, blocks = _blocks(text, numbers)
-        budget = share - len(lead) - sum(len(head) + 3 for _, head, _ in blocks)
-        bodies = self.agent.evidence.pick(self.question, [body for *_, body in blocks], max(0, budget))
-        fitted = prompt.cut(lead + "\n\n".join(f"{head}\n{body}" for (_, head, _), body in zip(blocks, bodies)),
-                            share)
-        self.say("trim", f"the {name} result was cut to its best sentences ({len(text)} → {len(fitted)} characters)")
-        return fitted
+    def _pick(self, texts: list[str], budget: int) -> list[str]:
+        return self.agent.evidence.pick(self.question, texts, budget)
 
     # the answer --------------------------------------------------------------------
     def _finish(self, messages: list[dict[str, Any]], text: str, turn: ChatTurn) -> Answer:
@@ -371,19 +338,6 @@ def _seed_text(engine: Engine, result: SearchResult) -> str:
     if blank and head.startswith("[") and head.partition("] ")[2] == excerpt_sense(body).rstrip():
         return body
     return text
-
-
-def _text(messages: list[dict[str, Any]]) -> str:
-    """What of the messages the model reads, as one text (to count its tokens)."""
-    return "".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
-
-
-def _blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, str, str]]]:
-    """A tool's output as what comes before the sources, then (number, "[n] name — path", text) per source."""
-    found = [m for m in _BLOCK.finditer(text) if int(m.group(1)) in numbers]
-    ends = [m.start() for m in found[1:]] + [len(text)]
-    return (text[:found[0].start()] if found else text,
-            [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
 
 
 def _canonical(arguments: str) -> str:
