@@ -1,16 +1,18 @@
 """The assistant's pure parts, without a model or an index: tool calls written as text, the context
-window's budget."""
+window's budget, the run's stats."""
 
 from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 from sensetree.chat.budget import Budget, fit_tool_output, message_text
+from sensetree.chat import stats
 from sensetree.chat.prompt import PromptMeter
 from sensetree.chat.text_calls import calls_as_text, parse_text_calls
 from sensetree.chat.tools import SCHEMAS, source_blocks
-from sensetree.models.llm import ToolCall
+from sensetree.models.llm import ChatTurn, ToolCall
 
 
 # tool calls written as text ----------------------------------------------------------
@@ -109,3 +111,27 @@ def test_a_tool_output_is_cut_to_its_share_source_by_source():
     assert fitted.startswith("note: one\n[1] a.txt — /r/a.txt\naaa") and "\n\n[2] b.txt — /r/b.txt\nbbb" in fitted
     assert fit_tool_output(text, {1, 2}, len(text), pick) == text and len(asked) == 1  # within its share: untouched
     assert source_blocks("no matching file", set()) == ("no matching file", [])
+
+
+# the run's stats ----------------------------------------------------------------------
+def test_the_stats_time_the_first_token_shown_and_the_last_round(monkeypatch):
+    clock = iter([11.0, 11.5, 12.0, 13.0, 14.0])
+    monkeypatch.setattr(stats, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    run = stats.RunStats(started=10.0)                                   # the question
+    run.round_started()
+    run.text_shown()                                                     # 11.0: "Let me look."
+    run.round_ended(ChatTurn(chunks=3, prompt_tokens=300, cached_tokens=None))  # 11.5, a tool call
+    run.round_started()
+    assert (run.tokens, run.tokens_per_s) == (0, None)  # the new round showed nothing yet
+    run.text_shown()                                                     # 12.0
+    run.text_shown()                                                     # 13.0: not the round's first
+    run.round_ended(ChatTurn(chunks=5, prompt_tokens=40, cached_tokens=310))    # 14.0
+    assert run.ttft_s == 1.0 and run.tokens == 5 and run.tokens_per_s == 4 / 2.0
+    assert (run.prompt_tokens, run.cached_tokens) == (340, 310)
+
+
+def test_stats_of_an_answer_that_showed_nothing_and_a_server_that_says_nothing():
+    run = stats.RunStats()
+    run.round_started()
+    run.round_ended(ChatTurn(chunks=0))
+    assert (run.ttft_s, run.tokens, run.tokens_per_s, run.prompt_tokens, run.cached_tokens) == (None, 0, None, None, None)

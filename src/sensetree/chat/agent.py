@@ -15,7 +15,6 @@ its new excerpts and question. The excerpts are sized to what the server reads i
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -29,6 +28,7 @@ from . import prompt
 from .budget import Budget, fit_tool_output, message_text
 from .citations import Citations, cite
 from .evidence import Evidence, Sentence, coverage, split_sentences
+from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt, source_blocks
 
@@ -130,10 +130,7 @@ class _Run:
         self.tools = agent.tools_supported  # offered in this answer
         self.budget = agent.budget
         self.steps: list[Step] = []
-        self.started = time.perf_counter()
-        self.first_token: float | None = None
-        self.prompt_tokens: int | None = None
-        self.cached_tokens: int | None = None
+        self.stats = RunStats()
 
     def say(self, kind: str, text: str) -> None:
         step = Step(kind, text)
@@ -241,7 +238,7 @@ class _Run:
         a = self.agent
         visible = VisibleText(self._emit) if self.tools else None
         listed = listed and self.tools
-        self.round_first: float | None = None
+        self.stats.round_started()
         try:
             turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
                                    tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
@@ -251,24 +248,17 @@ class _Run:
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
-        self.round_end = time.perf_counter()
-        self._count(turn, message_text(messages) + (json.dumps(SCHEMAS) if listed else ""))
+        self.stats.round_ended(turn)
+        sent = message_text(messages) + (json.dumps(SCHEMAS) if listed else "")
+        self.budget.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
         if visible is None:
             return turn, turn.content, []
         calls = turn.tool_calls or parse_text_calls(turn.content)
         visible.close(is_call=bool(calls))
         return turn, visible.text, calls
 
-    def _count(self, turn: ChatTurn, sent: str) -> None:
-        self.budget.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
-        if turn.prompt_tokens is not None:
-            self.prompt_tokens = (self.prompt_tokens or 0) + turn.prompt_tokens
-            self.cached_tokens = (self.cached_tokens or 0) + (turn.cached_tokens or 0)
-
     def _emit(self, text: str) -> None:
-        now = time.perf_counter()
-        self.first_token = self.first_token or now
-        self.round_first = self.round_first or now
+        self.stats.text_shown()
         self.on_token(text)
 
     def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
@@ -310,15 +300,10 @@ class _Run:
             self.say("citations", "no excerpt supports this answer")
             body += f"\n\n{UNSUPPORTED}"
         sources = [replace(s, cited=s.n in cited) for s in a.sources if s.n in self.seen | cited]
-        answer = Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
-                        prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens)
-        if self.first_token is not None:
-            answer.ttft_s = self.first_token - self.started
-        if self.round_first is not None:
-            answer.tokens = turn.chunks
-            elapsed = self.round_end - self.round_first
-            answer.tokens_per_s = (turn.chunks - 1) / elapsed if turn.chunks > 1 and elapsed > 0 else None
-        return answer
+        stats = self.stats
+        return Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
+                      ttft_s=stats.ttft_s, tokens=stats.tokens, tokens_per_s=stats.tokens_per_s,
+                      prompt_tokens=stats.prompt_tokens, cached_tokens=stats.cached_tokens)
 
     def _tell(self, citations: Citations) -> None:
         if citations.dropped:
