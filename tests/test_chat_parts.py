@@ -1,5 +1,5 @@
 """The assistant's pure parts, without a model or an index: tool calls written as text, the context
-window's budget, the run's stats."""
+window's budget, the seed, the run's stats."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import math
 from types import SimpleNamespace
 
 from sensetree.chat.budget import Budget, fit_tool_output, message_text
-from sensetree.chat import stats
+from sensetree.chat import seed, stats
+from sensetree.chat.budget import ExcerptBudget
 from sensetree.chat.prompt import PromptMeter
 from sensetree.chat.text_calls import calls_as_text, parse_text_calls
-from sensetree.chat.tools import SCHEMAS, source_blocks
+from sensetree.chat.tools import SCHEMAS, Source, source_blocks
 from sensetree.models.llm import ChatTurn, ToolCall
+from sensetree.search.types import SearchResult
 
 
 # tool calls written as text ----------------------------------------------------------
@@ -135,3 +137,52 @@ def test_stats_of_an_answer_that_showed_nothing_and_a_server_that_says_nothing()
     run.round_started()
     run.round_ended(ChatTurn(chunks=0))
     assert (run.ttft_s, run.tokens, run.tokens_per_s, run.prompt_tokens, run.cached_tokens) == (None, 0, None, None, None)
+
+
+# the seed -----------------------------------------------------------------------------
+def _result(path: str, chunk: int = 0, label: str = "") -> SearchResult:
+    return SearchResult(path, path.rsplit("/", 1)[-1], 0.5, "the snippet", chunk, ["dense"], 1, None, 0.01,
+                        None, location_label=label)
+
+
+class _Chunks:
+    """An engine that only holds chunk texts, the way the seed reads them."""
+
+    def __init__(self, texts: dict[str, str]):
+        self.texts = texts
+
+    def chunk_text(self, path: str, chunk_index: int) -> str | None:
+        return self.texts.get(path)
+
+
+def test_the_seed_drops_a_sense_that_only_repeats_the_text():
+    body = "Harbour notice\n\nThe office opens at nine."
+    repeated = f"[notice.txt] {' '.join(body.split())}\n\n{body}"
+    written = "[notice.txt] When the harbour office opens\n\n" + body
+    engine = _Chunks({"/r/a.txt": repeated, "/r/b.txt": written, "/r/c.txt": "x" * 2000})
+    assert seed.excerpt_text(engine, _result("/r/a.txt")) == body  # the fallback sense: the same words twice
+    assert seed.excerpt_text(engine, _result("/r/b.txt")) == written  # a written sense stays
+    assert seed.excerpt_text(engine, _result("/r/c.txt")) == "x" * seed.SEED_EXCERPT_CHARS + "…"
+    assert seed.excerpt_text(engine, _result("/r/none.txt")) == "the snippet"
+
+
+def test_the_seed_counts_its_headers_and_says_when_it_was_cut():
+    results = [_result("/r/docs/a.txt"), _result("/r/b.pdf", label="p. 2")]
+    assert seed.header_chars(results, 7, ["/r"]) == len("[7] docs/a.txt") + 2 + len("[7] b.pdf p. 2") + 2
+    budget = ExcerptBudget(100, 300, "the 4096-token context window")
+    texts = ["a" * 200, "b" * 200, "c" * 200, "d" * 200]
+    fitted = seed.fit_excerpts(texts, budget, lambda texts, chars: [t[:chars // 4] for t in texts])
+    assert fitted == ["a" * 25, "b" * 25, "c" * 25, "d" * 25]
+    assert seed.cut_note(texts, fitted, budget) == \
+        "excerpts cut to their best sentences for the 4096-token context window (800 → 100 characters)"
+    assert seed.cut_note(texts, fitted[:3], budget).endswith("(800 → 75 characters, 1 dropped)")
+    assert seed.cut_note(texts, texts, budget) is None
+    assert seed.fit_excerpts(texts, ExcerptBudget(-5, -5, ""), lambda texts, chars: texts) == []  # nothing fits
+
+
+def test_the_seed_answers_without_tools_when_it_shows_the_question():
+    source = Source(1, "/r/ferry/timetable.txt", "timetable.txt", 0.5, "", 0, "seed")
+    excerpts = [(source, "The boat to Skye leaves at 10:40.")]
+    assert seed.shows_the_question("When does the boat to Skye leave?", excerpts)
+    assert seed.shows_the_question("Where is the ferry timetable?", excerpts)  # the path counts
+    assert not seed.shows_the_question("What does parking at the harbour cost per day?", excerpts)

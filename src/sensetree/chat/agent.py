@@ -1,15 +1,15 @@
 """The retrieval-grounded assistant (design §6): seed, let the model use its tools, check the citations.
 
 Before the first model call the question is searched (top 6, current scope) and the excerpts go
-into the user's message, so even a model that cannot call tools answers from the user's files.
-A model that can may search, read and list for up to five rounds. Everything it saw becomes a
-numbered source, numbered once per conversation, and the answer may only cite those numbers;
-a sentence the model left uncited gets the number of the excerpt it rests on.
+into the user's message, so even a model that cannot call tools answers from the user's files
+(``seed.py``). A model that can may search, read and list for up to five rounds. Everything it saw
+becomes a numbered source, numbered once per conversation, and the answer may only cite those
+numbers; a sentence the model left uncited gets the number of the excerpt it rests on.
 
 The prompt is built for a local server's prompt cache: the system prompt never changes, and the
 conversation goes back to the model exactly as it was sent and written, so each turn reads only
 its new excerpts and question. The excerpts are sized to what the server reads in
-``first_token_s`` seconds (its measured speed), within the context window.
+``first_token_s`` seconds (its measured speed), within the context window (``budget.py``).
 """
 
 from __future__ import annotations
@@ -20,23 +20,20 @@ from typing import Any, Callable
 
 from .. import paths
 from ..engine import Engine, SenseTreeError
-from ..ingest.sense import excerpt_sense
-from ..operations import SearchParams
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
-from . import prompt
+from . import prompt, seed
 from .budget import Budget, fit_tool_output, message_text
 from .citations import Citations, cite
-from .evidence import Evidence, Sentence, coverage, split_sentences
+from .evidence import Evidence, Sentence, split_sentences
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
-from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt, source_blocks
+from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
 
-SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
-SEED_EXCERPT_CHARS = 1200
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
-ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
+
+Message = dict[str, Any]
 
 
 class ChatError(SenseTreeError):
@@ -79,7 +76,10 @@ def _round(x: float | None) -> float | None:
 
 
 class Agent:
-    """One conversation: its history as sent, its numbered sources, what it learnt about the server."""
+    """One conversation: its history as sent, its numbered sources, what it learnt about the server.
+
+    Each answer is a ``_Run``; what the conversation keeps of it comes back through the methods below.
+    """
 
     def __init__(self, engine: Engine, client: ChatClient, *, scope: str | None = None, context_window: int = 4096,
                  window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2,
@@ -96,7 +96,7 @@ class Agent:
         # offer the tools only when the excerpts miss words of the question: a small model calls them
         # on a whim, which costs a round (seconds) and often the answer
         self.tools_when_needed = tools_when_needed
-        self.exchanges: list[list[dict[str, Any]]] = []  # each turn's messages, exactly as sent and answered
+        self.exchanges: list[list[Message]] = []  # each turn's messages, exactly as sent and answered
         self.sources = Sources()
         self.shown: dict[int, list[str]] = {}  # source number -> the sentences the model was shown
         self.evidence = Evidence(*_embedder_of(engine))
@@ -109,8 +109,25 @@ class Agent:
         except LLMError as exc:
             raise ChatError(f"the chat model failed: {exc}") from None
 
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Message]:
         return [m for exchange in self.exchanges for m in exchange]
+
+    def forget_oldest(self, exchanges: int) -> None:
+        """The window has no room left for them: the next questions go without."""
+        del self.exchanges[:exchanges]
+
+    def remember(self, exchange: list[Message]) -> None:
+        """An answered turn, sent back as it was with the next questions (a server's cache then reuses it)."""
+        self.exchanges.append(exchange)
+
+    def record_shown(self, source: int, text: str) -> None:
+        """What the model read of a source: the answers' citations are checked against these sentences."""
+        shown = self.shown.setdefault(source, [])
+        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
+
+    def drop_tools(self) -> None:
+        """The server refused the tools: later answers go without, instead of a refused request each."""
+        self.tools_supported = False
 
 
 def _embedder_of(engine: Engine) -> tuple[Callable, Callable]:
@@ -119,7 +136,9 @@ def _embedder_of(engine: Engine) -> tuple[Callable, Callable]:
 
 
 class _Run:
-    """The work of one answer, so that its state does not leak into the next."""
+    """The work of one answer, so that its state does not leak into the next: the seed, then the
+    tool loop, then the checked citations. It reads the conversation and changes it only through
+    the Agent's methods."""
 
     def __init__(self, agent: Agent, question: str, on_token: Callable[[str], None], on_step: Callable[[Step], None]):
         self.agent, self.question = agent, question
@@ -137,65 +156,54 @@ class _Run:
         self.steps.append(step)
         self.on_step(step)
 
-    # seeding and budget ------------------------------------------------------------
     def go(self) -> Answer:
         a = self.agent
         self.say("context", f"context window {self.budget.context_window} tokens ({a.window_source})")
-        response = a.engine.search(SearchParams(self.question, a.scope, SEED_LIMIT))
-        for notice in response.notices:
-            self.say("notice", notice)
-        results = response.results
-        where = f" in {a.scope}" if a.scope else ""
-        self.say("seed", f"searching: {self.question}{where} ({len(results)} excerpts)")
+        results = seed.search(a.engine, self.question, a.scope, self.say)
         self._trim_history()
-        texts = self._fit_excerpts(results, [_seed_text(a.engine, r) for r in results],
-                                   prompt.user_prompt(self.question, [], a.scope, self.roots))
-        self.seeded = [(self._source(r, "seed"), text) for r, text in zip(results, texts)]
-        for source, text in self.seeded:
-            self._show(source, text)
-        seen = " ".join(f"{s.path} {text}" for s, text in self.seeded)
-        if self.tools and a.tools_when_needed and coverage(self.question, seen) >= ENOUGH_COVERAGE:
+        seeded = self._seed(results)
+        if self.tools and a.tools_when_needed and seed.shows_the_question(self.question, seeded):
             self.tools = False
             self.say("tools", "the excerpts have the question's words: answering from them, without tools")
-        messages = [{"role": "system", "content": prompt.system_prompt(self.tools)}, *a.history(),
-                    {"role": "user", "content": prompt.user_prompt(self.question, self.seeded, a.scope, self.roots)}]
+        messages = [self._system(), *a.history(),
+                    {"role": "user", "content": prompt.user_prompt(self.question, seeded, a.scope, self.roots)}]
         return self._loop(messages)
 
-    def _source(self, result: SearchResult, origin: str) -> Source:
-        source = self.agent.sources.add_result(result, origin)
-        self.seen.add(source.n)
-        return source
-
-    def _show(self, source: Source, text: str) -> None:
-        shown = self.agent.shown.setdefault(source.n, [])
-        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
-
-    def _system(self) -> dict[str, Any]:
+    # the seed and the history ----------------------------------------------------------
+    def _system(self) -> Message:
         return {"role": "system", "content": prompt.system_prompt(self.tools)}
 
     def _trim_history(self) -> None:
         """Older turns go first when they would leave less than half the window for this one."""
         dropped = self.budget.exchanges_to_drop(self._system(), self.agent.exchanges, self.tools)
-        del self.agent.exchanges[:dropped]
         if dropped:
+            self.agent.forget_oldest(dropped)
             self.say("trim", f"the {dropped} oldest exchange(s) were left out to fit the context window")
 
-    def _fit_excerpts(self, results: list[SearchResult], texts: list[str], question: str) -> list[str]:
-        """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window;
-        the weakest excerpts go when even their best sentences do not fit."""
+    def _seed(self, results: list[SearchResult]) -> list[tuple[Source, str]]:
+        """The seed's excerpts cut to what fits, numbered as the conversation's sources."""
         a = self.agent
-        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots, r.location_label)) + 2 for r in results)
+        texts = [seed.excerpt_text(a.engine, r) for r in results]
+        question = prompt.user_prompt(self.question, [], a.scope, self.roots)
         budget = self.budget.for_excerpts([self._system(), *a.history(), {"role": "user", "content": question}],
-                                          headers, self.tools)
-        picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget.chars)), max(0, budget.window))
-        before, after = sum(map(len, texts)), sum(map(len, picked))
-        if after < before:
-            kept = f", {len(texts) - len(picked)} dropped" if len(picked) < len(texts) else ""
-            self.say("trim", f"excerpts cut to their best sentences for {budget.reason} ({before} → {after} characters{kept})")
-        return picked
+                                          seed.header_chars(results, len(a.sources) + 1, self.roots), self.tools)
+        fitted = seed.fit_excerpts(texts, budget, self._pick)
+        note = seed.cut_note(texts, fitted, budget)
+        if note:
+            self.say("trim", note)
+        seeded = []
+        for result, text in zip(results, fitted):
+            source = a.sources.add_result(result, "seed")
+            self.seen.add(source.n)
+            a.record_shown(source.n, text)
+            seeded.append((source, text))
+        return seeded
+
+    def _pick(self, texts: list[str], budget: int) -> list[str]:
+        return self.agent.evidence.pick(self.question, texts, budget)
 
     # the tool loop -----------------------------------------------------------------
-    def _loop(self, messages: list[dict[str, Any]]) -> Answer:
+    def _loop(self, messages: list[Message]) -> Answer:
         rounds, done, stop = 0, set(), None
         while True:
             room = self.budget.room(messages, self.tools)
@@ -212,21 +220,21 @@ class _Run:
                 turn, shown, _ = self._call(messages, use_tools=False, listed=False)
                 return self._finish(messages, shown, turn)
             runnable = [c for c in calls if c.name in TOOL_NAMES and c.arguments]
-            fresh = [c for c in runnable if (c.name, _canonical(c.arguments)) not in done]
+            fresh = [c for c in runnable if _call_key(c) not in done]
             if not fresh:  # small models loop on one call, dress an answer up as a call, or run out of tokens
                 reason = "the same tool call again" if runnable else "a tool call that cannot run"
                 stop = self._answer_now(messages, f"the model wrote {reason}")
                 continue
-            done |= {(c.name, _canonical(c.arguments)) for c in fresh}
+            done |= {_call_key(c) for c in fresh}
             rounds += 1
             self._run_tools(messages, turn, fresh)
 
-    def _answer_now(self, messages: list[dict[str, Any]], reason: str) -> str:
+    def _answer_now(self, messages: list[Message], reason: str) -> str:
         self.say("limit", f"{reason}: answering with what was found")
         messages.append({"role": "user", "content": prompt.ANSWER_NOW})
         return reason
 
-    def _call(self, messages: list[dict[str, Any]], use_tools: bool,
+    def _call(self, messages: list[Message], use_tools: bool,
               listed: bool = True) -> tuple[ChatTurn, str, list[ToolCall]]:
         """One streamed model call: what it produced, the text the user saw, the tool calls to run.
 
@@ -244,7 +252,8 @@ class _Run:
                                    tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
                                    temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
-            a.tools_supported = self.tools = False
+            a.drop_tools()
+            self.tools = False
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
@@ -261,7 +270,7 @@ class _Run:
         self.stats.text_shown()
         self.on_token(text)
 
-    def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
+    def _run_tools(self, messages: list[Message], turn: ChatTurn, calls: list[ToolCall]) -> None:
         structured = bool(turn.tool_calls)
         for i, call in enumerate(calls):
             call.id = call.id or f"call_{len(messages)}_{i}"
@@ -282,16 +291,13 @@ class _Run:
                 self.say("trim", f"the {call.name} result was cut to its best sentences "
                                  f"({len(outcome.text)} → {len(text)} characters)")
             for n, _, body in source_blocks(text, numbers)[1]:
-                self._show(self.agent.sources.by_number(n), body)
+                self.agent.record_shown(n, body)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
 
-    def _pick(self, texts: list[str], budget: int) -> list[str]:
-        return self.agent.evidence.pick(self.question, texts, budget)
-
     # the answer --------------------------------------------------------------------
-    def _finish(self, messages: list[dict[str, Any]], text: str, turn: ChatTurn) -> Answer:
+    def _finish(self, messages: list[Message], text: str, turn: ChatTurn) -> Answer:
         a = self.agent
-        a.exchanges.append(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
+        a.remember(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
         citations = cite(text.strip(), a.shown, a.evidence, self.question)
         self._tell(citations)
         cited = citations.numbers()
@@ -315,18 +321,9 @@ class _Run:
                 self.say("citations", f"{s.how} [{', '.join(map(str, s.cited))}] to “{prompt.cut(s.text, 60)}”{was}")
 
 
-def _seed_text(engine: Engine, result: SearchResult) -> str:
-    """The chunk as stored, lines kept, less a sense that only repeats the text's start (the fallback):
-    the same words twice would take the place of a sentence that answers."""
-    text = excerpt(engine, result, SEED_EXCERPT_CHARS, flat=False)
-    head, blank, body = text.partition("\n\n")
-    if blank and head.startswith("[") and head.partition("] ")[2] == excerpt_sense(body).rstrip():
-        return body
-    return text
-
-
-def _canonical(arguments: str) -> str:
+def _call_key(call: ToolCall) -> tuple[str, str]:
+    """A call as the loop compares them: its name and its arguments however the model spaced them."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True)
+        return call.name, json.dumps(json.loads(call.arguments), sort_keys=True)
     except ValueError:
-        return arguments
+        return call.name, call.arguments
