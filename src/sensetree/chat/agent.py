@@ -23,7 +23,7 @@ from ..engine import Engine, SenseTreeError
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
 from . import prompt, seed
-from .budget import Budget, fit_tool_output, message_text
+from .budget import Budget, Message, fit_tool_output, message_text
 from .citations import Citations, cite
 from .evidence import Evidence, Sentence, split_sentences
 from .stats import RunStats
@@ -32,8 +32,6 @@ from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
 
 MAX_TOOL_ROUNDS = 5
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
-
-Message = dict[str, Any]
 
 
 class ChatError(SenseTreeError):

@@ -11,6 +11,8 @@ from ..models.llm import ChatTurn
 
 @dataclass
 class RunStats:
+    """One answer's record; a round is one streamed model call."""
+
     started: float = field(default_factory=time.perf_counter)  # when the question came
     first_shown: float | None = None   # the first text the user saw, in any round
     round_shown: float | None = None   # the first text the user saw in the current round
