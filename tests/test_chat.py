@@ -19,10 +19,10 @@ import pytest
 
 from sensetree import paths
 from sensetree.chat import Agent, ChatError
-from sensetree.chat.agent import _text_tool_calls, _Visible
 from sensetree.chat.citations import abstains, check_markers, cite
 from sensetree.chat.evidence import Evidence, split_sentences
 from sensetree.chat.prompt import MIN_EXCERPT_CHARS, PromptMeter, fit, system_prompt
+from sensetree.chat.text_calls import VisibleText, parse_text_calls
 from sensetree.chat.tools import Sources, Toolbox
 from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.engine import Engine
@@ -187,18 +187,18 @@ def test_uncited_claims_get_the_number_of_the_excerpt_they_rest_on(evidence):
 
 def test_tool_calls_written_as_text_are_parsed_and_never_shown():
     content = 'Let me look.\n<tool_call>\n{"name": "search_files", "arguments": {"query": "a}b"}}\n</tool_call>'
-    [call] = _text_tool_calls(content)
+    [call] = parse_text_calls(content)
     assert call.name == "search_files" and json.loads(call.arguments) == {"query": "a}b"}
     # Qwen behind llama-cpp-python: the tags are special tokens the server drops, the JSON is the whole answer
-    [call] = _text_tool_calls('{\n  "name": "read_file",\n  "arguments": {"path": "/r/a.txt"}\n}')
+    [call] = parse_text_calls('{\n  "name": "read_file",\n  "arguments": {"path": "/r/a.txt"}\n}')
     assert call.name == "read_file" and json.loads(call.arguments) == {"path": "/r/a.txt"}
-    assert _text_tool_calls('{"name": "Kwame Mensah", "arguments": {}}')[0].name == "Kwame Mensah"  # the loop refuses it
-    assert _text_tool_calls('{"name": "Kwame Mensah", "role": "engineer"}') == []
-    assert _text_tool_calls('The answer is {"name": "read_file", "arguments": {}}') == []
+    assert parse_text_calls('{"name": "Kwame Mensah", "arguments": {}}')[0].name == "Kwame Mensah"  # the loop refuses it
+    assert parse_text_calls('{"name": "Kwame Mensah", "role": "engineer"}') == []
+    assert parse_text_calls('The answer is {"name": "read_file", "arguments": {}}') == []
 
     def shown_of(pieces: list[str], is_call: bool) -> str:
         shown: list[str] = []
-        visible = _Visible(shown.append)
+        visible = VisibleText(shown.append)
         for piece in pieces:
             visible.feed(piece)
         visible.close(is_call)

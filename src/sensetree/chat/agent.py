@@ -1,50 +1,37 @@
 """The retrieval-grounded assistant (design §6): seed, let the model use its tools, check the citations.
 
 Before the first model call the question is searched (top 6, current scope) and the excerpts go
-into the user's message, so even a model that cannot call tools answers from the user's files.
-A model that can may search, read and list for up to five rounds. Everything it saw becomes a
-numbered source, numbered once per conversation, and the answer may only cite those numbers;
-a sentence the model left uncited gets the number of the excerpt it rests on.
+into the user's message, so even a model that cannot call tools answers from the user's files
+(``seed.py``). A model that can may search, read and list for up to five rounds. Everything it saw
+becomes a numbered source, numbered once per conversation, and the answer may only cite those
+numbers; a sentence the model left uncited gets the number of the excerpt it rests on.
 
 The prompt is built for a local server's prompt cache: the system prompt never changes, and the
 conversation goes back to the model exactly as it was sent and written, so each turn reads only
 its new excerpts and question. The excerpts are sized to what the server reads in
-``first_token_s`` seconds (its measured speed), within the context window.
+``first_token_s`` seconds (its measured speed), within the context window (``budget.py``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .. import paths
 from ..engine import Engine, SenseTreeError
-from ..ingest.sense import excerpt_sense
-from ..operations import SearchParams
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
-from . import prompt
+from . import prompt, seed
+from .budget import Budget, Message, fit_tool_output, message_text
 from .citations import Citations, cite
-from .evidence import Evidence, Sentence, coverage, split_sentences
-from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, excerpt
+from .evidence import Evidence, Sentence, split_sentences
+from .stats import RunStats
+from .text_calls import VisibleText, calls_as_text, parse_text_calls
+from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
 
-SEED_LIMIT = 6
 MAX_TOOL_ROUNDS = 5
-SEED_EXCERPT_CHARS = 1200
-MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
-ENOUGH_COVERAGE = 0.5  # share of the question's words the excerpts must show for an answer without tools
-MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
-
-# Qwen, Hermes and others write tool calls as text; servers that do not parse them pass the text on.
-_TEXT_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.DOTALL)
-_CALL_START = re.compile(r'\{\s*"name"\s*:\s*"([^"]*)"\s*,\s*"(?:arguments|parameters)"')
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-# a tool's output is blocks, one per source, each opening with the line "[n] name — path"
-_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n", re.MULTILINE)
 
 
 class ChatError(SenseTreeError):
@@ -87,7 +74,10 @@ def _round(x: float | None) -> float | None:
 
 
 class Agent:
-    """One conversation: its history as sent, its numbered sources, what it learnt about the server."""
+    """One conversation: its history as sent, its numbered sources, what it learnt about the server.
+
+    Each answer is a ``_Run``; what the conversation keeps of it comes back through the methods below.
+    """
 
     def __init__(self, engine: Engine, client: ChatClient, *, scope: str | None = None, context_window: int = 4096,
                  window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2,
@@ -98,15 +88,13 @@ class Agent:
                 raise ChatError(f"{scope} is outside every indexed root ({', '.join(engine.roots()) or 'none yet'})")
             scope = paths.normalize(scope)
         self.engine, self.client, self.scope = engine, client, scope
-        self.context_window, self.window_source = context_window, window_source
-        self.max_tokens, self.temperature = max_tokens, temperature
-        self.meter = meter or prompt.PromptMeter()
-        self.first_token_s = first_token_s
+        self.window_source, self.temperature = window_source, temperature
+        self.budget = Budget(meter or prompt.PromptMeter(), context_window, max_tokens, first_token_s)
         self.tools_supported = True
         # offer the tools only when the excerpts miss words of the question: a small model calls them
         # on a whim, which costs a round (seconds) and often the answer
         self.tools_when_needed = tools_when_needed
-        self.exchanges: list[list[dict[str, Any]]] = []  # each turn's messages, exactly as sent and answered
+        self.exchanges: list[list[Message]] = []  # each turn's messages, exactly as sent and answered
         self.sources = Sources()
         self.shown: dict[int, list[str]] = {}  # source number -> the sentences the model was shown
         self.evidence = Evidence(*_embedder_of(engine))
@@ -119,8 +107,25 @@ class Agent:
         except LLMError as exc:
             raise ChatError(f"the chat model failed: {exc}") from None
 
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Message]:
         return [m for exchange in self.exchanges for m in exchange]
+
+    def forget_oldest(self, exchanges: int) -> None:
+        """The window has no room left for them: the next questions go without."""
+        del self.exchanges[:exchanges]
+
+    def remember(self, exchange: list[Message]) -> None:
+        """An answered turn, sent back as it was with the next questions (a server's cache then reuses it)."""
+        self.exchanges.append(exchange)
+
+    def record_shown(self, source: int, text: str) -> None:
+        """What the model read of a source: the answers' citations are checked against these sentences."""
+        shown = self.shown.setdefault(source, [])
+        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
+
+    def drop_tools(self) -> None:
+        """The server refused the tools: later answers go without, instead of a refused request each."""
+        self.tools_supported = False
 
 
 def _embedder_of(engine: Engine) -> tuple[Callable, Callable]:
@@ -129,7 +134,9 @@ def _embedder_of(engine: Engine) -> tuple[Callable, Callable]:
 
 
 class _Run:
-    """The work of one answer, so that its state does not leak into the next."""
+    """The work of one answer, so that its state does not leak into the next: the seed, then the
+    tool loop, then the checked citations. It reads the conversation and changes it only through
+    the Agent's methods."""
 
     def __init__(self, agent: Agent, question: str, on_token: Callable[[str], None], on_step: Callable[[Step], None]):
         self.agent, self.question = agent, question
@@ -138,93 +145,66 @@ class _Run:
         self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
+        self.budget = agent.budget
         self.steps: list[Step] = []
-        self.started = time.perf_counter()
-        self.first_token: float | None = None
-        self.prompt_tokens: int | None = None
-        self.cached_tokens: int | None = None
+        self.stats = RunStats()
 
     def say(self, kind: str, text: str) -> None:
         step = Step(kind, text)
         self.steps.append(step)
         self.on_step(step)
 
-    # seeding and budget ------------------------------------------------------------
     def go(self) -> Answer:
         a = self.agent
-        self.say("context", f"context window {a.context_window} tokens ({a.window_source})")
-        response = a.engine.search(SearchParams(self.question, a.scope, SEED_LIMIT))
-        for notice in response.notices:
-            self.say("notice", notice)
-        results = response.results
-        where = f" in {a.scope}" if a.scope else ""
-        self.say("seed", f"searching: {self.question}{where} ({len(results)} excerpts)")
+        self.say("context", f"context window {self.budget.context_window} tokens ({a.window_source})")
+        results = seed.search(a.engine, self.question, a.scope, self.say)
         self._trim_history()
-        texts = self._fit_excerpts(results, [_seed_text(a.engine, r) for r in results],
-                                   prompt.user_prompt(self.question, [], a.scope, self.roots))
-        self.seeded = [(self._source(r, "seed"), text) for r, text in zip(results, texts)]
-        for source, text in self.seeded:
-            self._show(source, text)
-        seen = " ".join(f"{s.path} {text}" for s, text in self.seeded)
-        if self.tools and a.tools_when_needed and coverage(self.question, seen) >= ENOUGH_COVERAGE:
+        seeded = self._seed(results)
+        if self.tools and a.tools_when_needed and seed.shows_the_question(self.question, seeded):
             self.tools = False
             self.say("tools", "the excerpts have the question's words: answering from them, without tools")
-        messages = [{"role": "system", "content": prompt.system_prompt(self.tools)}, *a.history(),
-                    {"role": "user", "content": prompt.user_prompt(self.question, self.seeded, a.scope, self.roots)}]
+        messages = [self._system(), *a.history(),
+                    {"role": "user", "content": prompt.user_prompt(self.question, seeded, a.scope, self.roots)}]
         return self._loop(messages)
 
-    def _source(self, result: SearchResult, origin: str) -> Source:
-        source = self.agent.sources.add_result(result, origin)
-        self.seen.add(source.n)
-        return source
-
-    def _show(self, source: Source, text: str) -> None:
-        shown = self.agent.shown.setdefault(source.n, [])
-        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
-
-    def _fixed_tokens(self, messages: list[dict[str, Any]]) -> int:
-        tools = json.dumps(SCHEMAS) if self.tools else ""
-        return self.agent.meter.tokens(_text(messages) + tools) + self.agent.max_tokens + MARGIN_TOKENS
+    # the seed and the history ----------------------------------------------------------
+    def _system(self) -> Message:
+        return {"role": "system", "content": prompt.system_prompt(self.tools)}
 
     def _trim_history(self) -> None:
         """Older turns go first when they would leave less than half the window for this one."""
-        a, dropped = self.agent, 0
-        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
-        while a.exchanges and self._fixed_tokens([system, *a.history()]) > a.context_window // 2:
-            a.exchanges.pop(0)
-            dropped += 1
+        dropped = self.budget.exchanges_to_drop(self._system(), self.agent.exchanges, self.tools)
         if dropped:
+            self.agent.forget_oldest(dropped)
             self.say("trim", f"the {dropped} oldest exchange(s) were left out to fit the context window")
 
-    def _fit_excerpts(self, results: list[SearchResult], texts: list[str], question: str) -> list[str]:
-        """The excerpts' best sentences for what the server reads in ``first_token_s``, within the window;
-        the weakest excerpts go when even their best sentences do not fit."""
+    def _seed(self, results: list[SearchResult]) -> list[tuple[Source, str]]:
+        """The seed's excerpts cut to what fits, numbered as the conversation's sources."""
         a = self.agent
-        system = {"role": "system", "content": prompt.system_prompt(self.tools)}
-        headers = sum(len(prompt.header(len(a.sources) + 1, r.path, self.roots, r.location_label)) + 2 for r in results)
-        # a model that can call tools keeps a fifth of the window for what they return
-        for_tools = min(a.context_window // 5, 1000) if self.tools else 0
-        meter = a.meter
-        # a quarter of the window at most: the turn stays in the history for the next ones
-        window = meter.chars(min(a.context_window // 4, a.context_window - for_tools - self._fixed_tokens(
-            [system, *a.history(), {"role": "user", "content": question}]))) - headers
-        quick = meter.tokens_within(a.first_token_s)
-        budget = window if quick is None else min(window, max(MIN_EXCERPT_BUDGET, meter.chars(
-            quick - meter.tokens(question)) - headers))
-        picked = prompt.fit(a.evidence.pick(self.question, texts, max(0, budget)), max(0, window))
-        before, after = sum(map(len, texts)), sum(map(len, picked))
-        if after < before:
-            kept = f", {len(texts) - len(picked)} dropped" if len(picked) < len(texts) else ""
-            why = (f"what the model reads in {a.first_token_s:g} s at {meter.tokens_per_s:.0f} tokens/s"
-                   if quick is not None and budget < window else f"the {a.context_window}-token context window")
-            self.say("trim", f"excerpts cut to their best sentences for {why} ({before} → {after} characters{kept})")
-        return picked
+        texts = [seed.excerpt_text(a.engine, r) for r in results]
+        question = prompt.user_prompt(self.question, [], a.scope, self.roots)
+        budget = self.budget.for_excerpts([self._system(), *a.history(), {"role": "user", "content": question}],
+                                          seed.header_chars(results, len(a.sources) + 1, self.roots), self.tools)
+        fitted = seed.fit_excerpts(texts, budget, self._pick)
+        note = seed.cut_note(texts, fitted, budget)
+        if note:
+            self.say("trim", note)
+        seeded = []
+        for result, text in zip(results, fitted):
+            source = a.sources.add_result(result, "seed")
+            self.seen.add(source.n)
+            a.record_shown(source.n, text)
+            seeded.append((source, text))
+        return seeded
+
+    def _pick(self, texts: list[str], budget: int) -> list[str]:
+        return self.agent.evidence.pick(self.question, texts, budget)
 
     # the tool loop -----------------------------------------------------------------
-    def _loop(self, messages: list[dict[str, Any]]) -> Answer:
+    def _loop(self, messages: list[Message]) -> Answer:
         rounds, done, stop = 0, set(), None
         while True:
-            room = self._room(messages)
+            room = self.budget.room(messages, self.tools)
             if self.tools and stop is None:
                 if rounds >= MAX_TOOL_ROUNDS:
                     stop = self._answer_now(messages, f"{MAX_TOOL_ROUNDS} tool rounds used")
@@ -238,21 +218,21 @@ class _Run:
                 turn, shown, _ = self._call(messages, use_tools=False, listed=False)
                 return self._finish(messages, shown, turn)
             runnable = [c for c in calls if c.name in TOOL_NAMES and c.arguments]
-            fresh = [c for c in runnable if (c.name, _canonical(c.arguments)) not in done]
+            fresh = [c for c in runnable if _call_key(c) not in done]
             if not fresh:  # small models loop on one call, dress an answer up as a call, or run out of tokens
                 reason = "the same tool call again" if runnable else "a tool call that cannot run"
                 stop = self._answer_now(messages, f"the model wrote {reason}")
                 continue
-            done |= {(c.name, _canonical(c.arguments)) for c in fresh}
+            done |= {_call_key(c) for c in fresh}
             rounds += 1
             self._run_tools(messages, turn, fresh)
 
-    def _answer_now(self, messages: list[dict[str, Any]], reason: str) -> str:
+    def _answer_now(self, messages: list[Message], reason: str) -> str:
         self.say("limit", f"{reason}: answering with what was found")
         messages.append({"role": "user", "content": prompt.ANSWER_NOW})
         return reason
 
-    def _call(self, messages: list[dict[str, Any]], use_tools: bool,
+    def _call(self, messages: list[Message], use_tools: bool,
               listed: bool = True) -> tuple[ChatTurn, str, list[ToolCall]]:
         """One streamed model call: what it produced, the text the user saw, the tool calls to run.
 
@@ -262,43 +242,33 @@ class _Run:
         Once tools were offered, a model may write a call even when they are not: that is never shown.
         """
         a = self.agent
-        visible = _Visible(self._emit) if self.tools else None
+        visible = VisibleText(self._emit) if self.tools else None
         listed = listed and self.tools
-        self.round_first: float | None = None
+        self.stats.round_started()
         try:
             turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
-                                   tool_choice="auto" if use_tools else "none", max_tokens=a.max_tokens,
+                                   tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
                                    temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
-            a.tools_supported = self.tools = False
+            a.drop_tools()
+            self.tools = False
             self.say("fallback", f"the model cannot call tools ({exc}); answering from the seeded excerpts")
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
-        self.round_end = time.perf_counter()
-        self._count(turn, _text(messages) + (json.dumps(SCHEMAS) if listed else ""))
+        self.stats.round_ended(turn)
+        sent = message_text(messages) + (json.dumps(SCHEMAS) if listed else "")
+        self.budget.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
         if visible is None:
             return turn, turn.content, []
-        calls = turn.tool_calls or _text_tool_calls(turn.content)
+        calls = turn.tool_calls or parse_text_calls(turn.content)
         visible.close(is_call=bool(calls))
         return turn, visible.text, calls
 
-    def _count(self, turn: ChatTurn, sent: str) -> None:
-        self.agent.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
-        if turn.prompt_tokens is not None:
-            self.prompt_tokens = (self.prompt_tokens or 0) + turn.prompt_tokens
-            self.cached_tokens = (self.cached_tokens or 0) + (turn.cached_tokens or 0)
-
     def _emit(self, text: str) -> None:
-        now = time.perf_counter()
-        self.first_token = self.first_token or now
-        self.round_first = self.round_first or now
+        self.stats.text_shown()
         self.on_token(text)
 
-    def _room(self, messages: list[dict[str, Any]]) -> int:
-        """Characters of tool output that still fit beside the conversation and the answer."""
-        return self.agent.meter.chars(self.agent.context_window - self._fixed_tokens(messages))
-
-    def _run_tools(self, messages: list[dict[str, Any]], turn: ChatTurn, calls: list[ToolCall]) -> None:
+    def _run_tools(self, messages: list[Message], turn: ChatTurn, calls: list[ToolCall]) -> None:
         structured = bool(turn.tool_calls)
         for i, call in enumerate(calls):
             call.id = call.id or f"call_{len(messages)}_{i}"
@@ -307,37 +277,25 @@ class _Run:
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in calls]})
         else:  # calls the server left as text go back as text, in the form the chat template expects
-            messages.append({"role": "assistant", "content": _as_text(calls)})
-        room = max(0, self._room(messages))
-        quick = self.agent.meter.tokens_within(self.agent.first_token_s)
-        share = (room if quick is None else min(room, self.agent.meter.chars(quick))) // len(calls)
+            messages.append({"role": "assistant", "content": calls_as_text(calls)})
+        share = self.budget.tool_share(messages, self.tools, len(calls))
         for call in calls:
             outcome = self.toolbox.run(call.name, call.arguments)
             self.say(call.name, outcome.step)
             numbers = {s.n for s in outcome.new_sources}
             self.seen |= numbers
-            text = self._fitted(call.name, outcome.text, numbers, share)
-            for n, _, body in _blocks(text, numbers)[1]:
-                self._show(self.agent.sources.by_number(n), body)
+            text = fit_tool_output(outcome.text, numbers, share, self._pick)
+            if len(outcome.text) > share:
+                self.say("trim", f"the {call.name} result was cut to its best sentences "
+                                 f"({len(outcome.text)} → {len(text)} characters)")
+            for n, _, body in source_blocks(text, numbers)[1]:
+                self.agent.record_shown(n, body)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
 
-    def _fitted(self, name: str, text: str, numbers: set[int], share: int) -> str:
-        """A tool's output cut to its share: each source's block to the sentences that answer the
-        question, its "[n] name — path" line kept; what is not a source's block is cut at the end."""
-        if len(text) <= share:
-            return text
-        lead, blocks = _blocks(text, numbers)
-        budget = share - len(lead) - sum(len(head) + 3 for _, head, _ in blocks)
-        bodies = self.agent.evidence.pick(self.question, [body for *_, body in blocks], max(0, budget))
-        fitted = prompt.cut(lead + "\n\n".join(f"{head}\n{body}" for (_, head, _), body in zip(blocks, bodies)),
-                            share)
-        self.say("trim", f"the {name} result was cut to its best sentences ({len(text)} → {len(fitted)} characters)")
-        return fitted
-
     # the answer --------------------------------------------------------------------
-    def _finish(self, messages: list[dict[str, Any]], text: str, turn: ChatTurn) -> Answer:
+    def _finish(self, messages: list[Message], text: str, turn: ChatTurn) -> Answer:
         a = self.agent
-        a.exchanges.append(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
+        a.remember(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
         citations = cite(text.strip(), a.shown, a.evidence, self.question)
         self._tell(citations)
         cited = citations.numbers()
@@ -346,15 +304,10 @@ class _Run:
             self.say("citations", "no excerpt supports this answer")
             body += f"\n\n{UNSUPPORTED}"
         sources = [replace(s, cited=s.n in cited) for s in a.sources if s.n in self.seen | cited]
-        answer = Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
-                        prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens)
-        if self.first_token is not None:
-            answer.ttft_s = self.first_token - self.started
-        if self.round_first is not None:
-            answer.tokens = turn.chunks
-            elapsed = self.round_end - self.round_first
-            answer.tokens_per_s = (turn.chunks - 1) / elapsed if turn.chunks > 1 and elapsed > 0 else None
-        return answer
+        stats = self.stats
+        return Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
+                      ttft_s=stats.ttft_s, tokens=stats.tokens, tokens_per_s=stats.tokens_per_s,
+                      prompt_tokens=stats.prompt_tokens, cached_tokens=stats.cached_tokens)
 
     def _tell(self, citations: Citations) -> None:
         if citations.dropped:
@@ -366,94 +319,9 @@ class _Run:
                 self.say("citations", f"{s.how} [{', '.join(map(str, s.cited))}] to “{prompt.cut(s.text, 60)}”{was}")
 
 
-def _seed_text(engine: Engine, result: SearchResult) -> str:
-    """The chunk as stored, lines kept, less a sense that only repeats the text's start (the fallback):
-    the same words twice would take the place of a sentence that answers."""
-    text = excerpt(engine, result, SEED_EXCERPT_CHARS, flat=False)
-    head, blank, body = text.partition("\n\n")
-    if blank and head.startswith("[") and head.partition("] ")[2] == excerpt_sense(body).rstrip():
-        return body
-    return text
-
-
-def _text(messages: list[dict[str, Any]]) -> str:
-    """What of the messages the model reads, as one text (to count its tokens)."""
-    return "".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
-
-
-def _blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, str, str]]]:
-    """A tool's output as what comes before the sources, then (number, "[n] name — path", text) per source."""
-    found = [m for m in _BLOCK.finditer(text) if int(m.group(1)) in numbers]
-    ends = [m.start() for m in found[1:]] + [len(text)]
-    return (text[:found[0].start()] if found else text,
-            [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
-
-
-def _text_tool_calls(content: str) -> list[ToolCall]:
-    """Tool calls a model wrote as text: in ``<tool_call>`` tags (Hermes, Qwen), or as the whole answer
-    being ``{"name", "arguments"}`` JSON (what Qwen's calls look like once a server drops the tags)."""
-    blocks = [m.group(1) for m in _TEXT_CALL.finditer(content or "")]
-    if not blocks:
-        bare = _FENCE.sub("", (content or "").strip())
-        blocks = [bare] if bare.startswith("{") else []
-    calls = []
-    for block in blocks:
-        try:
-            data = json.loads(block)
-        except ValueError:  # often a call cut by max_tokens: never an answer, and it cannot run
-            started = _CALL_START.match(block)
-            if started:
-                calls.append(ToolCall("", started.group(1), ""))
-            continue
-        if isinstance(data, dict) and isinstance(data.get("name"), str) and ({"arguments", "parameters"} & set(data)):
-            args = data.get("arguments", data.get("parameters", {}))
-            calls.append(ToolCall("", data["name"], args if isinstance(args, str) else json.dumps(args)))
-    return calls
-
-
-def _canonical(arguments: str) -> str:
+def _call_key(call: ToolCall) -> tuple[str, str]:
+    """A call as the loop compares them: its name and its arguments however the model spaced them."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True)
+        return call.name, json.dumps(json.loads(call.arguments), sort_keys=True)
     except ValueError:
-        return arguments
-
-
-def _as_text(calls: list[ToolCall]) -> str:
-    """Calls in the Hermes form the model's chat template would have written them in."""
-    return "\n".join(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}\n</tool_call>'
-                     for c in calls)
-
-
-class _Visible:
-    """Streams the model's text to the user, but not a tool call written as text: a round that opens
-    with ``{`` or a code fence is held until it ends, and a ``<tool_call>`` tag hides the rest."""
-
-    MARK = "<tool_call>"
-
-    def __init__(self, emit: Callable[[str], None]):
-        self.emit, self.pending, self.hidden, self.text = emit, "", False, ""
-
-    def feed(self, piece: str) -> None:
-        if self.hidden:
-            return
-        self.pending += piece
-        at = self.pending.find(self.MARK)
-        if at >= 0:
-            self._flush(self.pending[:at])
-            self.pending, self.hidden = "", True
-            return
-        if not self.text and self.pending.lstrip()[:1] in ("", "{", "`"):
-            return  # could be a bare JSON call: wait for the end of the round
-        keep = next((k for k in range(len(self.MARK) - 1, 0, -1) if self.pending.endswith(self.MARK[:k])), 0)
-        self._flush(self.pending[:len(self.pending) - keep])
-        self.pending = self.pending[len(self.pending) - keep:]
-
-    def close(self, is_call: bool) -> None:
-        if not (self.hidden or is_call):
-            self._flush(self.pending)
-        self.pending = ""
-
-    def _flush(self, text: str) -> None:
-        if text:
-            self.text += text
-            self.emit(text)
+        return call.name, call.arguments

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,8 @@ from ..operations import TOOLS, Operation
 from ..search.types import SearchResponse, SearchResult, SimilarResponse
 
 SEARCH_LIMIT = 8
+# a tool's output is blocks, one per source, each opening with the line "[n] name — path"
+_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n", re.MULTILINE)
 
 
 @dataclass
@@ -218,6 +221,14 @@ def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> 
     text = engine.chunk_text(result.path, result.chunk_index) or result.snippet
     text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
+
+
+def source_blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, str, str]]]:
+    """A tool's output as what comes before the sources, then (number, "[n] name — path", text) per source."""
+    found = [m for m in _BLOCK.finditer(text) if int(m.group(1)) in numbers]
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return (text[:found[0].start()] if found else text,
+            [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
 
 
 def _flat(text: str) -> str:
