@@ -29,7 +29,9 @@ filtered results with the unfiltered ones):
   word beside it with nothing else on its other side ("photos 2019", "2019 pdfs"). "2019 tax return",
   "Steuererklärung 2019" and "tax return 2019 pdf" are about 2019 and were written in 2020: there the
   year is the topic. A month name alone needs such a word too ("since January";
-  "mars" is also a planet, "may" a verb); a month with its year ("March 2025") needs none.
+  "mars" is also a planet, "may" a verb); a month with its year ("March 2025") needs none. A full
+  date needs "since", "in", "before"...: alone or after "of/vom" it is the document's own date
+  ("Urteil vom 2. April 2013", "minutes 2025-03-01"), which its file need not share.
 - A singular type word or extension followed by another word modifies it: "pdf export settings",
   "email server configuration", "photo editing" are about the format. Only a following filter, a file
   noun ("pdf files") or a linking word ("email from Anna", "fotos de vacaciones") keeps it a filter.
@@ -94,20 +96,21 @@ _WORD = ("docx", "doc")
 _TYPE_TABLE: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("pdf",), "pdf", "pdfs"),
     (_SHEETS,
-     "spreadsheet|excel|excel sheet|excel-tabelle|excel-datei|tabelle|tabellenkalkulation|tableur"
-     "|feuille de calcul|hoja de cálculo|hoja de calculo|xlsx|xlsm|xls|ods",
-     "spreadsheets|excel sheets|excel-tabellen|excel-dateien|tabellen|tableurs|feuilles de calcul"
-     "|hojas de cálculo|hojas de calculo"),
+     ("spreadsheet|excel|excel sheet|excel-tabelle|excel-datei|tabelle|tabellenkalkulation|tableur"
+      "|feuille de calcul|hoja de cálculo|hoja de calculo|xlsx|xlsm|xls|ods"),
+     ("spreadsheets|excel sheets|excel-tabellen|excel-dateien|tabellen|tableurs|feuilles de calcul"
+      "|hojas de cálculo|hojas de calculo")),
     (_SLIDES,
      "powerpoint|diapositive|diapositiva|pptx|ppt|odp",
-     "slides|presentations|powerpoints|präsentationen|folien|présentations|diapositives|diapos"
-     "|presentaciones|diapositivas"),
+     ("slides|presentations|powerpoints|präsentationen|folien|présentations|diapositives|diapos"
+      "|presentaciones|diapositivas")),
     (_MAIL, "email|e-mail|courriel|correo electrónico|correo electronico|eml",
      "emails|e-mails|mails|courriels|correos|correos electrónicos|correos electronicos"),
-    (_WORD, "word document|word doc|word file|word-dokument|word-datei|document word|documento de word"
-     "|documento word|docx",
-     "word documents|word docs|word files|word-dokumente|word-dateien|documents word|documentos de word"
-     "|documentos word"),
+    (_WORD,
+     ("word document|word doc|word file|word-dokument|word-datei|document word|documento de word"
+      "|documento word|docx"),
+     ("word documents|word docs|word files|word-dokumente|word-dateien|documents word|documentos de word"
+      "|documentos word")),
     (("image",), "photo|screenshot|foto|jpg|jpeg|png|gif|tif|tiff|webp",
      "photos|images|pictures|pics|screenshots|fotos|bilder|bildern|imágenes|imagenes"),
     (("epub",), "ebook|e-book|epub", "ebooks|e-books"),
@@ -143,7 +146,7 @@ def _alternation(words: list[str]) -> str:
 
 _TYPE_WORDS = [w for _, singulars, plurals in _TYPE_TABLE for w in (singulars + "|" + plurals).split("|") if w]
 _FILE_NOUN = r"(?:files?|documents?|docs|dateien|datei|dokumente?|fichiers?|archivos?|documentos?)"
-_FILE_NOUN_PLURAL = re.compile(r"files|documents|docs|dateien|dokumente|fichiers|archivos|documentos", re.I)
+_FILE_NOUN_PLURAL = re.compile(r"files|documents|docs|dateien|dokumente|fichiers|archivos|documentos", re.IGNORECASE)
 _ARTICLE = r"(?:the|my|all|die|meine|alle|le|la|les|mes|tous\s+les|el|los|las|mis|todos\s+los|in|im|en)"
 _TYPE_RE = re.compile(
     rf"(?<![\w.])(?:{_ARTICLE}\s+)?(?:(?P<noun_before>{_FILE_NOUN})\s+(?:(?:de|en)\s+)?)?[.*]*"
@@ -177,12 +180,12 @@ _MONTH = rf"(?:{_alternation(_MONTHS)})"
 _MONTH_ANY = rf"(?:{_alternation(_MONTHS)}|(?:{_alternation(_MONTH_ABBREVIATIONS)})\.?)"
 _YEAR = r"(?:19[7-9][0-9]|20[0-9][0-9])"
 _DAY = r"(?:[0-3]?[0-9](?:\.|er|st|nd|rd|th)?)"
-# Absolute times, with whether they need a connecting word ("in 2019") to read as a time.
+# Absolute times: a month with its year reads as a time alone, the others need a connecting word.
 _ABSOLUTE = (
-    rf"(?P<strong>{_YEAR}-[01][0-9]-[0-3][0-9]"                             # 2025-03-01
+    rf"(?P<date>{_YEAR}-[01][0-9]-[0-3][0-9]"                               # 2025-03-01
     rf"|{_DAY}\s+(?:de\s+)?{_MONTH_ANY}\s+(?:de\s+)?{_YEAR}"               # 1 March 2025, 1er mars 2025
-    rf"|{_MONTH_ANY}\s+{_DAY},?\s+{_YEAR}"                                  # March 1, 2025
-    rf"|{_MONTH_ANY}\s+(?:de\s+|del\s+)?{_YEAR})"                           # March 2025, marzo de 2025
+    rf"|{_MONTH_ANY}\s+{_DAY},?\s+{_YEAR})"                                 # March 1, 2025
+    rf"|(?P<strong>{_MONTH_ANY}\s+(?:de\s+|del\s+)?{_YEAR})"                 # March 2025, marzo de 2025
     rf"|(?P<month>{_MONTH}|{_YEAR}-[01][0-9])|(?P<year>{_YEAR})"             # 2025-03 alone may be a season: 2001-02
 )
 _IN = r"in|during|from|im|in\s+der|in\s+den|aus|während|en|pendant|durant|durante|von"
@@ -249,8 +252,13 @@ _NAMED_FOLDER_RE = re.compile(  # "in the Work folder", "im Projekte-Ordner"
     re.IGNORECASE,
 )
 
-_FIRST_PERSON = re.compile(r"(?<![\w'])(?:(?-i:I)|i'[a-z]+|me|my|mine|ich|mir|mich|meine?[mnrs]?|je|j'|moi|mon|ma"
-                           r"|mes|yo|mis?)(?![\w'])", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:(?:(?-i:I)|i'[a-z]+|me|my|ich|mir|mich|meine?[mnrs]?|je|moi|mon|ma"
+                           r"|mes|yo|mis?)(?![\w'-])|j'(?=\w))", re.IGNORECASE)
+# Words after which "I" is a numeral or a letter, not the writer: "type I", "haplogroup I", "World War I".
+_NUMBERED = {"type", "class", "phase", "stage", "grade", "group", "haplogroup", "complex", "chapter", "part",
+             "section", "article", "volume", "vol", "war", "schedule", "annex", "appendix", "form", "tier", "level",
+             "category", "factor", "title", "book", "act", "site", "receptor", "collagen", "interferon", "louis",
+             "henry", "elizabeth", "charles", "george", "james", "william", "edward"}
 _WORD_RE = re.compile(r"[\w'&+/–-]+|[^\w\s]")
 _PLURAL_UNITS = {"days", "weeks", "months", "years", "tage", "tagen", "wochen", "monate", "monaten", "jahre",
                  "jahren", "jours", "semaines", "années", "annees", "ans", "días", "dias", "semanas", "meses",
@@ -282,7 +290,7 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
     text = unicodedata.normalize("NFC", query)
     now = now.astimezone().replace(tzinfo=None) if now.tzinfo else now
     found: list[_Reading] = []
-    if not (_is_prose(text) and not _FIRST_PERSON.search(text)):
+    if not (_is_prose(text) and not _first_person(text)):
         found += _bounded(text, _times(text))
         if folders is not None:
             found += _folders(text, folders, found)
@@ -325,6 +333,9 @@ def _times(text: str) -> list[_Reading]:
         direction = next((d for d in ("in", "since", "before", "until") if match[d]), None)
         if match["strong"]:
             found.append(_Reading(match.start(), match.end(), "time", ("absolute", match["strong"], direction)))
+        elif match["date"]:  # a day needs "since", "in"...: alone or after "vom" it is the document's own date
+            if direction:
+                found.append(_Reading(match.start(), match.end(), "time", ("absolute", match["date"], direction)))
         elif match["year"]:  # "of 2019" reads "of" as no time word: a bare year
             start = match.start() if direction else match.start("year")
             found.append(_Reading(start, match.end(), "time" if direction else "year",
@@ -532,9 +543,19 @@ def _is_prose(text: str) -> bool:
     return stripped.endswith((".", "?", "!", "…", "。", "？", "！")) or len(stripped.split()) >= 9
 
 
+def _first_person(text: str) -> bool:
+    """Whether a sentence speaks of its writer: "what did I send", "mes factures", "ich habe"."""
+    for match in _FIRST_PERSON.finditer(text):
+        before = text[: match.start()].split()
+        if match.group() != "I" or not before or before[-1].casefold().strip(",;:(-") not in _NUMBERED:
+            return True
+    return False
+
+
 def _bounded(text: str, readings: list[_Reading]) -> list[_Reading]:
-    """The readings that are whole words: a combining mark is part of the word before it too (Thai
-    "ปี 2001" has no space, and its vowel sign is no letter to ``\w``)."""
+    """The readings that are whole words. The patterns' lookarounds see letters and digits only; a
+    combining mark belongs to the word too (Thai "ประจำปี2001-02": no space, and the vowel sign of ปี
+    is no word character to ``re``)."""
     def inside(char: str) -> bool:
         return char.isalnum() or unicodedata.category(char).startswith("M")
     return [r for r in readings if not (r.start > 0 and inside(text[r.start - 1]))
