@@ -280,3 +280,15 @@ def test_any_text_is_read_without_error_and_without_new_words(query):
     assert all(_is_subsequence(_non_space(said), _non_space(text)) for said in understood.said)
     assert understood.said
     json.dumps(understood.as_dict())
+
+
+@pytest.mark.parametrize("query", ['"pdf" export settings', 'invoices "from March 2025"', '„letzte Woche“ Protokoll',
+                                   'rapport «la semaine dernière»', '“spreadsheets” tutorial'])
+def test_a_phrase_in_quotes_is_taken_as_written(query):
+    assert understand(query, now=NOW) is None
+
+
+def test_quotes_keep_one_filter_as_words_and_the_others_read():
+    understood = understand('invoices "pdf" from March 2025', now=NOW)
+    assert understood is not None and understood.types == () and understood.said == ("from March 2025",)
+    assert '"pdf"' in understood.query

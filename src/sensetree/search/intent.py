@@ -42,6 +42,8 @@ filtered results with the unfiltered ones):
   ("incidence rose since 1979.", "Urteil vom 2. April 2013"), unless it speaks in the first person
   ("what did I send Anna last week?"), when it asks about one's own files. Type words follow the
   rules above in prose too.
+- A phrase in quotes is taken as written ('"pdf" export', '„letzte Woche“'): quotes are how a person,
+  or the web app's chip that undoes one filter, says that words are the topic.
 - The query never ends empty: when reading every filter would leave nothing (or only words like
   "and", "the", "files"), the type words stay in the query, and stay filters only when a time or a
   folder was said too ("photos from last week", "pdf in Work"); a lone "email" or "pdfs" is the topic.
@@ -260,6 +262,8 @@ _NUMBERED = {"type", "class", "phase", "stage", "grade", "group", "haplogroup", 
              "category", "factor", "title", "book", "act", "site", "receptor", "collagen", "interferon", "louis",
              "henry", "elizabeth", "charles", "george", "james", "william", "edward"}
 _WORD_RE = re.compile(r"[\w'&+/–-]+|[^\w\s]")
+# A phrase in quotes is taken as written, never as a filter: how a person (or a removed chip) says "pdf" is the topic.
+_QUOTED_RE = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
 _PLURAL_UNITS = {"days", "weeks", "months", "years", "tage", "tagen", "wochen", "monate", "monaten", "jahre",
                  "jahren", "jours", "semaines", "années", "annees", "ans", "días", "dias", "semanas", "meses",
                  "años", "anos"}
@@ -295,6 +299,8 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
         if folders is not None:
             found += _folders(text, folders, found)
     found += _bounded(text, _types(text, found))
+    quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
+    found = [r for r in found if not any(start <= r.start and r.end <= end for start, end in quoted)]
     read = [r for r in _apply_rules(text, found) if _resolve(r, now)]
     rest = _without(text, read)
     if _empty(rest):  # the query never ends empty: the type words stay, or nothing is read
