@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
+from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -44,7 +45,8 @@ from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.types import SearchResponse, SimilarResponse, TreeResponse
+from .search.intent import FEW_RESULTS, narrowed, understand
+from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
 from .store.location import location
@@ -159,22 +161,47 @@ class Engine:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
 
     def search(self, params: SearchParams) -> SearchResponse:
-        """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call."""
-        hybrid = self.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
-        rerank = self.settings["retrieval.rerank"] if params.rerank is None else params.rerank
+        """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call.
+        Unless ``literal``, filters said in the query's words (search/intent.py) narrow it; when they
+        leave little that the words alone would find, the answer says so."""
         filters = parse_filters(params.types, params.modified_after, params.modified_before)
         scope = params.scope or None
+        understood = None if params.literal else understand(params.query, now=datetime.now(),
+                                                            folders=lambda name: self._folders_named(name, scope))
+        if understood is None:
+            return self._search(params, params.query, filters, scope)
+        response = self._search(params, understood.query, narrowed(filters, understood.filters()),
+                                understood.folder or scope)
+        response.query, response.understood = params.query, understood.as_dict()
+        if len(response.results) < FEW_RESULTS:
+            plain = self._search(params, params.query, filters, scope)
+            if len(plain.results) >= max(FEW_RESULTS, 2 * len(response.results) + 1):
+                response.understood["literal_results"] = len(plain.results)
+                said = ", ".join(f'"{words}"' for words in understood.said)
+                response.notices.append(
+                    f"{said} read as a filter: {len(response.results)} file{'s' if len(response.results) != 1 else ''}"
+                    f" found; as search words {len(plain.results)} (search again with --literal, or put them in quotes)")
+        return response
+
+    def _search(self, params: SearchParams, query: str, filters: Filters | None, scope: str | None) -> SearchResponse:
+        hybrid = self.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
+        rerank = self.settings["retrieval.rerank"] if params.rerank is None else params.rerank
         problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
-            return SearchResponse(query=params.query, notices=[*self.notices.take(), problem])
+            return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().search(
-            params.query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
+            query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         self._add_catalog_facts(response, scope, collapse)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
         return response
+
+    def _folders_named(self, name: str, scope: str | None) -> list[str]:
+        """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
+        found = self.storage.recovering(lambda: self.catalog.folders_named(name))
+        return sorted((f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/"), f))
 
     def _add_catalog_facts(self, response: SearchResponse, scope: str | None, collapse: bool) -> None:
         """What the catalog adds to ranked files: every place a result's content sits, the repairs made

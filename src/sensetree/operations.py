@@ -207,6 +207,8 @@ class SearchParams:
     hybrid: Annotated[bool | None, Doc("Override retrieval.hybrid (false: the dense leg only).",
                                        flag="--hybrid/--no-hybrid", tools=False)] = None
     rerank: Annotated[bool | None, Doc("Override retrieval.rerank.", flag="--rerank/--no-rerank", tools=False)] = None
+    literal: Annotated[bool, Doc("Take every word of the query as a search word: no file type, time or folder "
+                                 "is read from it.", tools=False)] = False
 
 
 @dataclass(frozen=True)

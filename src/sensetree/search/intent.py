@@ -84,6 +84,19 @@ class Understood:
         return Filters(self.types, self.modified_after, self.modified_before)
 
 
+FEW_RESULTS = 3  # a filtered search finding fewer, where the words alone find more, says so and offers them
+
+
+def narrowed(given: Filters | None, said: Filters | None) -> Filters | None:
+    """The filters a search runs with: those given as options, narrowed by those said in words (the
+    types given win; the periods meet)."""
+    if given is None or said is None:
+        return given or said
+    after = [t for t in (given.modified_after, said.modified_after) if t is not None]
+    before = [t for t in (given.modified_before, said.modified_before) if t is not None]
+    return Filters(given.doc_types or said.doc_types, max(after) if after else None, min(before) if before else None)
+
+
 # --- file types ------------------------------------------------------------------------------------
 
 _SHEETS = ("xlsx", "xls", "ods")
