@@ -93,7 +93,7 @@ class Engine:
 
     def _manifest(self) -> Manifest:
         """What a search node needs besides the chunks (``store/manifest.py``)."""
-        return Manifest(self.catalog.roots(), {key: self.settings[key] for key in SEARCH_SETTINGS},
+        return Manifest(self.catalog.roots.all(), {key: self.settings[key] for key in SEARCH_SETTINGS},
                         self.catalog.meta("embedding_identity") or self.models.expected_identity())
 
     def _follow_manifest(self, manifest: Manifest) -> None:
@@ -191,7 +191,7 @@ class Engine:
         problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
         if problem:
             return SimilarResponse(query=path, notices=[*self.notices.take(), problem])
-        row = self.catalog.file(path)
+        row = self.catalog.files.get(path)
         if row is None or not row.chunks:
             raise BadInput(f"{name} is not in the index (yet): `sensetree queue` says why")
         vectors = self.storage.recovering(lambda: self.store.vectors_of(path))
@@ -199,13 +199,13 @@ class Engine:
             return SimilarResponse(query=path, notices=[
                 f"{name} is waiting for its vectors: files like it are found once it has them "
                 "(`sensetree status` shows how far the semantic phase is)"])
-        copies = frozenset(copy for copy in self.catalog.paths_with_hashes([row.content_hash]).get(row.content_hash, [])
+        copies = frozenset(copy for copy in self.catalog.files.with_hashes([row.content_hash]).get(row.content_hash, [])
                            if copy != path) if row.content_hash else frozenset()
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().similar(path, vectors, params.scope, params.limit,
                                                                             collapse, copies))
         self._add_catalog_facts(response, params.scope, collapse)
-        dated = {v.path: self.catalog.file(v.path) for v in response.versions}
+        dated = {v.path: self.catalog.files.get(v.path) for v in response.versions}
         response.versions = sorted((replace(v, mtime=dated[v.path].mtime if dated[v.path] else None)
                                     for v in response.versions), key=lambda v: -(v.mtime or 0.0))
         return response
@@ -236,7 +236,7 @@ class Engine:
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""
         try:
-            self.catalog.prioritize(paths.normalize(path))
+            self.catalog.states.prioritize(paths.normalize(path))
         except sqlite3.OperationalError:
             pass
 
@@ -299,7 +299,7 @@ class Engine:
 
     # what the user chose to index (ingest/choices.py) -------------------------------------
     def roots(self) -> list[str]:
-        return self.catalog.roots()
+        return self.catalog.roots.all()
 
     def _choose(self) -> Choices:
         """The user's choices, which a search node refuses: they are made where the index is written."""
