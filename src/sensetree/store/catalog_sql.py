@@ -11,31 +11,31 @@ from ..paths import folder_prefix, folds_case
 
 class Sql:
     def __init__(self, db: sqlite3.Connection):
-        self.db = db
+        self._db = db
         self.lock = threading.RLock()  # re-entrant: a part may hold it across several statements
 
     def run(self, sql: str, params: Iterable = ()) -> list[tuple]:
         with self.lock:
-            return self.db.execute(sql, tuple(params)).fetchall()
+            return self._db.execute(sql, tuple(params)).fetchall()
 
     def change(self, sql: str, params: Iterable = ()) -> int:
         """One write; returns how many rows it changed."""
         with self.lock:
-            return self.db.execute(sql, tuple(params)).rowcount
+            return self._db.execute(sql, tuple(params)).rowcount
 
     def many(self, sql: str, rows: Iterable[Iterable]) -> None:
         with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self.db.executemany(sql, rows)
-                self.db.execute("COMMIT")
+                self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                self._db.execute("ROLLBACK")
                 raise
 
     def close(self) -> None:
         with self.lock:
-            self.db.close()
+            self._db.close()
 
 
 # Rows under a folder, as a range on the primary key; ``is_under`` then settles separators and case.
