@@ -61,7 +61,7 @@ def main() -> None:
             progress = engine.index()
             pipeline_s = time.perf_counter() - started
 
-            texts = [t for row in engine.catalog.iter_rows() for t in _embedded_texts(engine, row.path)]
+            texts = [t for row in engine.catalog.files.all() for t in _embedded_texts(engine, row.path)]
             started = time.perf_counter()
             for start in range(0, len(texts), RAW_BATCH):
                 embedder.embed_passages(texts[start:start + RAW_BATCH])
@@ -86,7 +86,7 @@ def main() -> None:
 
 def _embedded_texts(engine: Engine, path: str) -> list[str]:
     """The texts the pipeline embedded for a file: stored chunks, later ones behind the context prefix."""
-    context = embedding_context(engine.catalog.sense(path).text, Path(path).name)
+    context = embedding_context(engine.catalog.senses.of(path).text, Path(path).name)
     return [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(path)]
 
 

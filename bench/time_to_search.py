@@ -79,7 +79,7 @@ def _probes(engine: Engine, samples: int, rng: random.Random) -> list[tuple[str,
         words_of.setdefault(row["path"], set()).update(words)
         for word in words:
             holders.setdefault(word.lower(), set()).add(row["path"])
-    rows = [r for r in engine.catalog.iter_rows() if r.status in ("keyword", "indexed") and r.doc_type != "context"]
+    rows = [r for r in engine.catalog.files.all() if r.status in ("keyword", "indexed") and r.doc_type != "context"]
     rows.sort(key=lambda r: r.mtime)
     probes = []
     for row in rows:
@@ -131,7 +131,7 @@ def main() -> None:
             while process.poll() is None:
                 time.sleep(1.0)
                 peak = max(peak, _peak_kb(process.pid))
-                counts = reader.catalog.counts()
+                counts = reader.catalog.files.counts()
                 if keyword_s is None and counts["pending"] == 0 and sum(counts.values()) > 0:
                     stored_s = stored_s or time.monotonic() - started
                     if probes is None:  # once: it reads every stored chunk
@@ -140,7 +140,7 @@ def main() -> None:
                     # all found, or a file that stays unfound after 30 s is the search's miss, not time
                     if found == len(probes) or time.monotonic() - started > stored_s + 30:
                         keyword_s = time.monotonic() - started if found == len(probes) else stored_s
-                        keyword_files = reader.catalog.phase_counts()[0]
+                        keyword_files = reader.catalog.files.phase_counts()[0]
                         print(f"keyword phase stored  {stored_s:8.1f} s  ({keyword_files} files, {counts['failed']} failed)")
                         print(f"keyword-searchable    {keyword_s:8.1f} s  ({found}/{len(probes)} sampled files found "
                               f"by two of their exact words that at most {RARE} files hold; the check itself takes seconds)", flush=True)
@@ -152,7 +152,7 @@ def main() -> None:
             stop_s = time.monotonic() - stopped_at
             if process.returncode != 0 and args.semantic_minutes is None:
                 print(process.stderr.read().decode(errors="replace")[-2000:])
-            total, keyword, semantic = reader.catalog.phase_counts()
+            total, keyword, semantic = reader.catalog.files.phase_counts()
             embedded = reader.store.count_embedded()
             chunks = reader.store.count()
             if semantic == total:
@@ -178,8 +178,8 @@ def main() -> None:
 def _raw_rate(engine: Engine, count: int) -> float:
     """The model alone on texts the pipeline embeds (stored chunks behind their context)."""
     texts = []
-    for row in engine.catalog.iter_rows():
-        sense = engine.catalog.sense(row.path)
+    for row in engine.catalog.files.all():
+        sense = engine.catalog.senses.of(row.path)
         context = embedding_context(sense.text if sense else "", Path(row.path).name)
         texts += [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(row.path)]
         if len(texts) >= count:

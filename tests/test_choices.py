@@ -15,9 +15,9 @@ def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp
         (root / folder).mkdir(parents=True)
         (root / folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
     with make_engine(tmp_path / "data", root) as engine:
-        assert {os.path.basename(os.path.dirname(r.path)) for r in engine.catalog.failed()} == {"Docs", "DocsEvil"}
+        assert {os.path.basename(os.path.dirname(r.path)) for r in engine.catalog.files.failed()} == {"Docs", "DocsEvil"}
         assert engine.retry(str(root / "Docs")) == 1
-        assert [r.path for r in engine.catalog.pending()] == [str(root / "Docs" / "broken.pdf")]
+        assert [r.path for r in engine.catalog.files.pending()] == [str(root / "Docs" / "broken.pdf")]
         assert engine.retry(str(root / "Docs" / "broken.pdf")) == 0  # already queued
         assert engine.retry(None) == 1  # the sibling's, still failed
 

@@ -103,7 +103,7 @@ def test_a_stop_in_the_semantic_phase_drops_the_runs_and_the_same_engine_resumes
         engine.distribute(cluster.address)
         stop = threading.Event()
         engine.index(on_update=lambda p: p.phase == "semantic" and p.embedding.count and stop.set(), stop=stop)
-        counts = engine.catalog.counts()
+        counts = engine.catalog.files.counts()
         assert 0 < counts["indexed"] < FILES, counts
         progress = engine.index()  # the stopped batch's workers are replaced; the run ends where a clean one does
         assert progress.failed == 0

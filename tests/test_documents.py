@@ -118,7 +118,7 @@ def test_scans_and_photos_are_read_by_ocr_and_located_by_page(indexed):
     receipt = {r.path for r in engine.search(SearchParams("Müller Zürich reçu 8812")).results[:2]}
     assert receipt == {str(files["receipt_jpg"]), str(files["receipt_png"])} or \
         len(receipt & {str(files["receipt_jpg"]), str(files["receipt_png"])}) == 1  # identical text may collapse
-    assert engine.catalog.file(str(files["scan"])).status == "indexed"
+    assert engine.catalog.files.get(str(files["scan"])).status == "indexed"
     preview = engine.explorer().preview(str(files["scan"]), hit.chunk_index)
     assert "Quetzalcoatl" in preview["text"] and preview["location_label"] == "p. 2"
 
@@ -146,14 +146,14 @@ def test_archive_members_are_files_of_their_own_previewable_and_scoped(indexed):
     assert member in [r.path for r in scoped]
     assert "Albatross" in engine.explorer().preview(member)["text"]
     assert engine.reader().read_text(member, 1000).text.startswith("Final report")
-    row = engine.catalog.file(member)
+    row = engine.catalog.files.get(member)
     assert row.kind == "member" and row.status == "indexed"
 
 
 def test_a_bomb_inside_an_archive_is_refused_and_its_siblings_are_indexed(indexed):
     engine, files, _ = indexed
     assert _top(engine, "Osprey tide gauge").path == f"{files['bomb']}/fine.txt"
-    bomb = engine.catalog.file(f"{files['bomb']}/zeros.bin")
+    bomb = engine.catalog.files.get(f"{files['bomb']}/zeros.bin")
     assert bomb is not None and bomb.status == "failed" and bomb.error
 
 
@@ -190,11 +190,11 @@ def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):
     archive.write_bytes(zip_bytes({"inside/note.txt": b"The Wombat inventory of the shed."}))
     with make_engine(tmp_path / "data", root) as engine:
         member = f"{archive}/inside/note.txt"
-        assert engine.catalog.file(member) is not None and engine.store.chunks_of(member)
+        assert engine.catalog.files.get(member) is not None and engine.store.chunks_of(member)
         archive.write_bytes(zip_bytes({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes
         engine.index()
-        assert engine.catalog.file(member) is None and not engine.store.chunks_of(member)
-        assert engine.catalog.file(f"{archive}/inside/other.txt").status == "indexed"
+        assert engine.catalog.files.get(member) is None and not engine.store.chunks_of(member)
+        assert engine.catalog.files.get(f"{archive}/inside/other.txt").status == "indexed"
         archive.unlink()
         engine.index()
-        assert [r.path for r in engine.catalog.iter_rows()] == [] and engine.store.count() == 0
+        assert [r.path for r in engine.catalog.files.all()] == [] and engine.store.count() == 0

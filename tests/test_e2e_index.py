@@ -28,7 +28,7 @@ def indexed(tmp_path_factory, make_engine):
 
 
 def _row(engine: Engine, path: Path):
-    return engine.catalog.file(os.path.normpath(str(path)))
+    return engine.catalog.files.get(os.path.normpath(str(path)))
 
 
 def test_every_readable_file_is_indexed_with_its_chunks(indexed):
@@ -43,7 +43,7 @@ def test_every_readable_file_is_indexed_with_its_chunks(indexed):
         assert [c["chunk_index"] for c in stored] == list(range(row.chunks))
         assert stored[0]["text"].startswith(f"[{row.doc_type}] ")  # chunk 0 carries the sense
     assert progress.failed == 1
-    assert engine.store.count() == engine.catalog.total_chunks() + _row(engine, files["corrupt_pdf"]).chunks
+    assert engine.store.count() == engine.catalog.files.total_chunks() + _row(engine, files["corrupt_pdf"]).chunks
 
 
 def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
@@ -51,7 +51,7 @@ def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
     row = _row(engine, files["corrupt_pdf"])
     assert row.status == "failed"
     assert "pdf" in row.error.lower()
-    assert [r.path for r in engine.catalog.failed()] == [row.path]
+    assert [r.path for r in engine.catalog.files.failed()] == [row.path]
     stored = engine.store.chunks_of(row.path)
     assert stored and "broken.pdf" in stored[0]["text"]
 
@@ -65,12 +65,12 @@ def test_unreadable_binary_gets_a_context_entry(indexed):
 
 def test_blocks_hidden_and_ignored(indexed):
     engine, files, _ = indexed
-    block = engine.catalog.file(os.path.normpath(str(files["node_modules_js"].parents[1])))
+    block = engine.catalog.files.get(os.path.normpath(str(files["node_modules_js"].parents[1])))
     assert block is not None and block.kind == "block" and block.status == "indexed"
     assert block.members == 4
     assert _row(engine, files["node_modules_js"]) is None
     assert _row(engine, files["hidden"]) is None
-    counts = engine.catalog.counts()
+    counts = engine.catalog.files.counts()
     assert counts["block member"] == 4 and counts["pending"] == 0
 
 
@@ -114,13 +114,13 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         engine.add_root(str(tree))
         engine.index()
         markdown = os.path.normpath(str(files["markdown"]))
-        old_hash = engine.catalog.file(markdown).content_hash
+        old_hash = engine.catalog.files.get(markdown).content_hash
 
         # modify: new content replaces the old rows, no duplicates
         Path(markdown).write_text("# Minutes\n\nThe committee approved the zeppelin hangar budget.", encoding="utf-8")
         progress = engine.index()
         assert progress.files_done == 1
-        row = engine.catalog.file(markdown)
+        row = engine.catalog.files.get(markdown)
         assert row.content_hash != old_hash and row.status == "indexed"
         texts = [c["text"] for c in engine.store.chunks_of(markdown)]
         assert len(texts) == row.chunks and "zeppelin" in texts[0]
@@ -130,20 +130,20 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         os.utime(markdown, (time.time() + 5, time.time() + 5))
         progress = engine.index()
         assert (progress.files_done, progress.embedding.count) == (1, 0)  # looked at, nothing re-embedded or rewritten
-        assert engine.catalog.file(markdown).status == "indexed"
+        assert engine.catalog.files.get(markdown).status == "indexed"
 
         # rename: the old path leaves the index, the new one enters it
         renamed = os.path.join(os.path.dirname(markdown), "renamed_minutes.md")
         os.rename(markdown, renamed)
         engine.index()
-        assert engine.catalog.file(markdown) is None and not engine.store.chunks_of(markdown)
-        assert engine.catalog.file(renamed).status == "indexed"
+        assert engine.catalog.files.get(markdown) is None and not engine.store.chunks_of(markdown)
+        assert engine.catalog.files.get(renamed).status == "indexed"
 
         # delete a folder: its files leave the index and the search
         shutil.rmtree(tree / "Docs")
         engine.index()
         inside = os.path.normpath(str(files["docs_inside"]))
-        assert engine.catalog.file(inside) is None
+        assert engine.catalog.files.get(inside) is None
         assert engine.store.count(f"path = '{inside}'") == 0
 
         rows = engine.store.table.search().select(["path", "chunk_index"]).limit(100_000).to_list()
@@ -151,12 +151,12 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         assert len(keys) == len(set(keys))
 
         # the embedding model changes: everything is wiped and re-indexed with the new one
-        indexed_before = engine.catalog.counts()["indexed"]
+        indexed_before = engine.catalog.files.counts()["indexed"]
         message = engine.set_setting("embedding.model", "minilm")
         assert message and "re-indexed" in message
-        assert engine.store.count() == 0 and engine.catalog.counts()["indexed"] == 0
+        assert engine.store.count() == 0 and engine.catalog.files.counts()["indexed"] == 0
         engine.index()
-        assert engine.catalog.counts()["indexed"] == indexed_before
+        assert engine.catalog.files.counts()["indexed"] == indexed_before
         models = {r["embed_model"] for r in engine.store.table.search().select(["embed_model"]).limit(100_000).to_list()}
         assert models == {engine.embedder.identity} and "MiniLM" in engine.embedder.identity
 

@@ -50,10 +50,10 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         request = server.chat_requests[0]
         assert request["reasoning_effort"] == "none"
         assert request["messages"][-1]["content"].startswith("File name: ")
-        row = engine.catalog.file(str(tmp_path / "tree" / "alpha.txt"))
+        row = engine.catalog.files.get(str(tmp_path / "tree" / "alpha.txt"))
         chunk0 = engine.store.chunks_of(row.path)[0]["text"]
         assert chunk0.startswith("[text] This document is a test file named alpha.txt")
-        assert engine.catalog.sense(row.path).source == "llm"
+        assert engine.catalog.senses.of(row.path).source == "llm"
         assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
             "a written sense says what the chunk does not: the model reads it before chunk 0"
         assert engine.search(SearchParams("zorblat", rerank=False)).results[0].path == row.path
@@ -89,16 +89,16 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_e
         worker = threading.Thread(target=lambda: engine.index(on_update=update, max_endpoint_wait=120))
         worker.start()
         assert seen_pause.wait(30), "the queue should pause while the endpoint is down"
-        counts = engine.catalog.counts()
+        counts = engine.catalog.files.counts()
         # Keyword first: the new text is stored and findable while the vectors wait for the endpoint.
         assert counts["failed"] == 0 and counts["keyword"] == len(TOPICS)
         assert engine.search(SearchParams("Revised edition", rerank=False)).results
         server.start()  # same port
         worker.join(90)
         assert not worker.is_alive()
-        counts = engine.catalog.counts()
+        counts = engine.catalog.files.counts()
         assert counts == {"pending": 0, "keyword": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
-        assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.iter_rows())
+        assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.files.all())
 
 
 @pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
@@ -109,7 +109,7 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, en
         server.fail(mode, times=2)
         started = time.monotonic()
         progress = engine.index(max_endpoint_wait=60)
-        assert progress.failed == 0 and engine.catalog.counts()["indexed"] == len(TOPICS)
+        assert progress.failed == 0 and engine.catalog.files.counts()["indexed"] == len(TOPICS)
         assert time.monotonic() - started < 30
 
 
@@ -123,9 +123,9 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, e
         server.fail("wrong_dim")
         with pytest.raises(IndexingPaused, match="dimension"):
             engine.index(max_endpoint_wait=3)
-        row = engine.catalog.file(str(target))
+        row = engine.catalog.files.get(str(target))
         # The new text is stored (keyword first); no vector of the wrong size is: it waits for a fixed endpoint.
-        assert row.status == "keyword" and engine.catalog.counts()["failed"] == 0
+        assert row.status == "keyword" and engine.catalog.files.counts()["failed"] == 0
         assert engine.store.count() == rows_before
         assert "apple strudel" in engine.store.chunks_of(str(target))[0]["text"]
         assert len(engine.store.unembedded([str(target)])) == row.chunks
@@ -141,10 +141,10 @@ def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path
         server.fail(mode)
         with pytest.raises(IndexingPaused, match=message):
             engine.index(max_endpoint_wait=3)
-        assert engine.catalog.counts()["failed"] == 0 and engine.store.count() == 0
+        assert engine.catalog.files.counts()["failed"] == 0 and engine.store.count() == 0
         server.fail("ok")
         progress = engine.index(max_endpoint_wait=3)
-        assert progress.failed == 0 and engine.catalog.counts()["indexed"] == len(TOPICS)
+        assert progress.failed == 0 and engine.catalog.files.counts()["indexed"] == len(TOPICS)
 
 
 def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server, endpoint_engine):

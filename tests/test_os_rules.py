@@ -195,13 +195,13 @@ def test_case_blind_catalog_and_lancedb_agree(case_blind):
     root = case_blind / "Docs"
     rows = [str(root / "a.txt"), str(root / "Sub" / "b.txt"), str(case_blind / "DocsEvil" / "c.txt")]
     catalog = Catalog(case_blind / "catalog.db")
-    catalog.add_root(str(root))
-    catalog.upsert_pending([(p, str(root), "file", 1, 0.0, 0, None, None) for p in rows])
+    catalog.roots.add(str(root))
+    catalog.states.upsert_pending([(p, str(root), "file", 1, 0.0, 0, None, None) for p in rows])
     for scope in (str(case_blind / "docs"), str(case_blind / "DOCS")):
-        assert catalog.coverage(scope) == (2, 0)
-        assert set(catalog.files_under_prefix(scope)) == set(rows[:2])
-        assert catalog.prioritize(scope) == 2
-    assert catalog.coverage(str(case_blind / "docs" / "sub")) == (1, 0)
+        assert catalog.files.coverage(scope) == (2, 0)
+        assert set(catalog.files.under(scope)) == set(rows[:2])
+        assert catalog.states.prioritize(scope) == 2
+    assert catalog.files.coverage(str(case_blind / "docs" / "sub")) == (1, 0)
     store = ChunkStore(case_blind / "lancedb")
     vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
     store.replace_files(rows, [ChunkRow(p, 0, "lighthouse keeper", vector, f"h{i}", 0.0) for i, p in enumerate(rows)],

@@ -111,14 +111,14 @@ def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_pat
         run.start()
         assert seen.wait(30)
         time.sleep(0.5)
-        assert engine.catalog.counts()["pending"] == 1, "nothing is indexed while paused"
+        assert engine.catalog.files.counts()["pending"] == 1, "nothing is indexed while paused"
         assert "indexing paused" in engine.status().as_dict()["pace"]["reason"]
         if sys.platform.startswith("linux"):  # the indexing runs on a thread of its own: the caller's is untouched
             assert os.getpriority(os.PRIO_PROCESS, run.native_id) == os.nice(0)
         supply.power = ON_MAINS
         run.join(timeout=120)
         assert not run.is_alive()
-        assert engine.catalog.counts()["indexed"] == 1 and engine.status().as_dict()["pace"] is None
+        assert engine.catalog.files.counts()["indexed"] == 1 and engine.status().as_dict()["pace"] is None
         assert engine.search(SearchParams("plum harvest", rerank=False)).results
 
 

@@ -45,7 +45,7 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         stop = threading.Event()
         progress = engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
-        assert engine.catalog.counts()["keyword"] == 12 and engine.store.count_embedded() == 0
+        assert engine.catalog.files.counts()["keyword"] == 12 and engine.store.count_embedded() == 0
         for i, path in enumerate(files):
             response = engine.search(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
@@ -56,7 +56,7 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         assert any("covers 0 of 12 files" in n for n in notices)
 
         engine.index()  # resumes with the vectors only: nothing is extracted again
-        assert engine.catalog.counts()["indexed"] == 12 and engine.store.count_embedded() == engine.store.count()
+        assert engine.catalog.files.counts()["indexed"] == 12 and engine.store.count_embedded() == engine.store.count()
         response = engine.search(SearchParams("zx05q", limit=3))
         assert response.results[0].path == str(files[5]) and "dense" in response.results[0].legs
         assert response.coverage is None
@@ -78,7 +78,7 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
         engine.prioritize(str(files[0]))  # the oldest file, previewed: it goes first of all
 
         def indexed() -> set[str]:
-            return {r.path for r in engine.catalog.iter_rows() if r.status == "indexed"}
+            return {r.path for r in engine.catalog.files.all() if r.status == "indexed"}
 
         already = indexed()  # a batch the first run had begun before it saw the stop
         order: list[str] = []
@@ -110,7 +110,7 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     process = cli.start(data, "index", "--quiet")
     deadline = time.monotonic() + 120
     with Engine(data) as probe:
-        while probe.catalog.counts()["keyword"] < 40 and time.monotonic() < deadline and process.poll() is None:
+        while probe.catalog.files.counts()["keyword"] < 40 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.2)
     assert process.poll() is None, process.communicate()
     time.sleep(1.0)  # inside an embedding call
@@ -122,8 +122,8 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     # it used to abort in onnxruntime at exit ("terminate called without an active exception", 134)
     assert process.returncode == 0 and "terminate called" not in stderr and "Traceback" not in stderr, stderr
     with Engine(data) as engine:
-        counts = engine.catalog.counts()
+        counts = engine.catalog.files.counts()
         assert counts["pending"] == 0 and counts["keyword"] + counts["indexed"] == 40
         assert engine.search(SearchParams("zx33q", rerank=False)).results[0].name == "note33.txt"
         engine.index()
-        assert engine.catalog.counts()["indexed"] == 40
+        assert engine.catalog.files.counts()["indexed"] == 40

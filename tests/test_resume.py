@@ -21,7 +21,7 @@ def _documents(files=60) -> dict[str, str]:
 def _snapshot(engine: Engine) -> tuple[dict, list]:
     rows = engine.store.table.search().select(["path", "chunk_index", "text"]).limit(1_000_000).to_list()
     keys = sorted((r["path"], r["chunk_index"]) for r in rows)
-    statuses = {r.path: (r.status, r.chunks) for r in engine.catalog.iter_rows()}
+    statuses = {r.path: (r.status, r.chunks) for r in engine.catalog.files.all()}
     return statuses, keys
 
 
@@ -35,7 +35,7 @@ def test_sigkill_mid_run_then_resume_matches_a_clean_index(tmp_path, write_tree,
         process = cli.start(data, "index", "--quiet")
         deadline = time.monotonic() + 120
         with Engine(data) as probe:
-            while time.monotonic() < deadline and probe.catalog.counts()["indexed"] < 10 * (kills + 1):
+            while time.monotonic() < deadline and probe.catalog.files.counts()["indexed"] < 10 * (kills + 1):
                 if process.poll() is not None:
                     break
                 time.sleep(0.3)

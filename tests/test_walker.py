@@ -53,14 +53,14 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
     _touch(tree / "node_modules" / "pkg" / "index.js", "module.exports = function leftpad() {}")
     with make_engine(tmp_path / "data", tree) as engine:
         archive, modules = str(tree / "archive"), str(tree / "node_modules")
-        assert engine.catalog.file(modules).kind == "block"
+        assert engine.catalog.files.get(modules).kind == "block"
         engine.set_block(archive, "block")
         engine.set_block(modules, "recursive")
         engine.index()
-        assert engine.catalog.file(archive).kind == "block" and engine.catalog.file(archive).members == 3
-        assert engine.catalog.file(str(tree / "archive" / "letter0.txt")) is None
-        assert engine.catalog.file(str(tree / "node_modules" / "pkg" / "index.js")).status == "indexed"
-        assert engine.catalog.file(modules) is None
+        assert engine.catalog.files.get(archive).kind == "block" and engine.catalog.files.get(archive).members == 3
+        assert engine.catalog.files.get(str(tree / "archive" / "letter0.txt")) is None
+        assert engine.catalog.files.get(str(tree / "node_modules" / "pkg" / "index.js")).status == "indexed"
+        assert engine.catalog.files.get(modules) is None
 
         js = str(tree / "node_modules" / "pkg" / "index.js")
         engine.pin_sense(js, "The leftpad package entry point, pinned by hand.")
@@ -68,7 +68,7 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
         assert engine.store.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")
         engine.index()
-        assert engine.catalog.sense(js) == SenseRow("The leftpad package entry point, pinned by hand.", "pinned", True)
+        assert engine.catalog.senses.of(js) == SenseRow("The leftpad package entry point, pinned by hand.", "pinned", True)
         assert "rightpad" in engine.store.chunks_of(js)[0]["text"]
 
 
@@ -94,10 +94,10 @@ def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_pa
         (tree / ".sensetreeignore").write_text("*.calls\n", encoding="utf-8")
         progress = engine.index()
         assert len((tree / "flaky.txt.calls").read_text()) == keyword.MAX_ATTEMPTS == 3
-        row = engine.catalog.file(str(tree / "flaky.txt"))
+        row = engine.catalog.files.get(str(tree / "flaky.txt"))
         assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
-        assert progress.failed == 1 and engine.catalog.counts()["indexed"] == 2
-        assert [r.path for r in engine.catalog.failed()] == [row.path]
+        assert progress.failed == 1 and engine.catalog.files.counts()["indexed"] == 2
+        assert [r.path for r in engine.catalog.files.failed()] == [row.path]
 
 
 def test_links_to_files_outside_the_root_are_not_indexed(tmp_path):

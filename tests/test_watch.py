@@ -20,20 +20,20 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
     try:
         assert wait_for(lambda: len(rounds) >= 1)
         path = lambda name: os.path.join(str(tree), name)  # noqa: E731
-        assert engine.catalog.file(path("first.txt")).status == "indexed"
+        assert engine.catalog.files.get(path("first.txt")).status == "indexed"
 
         (tree / "second.txt").write_text("A recipe for sourdough bread with rye flour.", encoding="utf-8")
-        assert wait_for(lambda: (r := engine.catalog.file(path("second.txt"))) is not None and r.status == "indexed")
+        assert wait_for(lambda: (r := engine.catalog.files.get(path("second.txt"))) is not None and r.status == "indexed")
 
         (tree / "second.txt").write_text("A recipe for focaccia with rosemary.", encoding="utf-8")
         assert wait_for(lambda: "focaccia" in (engine.store.chunks_of(path("second.txt")) or [{"text": ""}])[0]["text"])
 
         os.rename(tree / "first.txt", tree / "renamed.txt")
-        assert wait_for(lambda: engine.catalog.file(path("first.txt")) is None
-                        and (r := engine.catalog.file(path("renamed.txt"))) is not None and r.status == "indexed")
+        assert wait_for(lambda: engine.catalog.files.get(path("first.txt")) is None
+                        and (r := engine.catalog.files.get(path("renamed.txt"))) is not None and r.status == "indexed")
 
         os.remove(tree / "second.txt")
-        assert wait_for(lambda: engine.catalog.file(path("second.txt")) is None
+        assert wait_for(lambda: engine.catalog.files.get(path("second.txt")) is None
                         and not engine.store.chunks_of(path("second.txt")))
         assert [r.path for r in engine.search(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
     finally:

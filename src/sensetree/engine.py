@@ -96,7 +96,7 @@ class Engine:
 
     def _manifest(self) -> Manifest:
         """What a search node needs besides the chunks (``store/manifest.py``)."""
-        return Manifest(self.catalog.roots(), {key: self.settings[key] for key in SEARCH_SETTINGS},
+        return Manifest(self.catalog.roots.all(), {key: self.settings[key] for key in SEARCH_SETTINGS},
                         self.catalog.meta("embedding_identity") or self.models.expected_identity())
 
     def _follow_manifest(self, manifest: Manifest) -> None:
@@ -200,7 +200,7 @@ class Engine:
 
     def _folders_named(self, name: str, scope: str | None) -> list[str]:
         """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
-        found = self.storage.recovering(lambda: self.catalog.folders_named(name))
+        found = self.storage.recovering(lambda: self.catalog.files.folders_named(name))
         return sorted((f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/"), f))
 
     def _add_catalog_facts(self, response: SearchResponse, scope: str | None, collapse: bool) -> None:
@@ -220,7 +220,7 @@ class Engine:
         problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
         if problem:
             return SimilarResponse(query=path, notices=[*self.notices.take(), problem])
-        row = self.catalog.file(path)
+        row = self.catalog.files.get(path)
         if row is None or not row.chunks:
             raise BadInput(f"{name} is not in the index (yet): `sensetree queue` says why")
         vectors = self.storage.recovering(lambda: self.store.vectors_of(path))
@@ -228,13 +228,13 @@ class Engine:
             return SimilarResponse(query=path, notices=[
                 f"{name} is waiting for its vectors: files like it are found once it has them "
                 "(`sensetree status` shows how far the semantic phase is)"])
-        copies = frozenset(copy for copy in self.catalog.paths_with_hashes([row.content_hash]).get(row.content_hash, [])
+        copies = frozenset(copy for copy in self.catalog.files.with_hashes([row.content_hash]).get(row.content_hash, [])
                            if copy != path) if row.content_hash else frozenset()
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever().similar(path, vectors, params.scope, params.limit,
                                                                             collapse, copies))
         self._add_catalog_facts(response, params.scope, collapse)
-        dated = {v.path: self.catalog.file(v.path) for v in response.versions}
+        dated = {v.path: self.catalog.files.get(v.path) for v in response.versions}
         response.versions = sorted((replace(v, mtime=dated[v.path].mtime if dated[v.path] else None)
                                     for v in response.versions), key=lambda v: -(v.mtime or 0.0))
         return response
@@ -269,7 +269,7 @@ class Engine:
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""
         try:
-            self.catalog.prioritize(paths.normalize(path))
+            self.catalog.states.prioritize(paths.normalize(path))
         except sqlite3.OperationalError:
             pass
 
@@ -332,7 +332,7 @@ class Engine:
 
     # what the user chose to index (ingest/choices.py) -------------------------------------
     def roots(self) -> list[str]:
-        return self.catalog.roots()
+        return self.catalog.roots.all()
 
     def _choose(self) -> Choices:
         """The user's choices, which a search node refuses: they are made where the index is written."""

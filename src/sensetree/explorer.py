@@ -52,7 +52,7 @@ class Explorer:
         self.reader = reader
         self.catalog = catalog
         self.store = store
-        self._modes = self.catalog.folder_modes()  # manual choices: block, recursive, ignore
+        self._modes = self.catalog.roots.folder_modes()  # manual choices: block, recursive, ignore
 
     def listing(self, folder: str | None) -> Listing:
         """The roots when ``folder`` is None, else the folder's entries, folders first."""
@@ -66,7 +66,7 @@ class Explorer:
         if item.problem:
             return Entry(item.name, item.path, item.is_dir, "folder" if item.is_dir else "file", "not indexed",
                          error=item.problem)
-        row = self.catalog.file(item.path)
+        row = self.catalog.files.get(item.path)
         ignored = self._modes.get(item.path) == "ignore"
         if item.is_dir:
             if row is not None and row.kind == "block":
@@ -78,7 +78,7 @@ class Explorer:
             return Entry(item.name, item.path, False, "file", row.status, row.doc_type, row.chunks, row.error)
         if ignored:
             return Entry(item.name, item.path, False, "file", "ignored")
-        block = next((b for b in self.catalog.blocks() if paths.is_under(item.path, b)), None)
+        block = next((b for b in self.catalog.files.blocks() if paths.is_under(item.path, b)), None)
         return Entry(item.name, item.path, False, "file", "block member" if block else "not indexed")
 
     def detail(self, path: str) -> dict[str, Any]:
@@ -92,8 +92,8 @@ class Explorer:
         except OSError as exc:  # a link that loops, a name too long
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc.strerror or exc}") from None
         is_dir = os.path.isdir(path)
-        row = self.catalog.file(path)
-        sense = self.catalog.sense(path)
+        row = self.catalog.files.get(path)
+        sense = self.catalog.senses.of(path)
         chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
                   for c in self.store.chunks_of(path)] if row else []
         reason = None

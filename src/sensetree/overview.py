@@ -90,8 +90,8 @@ class Status:
 
 
 def phases(catalog: Catalog) -> Phases:
-    files, keyword, semantic = catalog.phase_counts()
-    left = catalog.chunks_to_embed()
+    files, keyword, semantic = catalog.files.phase_counts()
+    left = catalog.files.chunks_to_embed()
     rate = 0.0
     try:
         measured = json.loads(catalog.meta(RATE_META) or "{}")
@@ -105,9 +105,10 @@ def phases(catalog: Catalog) -> Phases:
 
 def queue(catalog: Catalog, ignored: list[str], limit: int | None = None) -> Queue:
     """The queue, the first ``limit`` files of each list (every failed file)."""
-    counts = catalog.counts()
-    return Queue(_queued(catalog.failed()), _queued(catalog.pending(limit)), counts["pending"],
-                 _queued(catalog.keyword_ready(limit)), counts["keyword"], _queued(catalog.noted(limit)), ignored)
+    counts = catalog.files.counts()
+    return Queue(_queued(catalog.files.failed()), _queued(catalog.files.pending(limit)), counts["pending"],
+                 _queued(catalog.files.keyword_ready(limit)), counts["keyword"], _queued(catalog.files.noted(limit)),
+                 ignored)
 
 
 def _queued(rows: list[FileRow]) -> list[QueuedFile]:
@@ -123,7 +124,7 @@ def devices(catalog: Catalog, settings: Settings, models: Models) -> list[dict[s
 def status(data_dir: Path, roots: list[str], catalog: Catalog, store: ChunkStore, index_bytes: int,
            settings: Settings, models: Models, notices: Notices) -> Status:
     return Status(
-        data_dir=str(data_dir), roots=roots, offline_roots=catalog.offline_roots(), counts=catalog.counts(),
+        data_dir=str(data_dir), roots=roots, offline_roots=catalog.roots.offline(), counts=catalog.files.counts(),
         phases=phases(catalog), chunks=store.count(),
         embedding_model=catalog.meta("embedding_identity") or models.expected_identity(),
         sense_model=settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",

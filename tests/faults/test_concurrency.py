@@ -59,7 +59,7 @@ def all_indexed(data: Path, files: int = FILES) -> dict:
 
 def indexed_count(data: Path) -> int:
     with Engine(data) as probe:
-        return probe.catalog.counts()["indexed"]
+        return probe.catalog.files.counts()["indexed"]
 
 
 @pytest.fixture(scope="module")

@@ -153,7 +153,7 @@ def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(t
                            capture_output=True, text=True, timeout=600)
     assert final.returncode == 0 and "Traceback" not in final.stderr, final.stderr
     with Engine(data) as engine:
-        assert engine.catalog.counts()["pending"] == 0
+        assert engine.catalog.files.counts()["pending"] == 0
         recovered = snapshot(engine)
 
     with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:

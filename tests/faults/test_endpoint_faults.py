@@ -126,11 +126,11 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoin
         server.start()  # the same port, as a restarted Ollama would be
 
         def all_current() -> bool:
-            rows = list(reader.catalog.iter_rows())
+            rows = list(reader.catalog.files.all())
             return (len(rows) == len(TOPICS) + 1 and all(r.status == "indexed" for r in rows)
                     and "Revised edition" in first_chunk(reader, "fence.txt"))
 
-        assert wait_for(all_current, 120), reader.catalog.counts()
+        assert wait_for(all_current, 120), reader.catalog.files.counts()
         assert_whole(reader)
         assert all("Revised edition" in first_chunk(reader, n) for n in ("reactor.txt", "dumplings.txt", "regatta.txt"))
         assert_meaning_search(reader)
@@ -293,7 +293,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         assert progress.failed == 0 and progress.semantic == len(TOPICS) and progress.embedding.count > 0
         statuses = assert_whole(engine)
         assert all(status == "indexed" for status, _ in statuses.values())
-        assert {engine.catalog.sense(path).source for path in statuses} == {"excerpt"}
+        assert {engine.catalog.senses.of(path).source for path in statuses} == {"excerpt"}
         assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
         assert engine.search(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
@@ -306,7 +306,7 @@ def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server
         progress = engine.index()
         assert progress.failed == 0
         statuses = assert_whole(engine)
-        assert len(statuses) == 2 and {engine.catalog.sense(p).source for p in statuses} == {"llm"}
+        assert len(statuses) == 2 and {engine.catalog.senses.of(p).source for p in statuses} == {"llm"}
 
 
 # the chat endpoint --------------------------------------------------------------------

@@ -64,9 +64,9 @@ def test_index_stops_at_once_and_cleanly_on_a_signal_to_its_process_group(tmp_pa
     process = _start(data, log, "index", "--quiet")
     with Engine(data) as probe:
         if phase == "keyword":  # the scan has queued the files: the workers are starting
-            _wait_for(lambda: probe.catalog.counts()["pending"] > 0, process)
+            _wait_for(lambda: probe.catalog.files.counts()["pending"] > 0, process)
         else:
-            _wait_for(lambda: probe.catalog.counts()["keyword"] >= FILES, process)
+            _wait_for(lambda: probe.catalog.files.counts()["keyword"] >= FILES, process)
             time.sleep(1.0)  # inside an embedding call
     sent_at = time.monotonic()
     os.killpg(process.pid, sent)
@@ -77,7 +77,7 @@ def test_index_stops_at_once_and_cleanly_on_a_signal_to_its_process_group(tmp_pa
     assert "Traceback" not in stderr and "terminate called" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert seconds < STOP_SECONDS, f"took {seconds:.1f} s to stop"
     with Engine(data) as engine:  # nothing is lost: every file is still listed (test_phases checks the resume)
-        counts = engine.catalog.counts()
+        counts = engine.catalog.files.counts()
         assert counts["pending"] + counts["keyword"] + counts["indexed"] == FILES
 
 

@@ -139,7 +139,7 @@ def test_any_generated_folder_indexes_to_the_end_and_every_interface_answers(wor
             timer.cancel()
         assert not stop.is_set(), "indexing did not end on its own"
 
-        rows = list(engine.catalog.iter_rows())
+        rows = list(engine.catalog.files.all())
         statuses = {row.path: row.status for row in rows}
         assert all(statuses.get(str(path)) == "indexed" for path in ordinary), statuses
         assert not [row for row in rows if row.status in ("pending", "keyword")]

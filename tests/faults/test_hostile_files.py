@@ -218,7 +218,7 @@ import json, sys
 from sensetree.engine import Engine
 with Engine(sys.argv[1]) as engine:
     progress = engine.index()
-    rows = {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in engine.catalog.iter_rows()}
+    rows = {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in engine.catalog.files.all()}
 peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"rows": rows, "max_rss": peak}))
 """
@@ -268,7 +268,7 @@ def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_ro
 
     rows = report["rows"]
     with Engine(data) as engine:
-        assert engine.catalog.counts()["pending"] == 0, "nothing is left stuck in the queue"
+        assert engine.catalog.files.counts()["pending"] == 0, "nothing is left stuck in the queue"
         snapshot(engine)  # one vector per stored chunk, no duplicates, no orphans
         for case, (status, doc_type, words) in EXPECTED.items():
             path = os.path.normpath(str(files[case]))
@@ -323,7 +323,7 @@ Engine.scan = scan_then_mutate
 with Engine(sys.argv[1]) as engine:
     engine.index()
 stop.set()
-print(json.dumps({"rows": {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in Engine(sys.argv[1]).catalog.iter_rows()}}))
+print(json.dumps({"rows": {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in Engine(sys.argv[1]).catalog.files.all()}}))
 """
 
 
@@ -380,7 +380,7 @@ with Engine(data) as engine:
     engine.set_setting("embedding.model", "minilm")
     engine.add_root(root)
     engine.index()
-    rows = {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in engine.catalog.iter_rows()}
+    rows = {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in engine.catalog.files.all()}
 print(json.dumps({"rows": rows}))
 """
 

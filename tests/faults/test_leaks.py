@@ -111,7 +111,7 @@ def test_a_file_swapped_for_a_link_out_between_scan_and_read_is_not_indexed(tmp_
     try:
         engine.index()
         assert all(SECRET not in chunk["text"] for chunk in engine.store.chunks_of(str(target)))
-        assert engine.catalog.file(str(root / "plain.txt")).status == "indexed"
+        assert engine.catalog.files.get(str(root / "plain.txt")).status == "indexed"
     finally:
         engine.close()
     found = json.loads(cli.run(tmp_path / "data", "search", "vault code quartz", "--json").stdout)

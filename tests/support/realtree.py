@@ -86,7 +86,7 @@ def snapshot(engine: Engine) -> dict:
     by_path: dict[str, list[int]] = {}
     for path, index in keys:
         by_path.setdefault(path, []).append(index)
-    catalog = {r.path: r for r in engine.catalog.iter_rows()}
+    catalog = {r.path: r for r in engine.catalog.files.all()}
     orphans = sorted(set(by_path) - set(catalog))
     assert not orphans, f"vectors of files the catalog does not know (deleted?): {orphans[:5]}"
     for path, row in catalog.items():

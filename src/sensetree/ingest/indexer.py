@@ -94,8 +94,8 @@ class Indexer:
 
     def refresh(self, progress: Progress) -> None:
         """The two progress figures, from the catalog: true whoever else changed it."""
-        progress.files, progress.keyword, progress.semantic = self.catalog.phase_counts()
-        progress.chunks_left = self.catalog.chunks_to_embed()
+        progress.files, progress.keyword, progress.semantic = self.catalog.files.phase_counts()
+        progress.chunks_left = self.catalog.files.chunks_to_embed()
 
     def _embedder_for_run(self) -> Embedder:
         if self._embedder is None:

@@ -54,7 +54,7 @@ class KeywordPhase:
 
     def run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
         """Store the text of every pending row; False when there was none. Raises Stopped."""
-        waiting = self.catalog.pending()
+        waiting = self.catalog.files.pending()
         ocr = "later" if self.options.ocr.enabled else "off"
         worked = self._prepare_and_store(self._files_of(waiting), ocr, progress, stop, notify, interrupt=None)
         self._count_stuck({row.path for row in waiting})
@@ -63,9 +63,9 @@ class KeywordPhase:
     def _count_stuck(self, waited: set[str]) -> None:
         """Rows that were waiting before the run and still wait after it (nothing the run did reached them)
         count an attempt each and fail after MAX_ATTEMPTS: no row can keep the queue busy forever."""
-        for row in self.catalog.pending():
+        for row in self.catalog.files.pending():
             if row.path in waited:
-                self.catalog.mark_failed(row.path, "it stayed queued after it was read (for a member: its archive "
+                self.catalog.states.mark_failed(row.path, "it stayed queued after it was read (for a member: its archive "
                                          "no longer holds it under that name)", max_attempts=MAX_ATTEMPTS)
 
     def run_ocr(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
@@ -73,7 +73,7 @@ class KeywordPhase:
         """Read again, with OCR, the files that have pages only OCR can read; False when there was none.
 
         Ends early when ``interrupt`` is set (new files on disk come first)."""
-        rows = self._files_of(self.catalog.waiting_for_ocr())
+        rows = self._files_of(self.catalog.files.waiting_for_ocr())
         return self._prepare_and_store(rows, "now", progress, stop, notify, interrupt)
 
     def _files_of(self, rows: list[FileRow]) -> list[FileRow]:
@@ -86,7 +86,7 @@ class KeywordPhase:
                 archive = self._archive_of(row.path)
                 if archive is None:  # its archive is gone: so is the member
                     self.store.delete_paths([row.path])
-                    self.catalog.delete([row.path])
+                    self.catalog.states.delete([row.path])
                     continue
                 reread.add(archive.path)
                 row = archive
@@ -95,7 +95,7 @@ class KeywordPhase:
 
     def _archive_of(self, member: str) -> FileRow | None:
         for parent in PurePath(member).parents:
-            row = self.catalog.file(str(parent))
+            row = self.catalog.files.get(str(parent))
             if row is not None and row.kind == "file":
                 return row
         return None
@@ -143,7 +143,7 @@ class KeywordPhase:
     def _job(self, row: FileRow, ocr: str) -> Job:
         o = self.options
         return Job(row.path, row.kind, row.content_hash, o.chunk_size, o.overlap, o.max_file_bytes, ocr,
-                   o.ocr.settings, roots=tuple(self.catalog.roots()))
+                   o.ocr.settings, roots=tuple(self.catalog.roots.all()))
 
     def _outcome(self, future: Future, row: FileRow, progress: Progress, queue: deque[FileRow]) -> Prepared | None:
         """The prepared file, or a context entry for one that cannot be read; None when there is nothing
@@ -157,7 +157,7 @@ class KeywordPhase:
         except (ProcessExpired, Exception) as exc:  # a bug, an OS error, a reader that crashed its worker
             log.warning("preparing %s failed: %s", row.path, exc)
             error = f"{type(exc).__name__}: {exc}"
-            if self.catalog.mark_failed(row.path, error, max_attempts=MAX_ATTEMPTS) < MAX_ATTEMPTS:
+            if self.catalog.states.mark_failed(row.path, error, max_attempts=MAX_ATTEMPTS) < MAX_ATTEMPTS:
                 queue.append(row)
             else:
                 progress.failed += 1
@@ -187,7 +187,7 @@ class KeywordPhase:
                 raise StoreDamaged(damage) from exc
             row = batch[0][0]
             log.warning("storing %s failed: %s", row.path, exc)
-            self.catalog.mark_failed(row.path, f"storing it failed: {one_line(exc)}", max_attempts=1)
+            self.catalog.states.mark_failed(row.path, f"storing it failed: {one_line(exc)}", max_attempts=1)
             progress.failed += 1
             progress.files_done += 1
 
@@ -196,13 +196,13 @@ class KeywordPhase:
         if gone:
             self._forget(gone)
         # Unchanged content keeps its rows; the semantic phase checks that its vectors are all there.
-        self.catalog.mark_keyword(StoredText(row.path, item.content_hash, item.mtime, item.size, row.doc_type or "",
+        self.catalog.states.mark_keyword(StoredText(row.path, item.content_hash, item.mtime, item.size, row.doc_type or "",
                                              row.chunks, ocr_wanted=row.ocr_wanted, notes=row.notes)
                                   for row, item in batch if item.unchanged and not item.vanished)
         fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
         for row, item in batch:
             if is_archive(item.path) and not (item.unchanged or item.vanished):  # a failed read holds no members
-                self._forget(self.catalog.replace_archive_members(
+                self._forget(self.catalog.states.replace_archive_members(
                     item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)))
                 item.ocr_wanted += sum(m.ocr_wanted for m in item.archive_members)  # its OCR pass reads them all
                 fresh += item.archive_members
@@ -216,12 +216,12 @@ class KeywordPhase:
         """Files gone from disk, or from their archive: their rows, and those of an archive's members."""
         if not paths:
             return
-        members = [m for path in paths for m in self.catalog.files_under_prefix(path) if m != path]
+        members = [m for path in paths for m in self.catalog.files.under(path) if m != path]
         self.store.delete_paths([*paths, *members])
-        self.catalog.delete([*paths, *members])
+        self.catalog.states.delete([*paths, *members])
 
     def _store_text(self, items: list[Prepared]) -> None:
-        pinned = {path: row.text for path, row in self.catalog.senses(i.path for i in items).items() if row.pinned}
+        pinned = {path: row.text for path, row in self.catalog.senses.many(i.path for i in items).items() if row.pinned}
         rows, senses = [], []
         for item in items:
             sense = pinned.get(item.path, item.excerpt)
@@ -238,13 +238,13 @@ class KeywordPhase:
                                      lang=analysis.language if analysis else None,
                                      terms=analysis.terms if analysis else None))
         paths = [item.path for item in items]
-        self.catalog.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
+        self.catalog.states.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
         self.store.replace_files(paths, rows, "", self._dimension())
-        self.catalog.save_senses(senses)
+        self.catalog.senses.save(senses)
         for item in items:
             if item.members:
-                self.catalog.set_members(item.path, item.members)
-        self.catalog.mark_keyword(StoredText(i.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.chunks),
+                self.catalog.states.set_members(item.path, item.members)
+        self.catalog.states.mark_keyword(StoredText(i.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.chunks),
                                              i.failure, i.ocr_wanted, "\n".join(i.notes) or None) for i in items)
 
     def _qualifies(self, item: Prepared) -> bool:

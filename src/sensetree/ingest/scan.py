@@ -39,17 +39,17 @@ class ScanReport:
 def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
     """Queue new and changed entries under every root, purge deleted ones; ``exclude`` is our own data dir."""
     started = time.perf_counter()
-    manual = catalog.folder_modes()
+    manual = catalog.roots.folder_modes()
     exclude = paths.path_key(exclude)
-    was_offline = catalog.offline_roots()
+    was_offline = catalog.roots.offline()
     new = changed = 0
     deleted: list[str] = []
     offline, back = [], []
-    for root in catalog.roots():
-        known = catalog.files_under(root)
+    for root in catalog.roots.all():
+        known = catalog.files.in_root(root)
         device = _online_device(root, catalog, bool(known))
         if device is None:
-            catalog.set_root_offline(root)
+            catalog.roots.set_offline(root)
             offline.append(root)
             continue
         seen: set[str] = set()
@@ -71,18 +71,18 @@ def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
             queued.append((entry.path, root, entry.kind, entry.size, entry.mtime, entry.members, entry.ctime,
                            entry.inode))
         if root in unreadable:  # it went away or closed while being walked: keep everything
-            catalog.set_root_offline(root)
+            catalog.roots.set_offline(root)
             offline.append(root)
             continue
-        catalog.upsert_pending(queued)
-        catalog.set_identity(stamps)
-        catalog.set_root_online(root, device)
+        catalog.states.upsert_pending(queued)
+        catalog.states.set_identity(stamps)
+        catalog.roots.set_online(root, device)
         if root in was_offline:
             back.append(root)
         deleted += _gone(known, seen, unreadable)
     if deleted:
         store.delete_paths(deleted)
-        catalog.delete(deleted)
+        catalog.states.delete(deleted)
     return ScanReport(new, changed, len(deleted), time.perf_counter() - started, tuple(offline), tuple(back))
 
 
@@ -97,7 +97,7 @@ def _online_device(root: str, catalog: Catalog, has_entries: bool) -> int | None
         return None
     if not os.path.isdir(root):
         return None
-    if empty and has_entries and catalog.root_device(root) != device:  # unknown (an older catalog) counts as other
+    if empty and has_entries and catalog.roots.device(root) != device:  # unknown (an older catalog) counts as other
         return None
     return device
 

@@ -67,7 +67,7 @@ class SemanticPhase:
 
     def batch(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
         """Embed about BATCH_SECONDS' worth of chunks and commit them; False when nothing is left. Raises Stopped."""
-        rows = self.catalog.keyword_ready(FILES_PER_BATCH)
+        rows = self.catalog.files.keyword_ready(FILES_PER_BATCH)
         if not rows:
             return False
         progress.phase = "semantic"
@@ -85,7 +85,7 @@ class SemanticPhase:
             progress.current = take[0].row.path
             notify(progress)
             self._embed_and_store(take, embedder, progress, stop, notify)
-        self.catalog.mark_embedded(complete)
+        self.catalog.states.mark_embedded(complete)
         self._refresh(progress)
         return True
 
@@ -107,7 +107,7 @@ class SemanticPhase:
         pending = defaultdict(list)
         for chunk in self.store.unembedded([r.path for r in whole]):
             pending[chunk["path"]].append(chunk)
-        senses = self.catalog.senses(r.path for r in whole)
+        senses = self.catalog.senses.many(r.path for r in whole)
         files, complete = [], []
         for row in whole:
             if not pending[row.path]:
@@ -162,7 +162,7 @@ class SemanticPhase:
                 raise StoreDamaged(damage) from exc
             self._fail(ready[0][0], f"storing its vectors failed: {one_line(exc)}", progress)
             return
-        self.catalog.save_senses((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
+        self.catalog.senses.save((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
         progress.embedding.add(len(chunks), seconds)
         progress.sent_to_model += sent
         if sent:  # the model's rate sizes the batches and calls: reused vectors cost it nothing
@@ -237,12 +237,12 @@ class SemanticPhase:
 
     def _fail(self, file: _File, reason: str, progress: Progress) -> None:
         """The model or the store refuses this file: it fails, and stays findable by keyword."""
-        self.catalog.mark_failed(file.row.path, reason, max_attempts=1)
+        self.catalog.states.mark_failed(file.row.path, reason, max_attempts=1)
         progress.failed += 1
 
     def _repair(self, path: str, reason: str) -> None:
         """Back to the keyword phase to store its text again, a bounded number of times (then failed)."""
-        self.catalog.requeue_for_repair(path, f"{reason} after {MAX_REPAIRS} readings", max_attempts=MAX_REPAIRS)
+        self.catalog.states.requeue_for_repair(path, f"{reason} after {MAX_REPAIRS} readings", max_attempts=MAX_REPAIRS)
 
 
 def _enough(rows: list[FileRow], budget: int) -> list[FileRow]:

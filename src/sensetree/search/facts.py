@@ -23,7 +23,7 @@ def scope_problem(scope: str | None, roots: list[str], mounted: bool = True) -> 
 def offline_notices(catalog: Catalog, scope: str | None = None) -> list[str]:
     """One line per offline root that the scope reaches: its files are kept but cannot be shown."""
     try:
-        offline = catalog.offline_roots()
+        offline = catalog.roots.offline()
     except sqlite3.OperationalError:
         return []
     return [offline_notice(root, since) for root, since in offline.items()
@@ -41,11 +41,11 @@ def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:
     the user looks into moves to the front of the queue."""
     folder = paths.normalize(scope) if scope else None
     try:
-        if not catalog.waiting_under(folder):
+        if not catalog.files.waiting_under(folder):
             return None
         if folder:
-            catalog.prioritize(folder)
-        return catalog.coverage(folder)
+            catalog.states.prioritize(folder)
+        return catalog.files.coverage(folder)
     except sqlite3.OperationalError:  # a busy or read-only catalog: the figures are a courtesy
         return None
 
@@ -53,6 +53,6 @@ def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:
 def list_copies(catalog: Catalog, response: SearchResponse) -> None:
     """Every other place a result's content is found, not only the copies that ranked."""
     hashes = {r.content_hash: r for r in response.results if r.content_hash}
-    for content_hash, copies in catalog.paths_with_hashes(hashes).items():
+    for content_hash, copies in catalog.files.with_hashes(hashes).items():
         result = hashes[content_hash]
         result.duplicates = sorted(set(result.duplicates) | {p for p in copies if p != result.path})

@@ -166,7 +166,7 @@ def reconcile(catalog: Catalog, store: ChunkStore) -> tuple[int, int]:
             unembedded.update(batch.column(0).to_pylist())
     requeue, embed_again = [], []
     known = set()
-    for row in catalog.iter_rows():
+    for row in catalog.files.all():
         known.add(row.path)
         indexes, hashes = stored.get(row.path, (set(), set()))
         whole = indexes == set(range(row.chunks)) and row.chunks > 0
@@ -177,8 +177,8 @@ def reconcile(catalog: Catalog, store: ChunkStore) -> tuple[int, int]:
         elif row.status == "failed" and not whole:
             requeue.append(row.path)
     for path in requeue:
-        catalog.requeue(path)
-    catalog.unmark_embedded(embed_again)
+        catalog.states.requeue(path)
+    catalog.states.unmark_embedded(embed_again)
     orphans = [path for path in stored if path not in known]
     store.delete_paths(orphans)
     return len(requeue) + len(embed_again), len(orphans)

@@ -56,10 +56,10 @@ class ReadOnlyStorage:
             if manifest is None or manifest == self.manifest:
                 return
             self.manifest = manifest
-            for root in set(self._catalog.roots()) - set(manifest.roots):
-                self._catalog.remove_root(root)
+            for root in set(self._catalog.roots.all()) - set(manifest.roots):
+                self._catalog.roots.remove(root)
             for root in manifest.roots:
-                self._catalog.add_root(root)
+                self._catalog.roots.add(root)
             self._catalog.set_meta("embedding_identity", manifest.embedding_identity)
         self._on_manifest(manifest)
 

@@ -79,7 +79,7 @@ class Storage:
         if not self.writer_free() or not self.recovering(self.store.unfilled_files):
             return
         with self.writer():
-            files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.iter_rows()}
+            files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.files.all()}
             self.recovering(lambda: self.store.fill_file_fields(files))
 
     def close(self) -> None:
@@ -167,7 +167,7 @@ class Storage:
         with self.writer():
             # the files are waiting again before their rows go: a reader that finds the table gone
             # also finds them waiting, and says so (coverage) instead of answering with nothing
-            self.catalog.requeue_all()
+            self.catalog.states.requeue_all()
             self.store.wipe()
             self.catalog.set_meta("embedding_identity", wanted)
         message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
@@ -189,7 +189,7 @@ class Storage:
         while the catalog lists stored text: it is rebuilt from the catalog (what it lacks is indexed again)
         and the user told. Without this the catalog would vouch for vectors that are not there, and every
         search would answer nothing, for good."""
-        if self.store.table is not None or not self.catalog.has_stored():
+        if self.store.table is not None or not self.catalog.files.has_stored():
             return
         with self.writer():
             rolled_back = None
