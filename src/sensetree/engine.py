@@ -45,7 +45,7 @@ from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.intent import FEW_RESULTS, narrowed, understand
+from .search.intent import FEW_RESULTS, Understood, narrowed, understand
 from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
@@ -166,21 +166,24 @@ class Engine:
         leave little that the words alone would find, the answer says so."""
         filters = parse_filters(params.types, params.modified_after, params.modified_before)
         scope = params.scope or None
-        understood = None if params.literal else understand(params.query, now=datetime.now(),
-                                                            folders=lambda name: self._folders_named(name, scope))
+        understood = self._understood(params.query, params.literal, scope)
         if understood is None:
             return self._search(params, params.query, filters, scope)
         response = self._search(params, understood.query, narrowed(filters, understood.filters()),
                                 understood.folder or scope)
         response.query, response.understood = params.query, understood.as_dict()
-        if len(response.results) < FEW_RESULTS:
-            plain = self._search(params, params.query, filters, scope)
-            if len(plain.results) >= max(FEW_RESULTS, 2 * len(response.results) + 1):
+        found = len(response.results)
+        if found < FEW_RESULTS:  # little: would the words alone find much more?
+            wider = max(params.limit, 10)
+            plain = self._search(replace(params, limit=wider), params.query, filters, scope)
+            if len(plain.results) >= FEW_RESULTS * (found + 1):
                 response.understood["literal_results"] = len(plain.results)
                 said = ", ".join(f'"{words}"' for words in understood.said)
                 response.notices.append(
-                    f"{said} read as a filter: {len(response.results)} file{'s' if len(response.results) != 1 else ''}"
-                    f" found; as search words {len(plain.results)} (search again with --literal, or put them in quotes)")
+                    f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
+                    f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
+                    f"{'+' if len(plain.results) == wider else ''} (search again with --literal, or "
+                    "put those words in quotes)")
         return response
 
     def _search(self, params: SearchParams, query: str, filters: Filters | None, scope: str | None) -> SearchResponse:
@@ -197,6 +200,11 @@ class Engine:
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
         return response
+
+    def _understood(self, query: str, literal: bool, scope: str | None) -> Understood | None:
+        if literal:
+            return None
+        return understand(query, now=datetime.now(), folders=lambda name: self._folders_named(name, scope))
 
     def _folders_named(self, name: str, scope: str | None) -> list[str]:
         """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
@@ -249,14 +257,18 @@ class Engine:
             return True
 
     def tree(self, params: TreeParams) -> TreeResponse:
-        """The meaning tree (``sensetree tree``), with how much of the scope it covers yet."""
+        """The meaning tree (``sensetree tree``), with how much of the scope it covers yet; filters said
+        in the query's words narrow it as they narrow a search."""
         filters = parse_filters(params.types, params.modified_after, params.modified_before)
-        scope = params.scope or None
+        query, scope = params.query, params.scope or None
+        understood = self._understood(params.query, params.literal, scope)
+        if understood:
+            query, scope, filters = understood.query, understood.folder or scope, narrowed(filters, understood.filters())
         problem = self.storage.recovering(lambda: self._scope_problem(scope))
         if problem:
             return TreeResponse(params.query, None, [*self.notices.take(), problem])
-        node, notices = self.storage.recovering(
-            lambda: self.retriever().tree(params.query, scope, self.roots(), params.limit, filters))
+        node, notices = self.storage.recovering(lambda: self.retriever().tree(query, scope, self.roots(), params.limit,
+                                                                              filters))
         covered = coverage(self.catalog, scope)
         if covered:
             files, embedded = covered
@@ -264,7 +276,8 @@ class Engine:
                            "others are not embedded yet (search finds them by keyword meanwhile)")
         notices[:0] = self.notices.take()
         return TreeResponse(params.query, node, [*notices, *(n for n in offline_notices(self.catalog, scope)
-                                                             if n not in notices)])
+                                                             if n not in notices)],
+                            understood.as_dict() if understood else None)
 
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""

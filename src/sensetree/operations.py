@@ -193,6 +193,8 @@ Types = Annotated[str | None, Doc("Only these types, comma-separated: pdf,docx,m
                                   flag="--type", http="type")]
 After = Annotated[str | None, Doc("Only files modified on or after this day (YYYY-MM-DD).")]
 Before = Annotated[str | None, Doc("Only files modified on or before this day (YYYY-MM-DD).")]
+AsWritten = Annotated[bool, Doc("Take every word of the query as a search word: no file type, time or folder is read "
+                              "from it.", tools=False)]
 
 
 @dataclass(frozen=True)
@@ -207,8 +209,7 @@ class SearchParams:
     hybrid: Annotated[bool | None, Doc("Override retrieval.hybrid (false: the dense leg only).",
                                        flag="--hybrid/--no-hybrid", tools=False)] = None
     rerank: Annotated[bool | None, Doc("Override retrieval.rerank.", flag="--rerank/--no-rerank", tools=False)] = None
-    literal: Annotated[bool, Doc("Take every word of the query as a search word: no file type, time or folder "
-                                 "is read from it.", tools=False)] = False
+    literal: AsWritten = False
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ class TreeParams:
     types: Types = None
     modified_after: After = None
     modified_before: Before = None
+    literal: AsWritten = False
 
 
 @dataclass(frozen=True)

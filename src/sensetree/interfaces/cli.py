@@ -337,7 +337,16 @@ def _highlight(snippet: str, terms: list[str]) -> Text:
     return text
 
 
+def _print_understood(understood: dict | None) -> None:
+    """One line: the filters read from the query's words, and what was searched."""
+    if understood:
+        said = " · ".join(understood["said"])
+        errors.print(f"[cyan]understood:[/] {escape(said)} [dim]→ searching {escape(understood['query'])!r}"
+                     " (--literal: every word a search word)[/]")
+
+
 def _print_results(response: SearchResponse, explain: bool) -> None:
+    _print_understood(response.understood)
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if explain and response.coverage:
@@ -453,6 +462,7 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
 
 
 def _print_tree_response(response: TreeResponse) -> None:
+    _print_understood(response.understood)
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if response.tree is None:

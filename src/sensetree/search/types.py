@@ -189,10 +189,13 @@ class TreeResponse:
     query: str
     tree: TreeNode | None = None
     notices: list[str] = field(default_factory=list)
+    understood: dict | None = None  # the filters read from the query's words, as for a search
 
     def as_dict(self) -> dict:
-        return {"query": self.query, "tree": self.tree.as_dict() if self.tree else None, "notices": self.notices}
+        return {"query": self.query, "tree": self.tree.as_dict() if self.tree else None, "notices": self.notices,
+                "understood": self.understood}
 
     @classmethod
     def from_dict(cls, d: dict) -> TreeResponse:
-        return cls(d.get("query", ""), TreeNode.from_dict(d["tree"]) if d["tree"] else None, d["notices"])
+        return cls(d.get("query", ""), TreeNode.from_dict(d["tree"]) if d["tree"] else None, d["notices"],
+                   d.get("understood"))

@@ -145,6 +145,7 @@ async function search() {
     state.treeQuery = null;
     renderResults();
     renderTree();
+    renderUnderstood(null);
     fill($("search-notices"));
     return;
   }
@@ -165,6 +166,7 @@ async function search() {
   const took = answer.timings_ms?.total ?? Object.values(answer.timings_ms ?? {}).reduce((a, b) => a + b, 0);
   $("results-meta").textContent =
     `${answer.results.length} file${answer.results.length === 1 ? "" : "s"}${took ? ` · ${Math.round(took)} ms` : ""}`;
+  renderUnderstood(answer.understood);
   fill($("search-notices"), (answer.notices ?? []).map(noticeLine));
   renderResults();
 }
@@ -183,6 +185,7 @@ async function moreLikeThis(path) {
   state.query = "";
   state.terms = [];
   state.like = path;
+  renderUnderstood(null);
   state.results = answer.results;
   state.selected = answer.results.length ? 0 : -1;
   $("results-meta").textContent =
@@ -306,7 +309,24 @@ function filterQuery() {
   if (state.types.size) query.type = [...state.types].join(",");
   if ($("modified-after").value) query.modified_after = $("modified-after").value;
   if ($("modified-before").value) query.modified_before = $("modified-before").value;
+  if (!$("read-words").checked) query.literal = true;
   return query;
+}
+
+/** The filters the search read from the query's words, as chips; a chip's × puts its words in quotes
+ * (taken as written: search words again) and searches anew. */
+function renderUnderstood(understood) {
+  const box = $("understood");
+  box.hidden = !understood;
+  if (!understood) return fill(box);
+  fill(box, [h("span.muted", null, "Understood: "), understood.said.map((words) => h("span.chip", {
+    "data-testid": "understood-chip" }, h("span.chip-label", null, words), h("button.chip-remove", {
+      type: "button", "aria-label": `Search “${words}” as words, not as a filter`, title: "Take these words as search words",
+      onclick: () => {
+        const input = $("search-input");
+        input.value = input.value.replace(words, `"${words}"`);
+        search();
+      } }, "×"))), h("span.muted", null, ` searching “${understood.query}”`)]);
 }
 
 async function loadTree(query = state.query) {
@@ -1104,7 +1124,7 @@ function start() {
   }
   $("search-form").addEventListener("submit", onSearchSubmit);
   renderTypeChips();
-  for (const id of ["modified-after", "modified-before"]) {
+  for (const id of ["modified-after", "modified-before", "read-words"]) {
     $(id).addEventListener("change", () => { if (state.query) search(); });
   }
   $("search-input").addEventListener("input", () => {
