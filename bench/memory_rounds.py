@@ -77,7 +77,7 @@ def main() -> None:
                 search_ms = (time.perf_counter() - started) / 20 * 1000
                 engine.tree(rng.choice(queries))
                 if round_no % 10 == 0:
-                    print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.cache_bytes() / 2**20:>16.0f} "
+                    print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.table.cache_bytes() / 2**20:>16.0f} "
                           f"{search_ms:>10.0f}", flush=True)
             print(f"growth over {args.rounds} rounds: {resident_mb() - start:+.0f} MB")
     finally:

@@ -47,7 +47,7 @@ class Choices:
             raise SenseTreeError(f"{folder} is not a root; roots: {', '.join(self.catalog.roots()) or 'none'}")
         with self.storage.writer():
             gone = list(self.catalog.files_under(path))
-            self.store.delete_paths(gone)
+            self.store.writes.delete_paths(gone)
             self.catalog.delete(gone)
             self.catalog.remove_root(path)
         return len(gone)
@@ -84,7 +84,7 @@ class Choices:
             for target in targets:
                 self.catalog.set_folder_mode(target, "ignore")
                 gone = self.catalog.files_under_prefix(target)
-                self.store.delete_paths(gone)
+                self.store.writes.delete_paths(gone)
                 self.catalog.delete(gone)
         return len(targets)
 
