@@ -7,6 +7,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from .table import TABLE, ChunkTable
 
@@ -41,44 +42,48 @@ class ChunkRepair:
             directory = self.table.directory
             # A bucket's puts are whole or absent: only a local disk tears a manifest.
             versions = directory / f"{TABLE}.lance" / "_versions" if directory else None
-            quarantine = directory / "damaged" if directory else None
-            while True:
+            table, absent = self._open()
+            while table is None and versions is not None and (manifests := _manifests(versions)):
+                (directory / "damaged").mkdir(exist_ok=True)
+                shutil.move(str(manifests[-1]), str(directory / "damaged" / f"{time.time_ns()}-{manifests[-1].name}"))
+                table, absent = self._open()
+            if table is None and absent and (versions is None or not versions.is_dir()):
+                return None  # there never was a table: nothing to drop
+            version = None if table is None else _newest_sound_version(table)
+            if version is None:
                 try:
-                    table = self.table.db.open_table(TABLE)
-                    break
-                except (ValueError, FileNotFoundError):
-                    if versions is None or not versions.is_dir():
-                        return None
-                    table = None
+                    self.table.db.drop_table(TABLE)
                 except Exception:
-                    table = None
-                if versions is None or quarantine is None:
-                    break
-                manifests = sorted(versions.glob("*.manifest"), key=_manifest_version)
-                if not manifests:
-                    break
-                quarantine.mkdir(exist_ok=True)
-                shutil.move(str(manifests[-1]), str(quarantine / f"{time.time_ns()}-{manifests[-1].name}"))
-            if table is not None:
-                try:
-                    kept = sorted((v["version"] for v in table.list_versions()), reverse=True)
-                except Exception:
-                    kept = []
-                for version in kept[:20]:
-                    try:
-                        table.checkout(version)
-                    except Exception:
-                        continue
-                    if _read_back(table) is None:
-                        if version != kept[0]:
-                            table.restore(version)
-                        return version
-            try:
-                self.table.db.drop_table(TABLE)
-            except Exception:
-                if directory is not None:
-                    shutil.rmtree(directory / f"{TABLE}.lance", ignore_errors=True)
-            return None
+                    if directory is not None:
+                        shutil.rmtree(directory / f"{TABLE}.lance", ignore_errors=True)
+            return version
+
+    def _open(self) -> tuple[Any, bool]:
+        """The table as LanceDB opens it now, or None and whether LanceDB found no table at all."""
+        try:
+            return self.table.db.open_table(TABLE), False
+        except (ValueError, FileNotFoundError):
+            return None, True
+        except Exception:
+            return None, False
+
+
+def _newest_sound_version(table) -> int | None:
+    """The newest of the last 20 versions that reads back whole, restored if it is not the latest."""
+    try:
+        kept = sorted((v["version"] for v in table.list_versions()), reverse=True)
+    except Exception:
+        kept = []
+    for version in kept[:20]:
+        try:
+            table.checkout(version)
+        except Exception:
+            continue
+        if _read_back(table) is None:
+            if version != kept[0]:
+                table.restore(version)
+            return version
+    return None
 
 
 def _read_back(table) -> str | None:
@@ -90,6 +95,11 @@ def _read_back(table) -> str | None:
     except Exception as exc:
         return one_line(exc)
     return None
+
+
+def _manifests(versions: Path) -> list[Path]:
+    """The table's manifests, oldest first."""
+    return sorted(versions.glob("*.manifest"), key=_manifest_version)
 
 
 def _manifest_version(manifest: Path) -> int:
