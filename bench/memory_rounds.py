@@ -5,7 +5,7 @@
 Indexes N SciFact abstracts in 30 folders, then repeats rounds of: edit 3 files, index, 20
 searches (half scoped to a folder) and a meaning tree. Every 10 rounds it prints the
 process's resident memory, what Lance's index and metadata caches hold (bounded in
-``store/chunks.py``), and the mean search latency of the round. A leak shows as resident
+``store/table.py``), and the mean search latency of the round. A leak shows as resident
 memory that keeps climbing after the caches have stopped growing.
 
 Like ``sensetree serve``, it caps glibc's malloc arenas first (``--default-arenas`` does not,
