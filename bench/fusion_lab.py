@@ -64,8 +64,8 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25
         store = evaluator.store
         if reanalyse:
             started = time.perf_counter()
-            rows = store.reanalyse()
-            store.build_fts_index()
+            rows = store.upkeep.reanalyse()
+            store.upkeep.build_fts_index()
             print(f"reanalysed {rows} chunks in {time.perf_counter() - started:.1f} s")
         retriever = evaluator.retriever()
         for suffix, asked in sources:
@@ -78,7 +78,7 @@ def dump(dataset: Path, model: str, split: str, out: Path, reanalyse: bool, bm25
                 dense = [] if bm25_only else dense_leg(store, vectors[text], POOL, None)
                 dense_ms = (time.perf_counter() - started) * 1000
                 started = time.perf_counter()
-                sparse = sparse_leg(store, text, POOL, None, store.build_fts_index)
+                sparse = sparse_leg(store, text, POOL, None, store.upkeep.build_fts_index)
                 bm25_ms = (time.perf_counter() - started) * 1000
                 records.append({
                     "id": str(query["_id"]), "query": text, "langs": query_languages(text), "dense_ms": dense_ms,

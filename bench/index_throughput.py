@@ -87,7 +87,7 @@ def main() -> None:
 def _embedded_texts(engine: Engine, path: str) -> list[str]:
     """The texts the pipeline embedded for a file: stored chunks, later ones behind the context prefix."""
     context = embedding_context(engine.catalog.senses.of(path).text, Path(path).name)
-    return [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(path)]
+    return [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.queries.chunks_of(path)]
 
 
 def _rescan(folder: Path, files: int) -> tuple[float, int]:

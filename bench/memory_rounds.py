@@ -5,7 +5,7 @@
 Indexes N SciFact abstracts in 30 folders, then repeats rounds of: edit 3 files, index, 20
 searches (half scoped to a folder) and a meaning tree. Every 10 rounds it prints the
 process's resident memory, what Lance's index and metadata caches hold (bounded in
-``store/chunks.py``), and the mean search latency of the round. A leak shows as resident
+``store/table.py``), and the mean search latency of the round. A leak shows as resident
 memory that keeps climbing after the caches have stopped growing.
 
 Like ``sensetree serve``, it caps glibc's malloc arenas first (``--default-arenas`` does not,
@@ -78,7 +78,7 @@ def main() -> None:
                 search_ms = (time.perf_counter() - started) / 20 * 1000
                 engine.tree(TreeParams(rng.choice(queries)))
                 if round_no % 10 == 0:
-                    print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.cache_bytes() / 2**20:>16.0f} "
+                    print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.table.cache_bytes() / 2**20:>16.0f} "
                           f"{search_ms:>10.0f}", flush=True)
             print(f"growth over {args.rounds} rounds: {resident_mb() - start:+.0f} MB")
     finally:

@@ -130,7 +130,7 @@ def index_with(tree: Path, data: Path, model: str | None, reuse: bool, threads: 
         started = time.monotonic()
         progress = engine.index()
         wall = time.monotonic() - started
-        rows = engine.store.table.to_arrow().select(["path", "chunk_index", "vector"]).to_pylist()
+        rows = engine.store.table.handle.to_arrow().select(["path", "chunk_index", "vector"]).to_pylist()
     vectors = {(r["path"].replace(str(data.parent), ""), r["chunk_index"]): np.asarray(r["vector"], np.float32)
                for r in rows if r["vector"] is not None}
     figures = {"chunks": progress.embedding.count, "sent": progress.sent_to_model,

@@ -44,9 +44,10 @@ from search_latency import Corpus, build, timed  # noqa: E402
 
 from sensetree.engine import Engine  # noqa: E402
 from sensetree.search.pipeline import Retriever  # noqa: E402
-from sensetree.store.chunks import TABLE, ChunkStore  # noqa: E402
+from sensetree.store.chunks import ChunkStore  # noqa: E402
 from sensetree.store.location import S3Location  # noqa: E402
 from sensetree.store.manifest import MANIFEST, Manifest  # noqa: E402
+from sensetree.store.table import TABLE  # noqa: E402
 
 SCIFACT = Path("/work/shared/eval/scifact")
 
@@ -160,7 +161,7 @@ def table_at(keep: Path, rows: int, corpus: Corpus) -> ChunkStore:
     folder = keep / str(rows)
     if (folder / f"{TABLE}.lance").is_dir():
         store = ChunkStore(folder)
-        if store.count() == rows and (rows < 50_000 or store.has_vector_index()):
+        if store.table.count() == rows and (rows < 50_000 or store.upkeep.has_vector_index()):
             print(f"  reusing {folder}")
             return store
         shutil.rmtree(folder)
@@ -182,9 +183,9 @@ def upload(folder: Path, where: S3Location) -> None:
 def searches(store: ChunkStore, corpus: Corpus, texts: list[str]) -> list[tuple[str, float, float]]:
     vectors = corpus.vectors(len(texts))
     by_text = dict(zip(texts, vectors))
-    retriever = Retriever(store, lambda q: by_text[q], lambda: None, store.build_fts_index, exists=lambda p: True)
-    rows = [("dense leg (k=160)", lambda q: store.dense(by_text[q], 160)),
-            ("BM25 leg (k=160)", lambda q: store.sparse(q, 160)),
+    retriever = Retriever(store, lambda q: by_text[q], lambda: None, store.upkeep.build_fts_index, exists=lambda p: True)
+    rows = [("dense leg (k=160)", lambda q: store.queries.dense(by_text[q], 160)),
+            ("BM25 leg (k=160)", lambda q: store.queries.sparse(q, 160)),
             ("hybrid search, no rerank (limit 20)", lambda q: retriever.search(q, limit=20, rerank_on=False)),
             ("hybrid search scoped to 2 %", lambda q: retriever.search(q, "/data/proj07", limit=20, rerank_on=False))]
     return [(label, *timed(fn, texts)) for label, fn in rows]
@@ -241,13 +242,13 @@ def commits(args: argparse.Namespace) -> None:
     of 1,024 vectors) and a keyword batch (delete + append of 256 files, 2,048 chunks)."""
     import numpy as np
 
-    from sensetree.store.chunks import ChunkRow
+    from sensetree.store.table import ChunkRow
 
     corpus = Corpus()
     with s3_server() as server:
         for _, _, where in tables_in_bucket(server, args, corpus, "commit"):
             store = ChunkStore(where)
-            keys = store.table.search().select(["path", "chunk_index", "text"]).limit(4096).to_arrow().to_pylist()
+            keys = store.table.handle.search().select(["path", "chunk_index", "text"]).limit(4096).to_arrow().to_pylist()
             semantic, keyword = [], []
             for attempt in range(args.repeat):
                 batch = keys[(attempt * 1024) % 3072:][:1024]
@@ -256,13 +257,13 @@ def commits(args: argparse.Namespace) -> None:
                 rows_in = [ChunkRow(k["path"], k["chunk_index"], k["text"], v, "h", 0.0, None, "text", 4096, "en",
                                     k["text"]) for k, v in zip(batch, vectors)]
                 started = time.perf_counter()
-                store.set_vectors(rows_in, "synthetic", len(vectors[0]))
+                store.writes.set_vectors(rows_in, "synthetic", len(vectors[0]))
                 semantic.append(time.perf_counter() - started)
                 paths = [f"/data/new/run{attempt}/file{n:04d}.txt" for n in range(256)]
                 fresh = [ChunkRow(p, i, t, None, "h", 0.0, None, "text", 4096, "en", t)
                          for p in paths for i, t in enumerate(corpus.texts(8))]
                 started = time.perf_counter()
-                store.replace_files(paths, fresh, "", len(vectors[0]))
+                store.writes.replace_files(paths, fresh, "", len(vectors[0]))
                 keyword.append(time.perf_counter() - started)
             print(f"  semantic batch (merge_insert of 1,024 vectors): median {np.median(semantic):.2f} s, "
                   f"max {max(semantic):.2f} s")

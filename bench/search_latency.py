@@ -26,8 +26,10 @@ import pyarrow as pa
 
 from sensetree.models.embeddings import load_embedder
 from sensetree.search.pipeline import Retriever
-import sensetree.store.chunks as chunks_module
-from sensetree.store.chunks import ChunkStore, analysed_columns, schema
+import sensetree.store.upkeep as upkeep_module
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import schema
+from sensetree.store.upkeep import analysed_columns
 
 DIM = 384
 FOLDERS, SUBFOLDERS, CHUNKS_PER_FILE = 50, 20, 8
@@ -93,14 +95,13 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
             "size": pa.array(np.full(n, 4096), pa.int64()),
             **analysed_columns(paths, texts),
         }, schema=schema(DIM))
-        if store.table is None:
-            store._table = store._db.create_table("chunks", data=data, schema=schema(DIM))
-            store._create_scalar_indexes()
+        if store.table.handle is None:
+            store.upkeep.create_indexes(store.table.create(data, DIM))
         else:
-            store.table.add(data)
+            store.table.handle.add(data)
     started = time.perf_counter()
-    store.optimize()  # folds rows into the indexes and builds the vector index past the threshold
-    print(f"  optimize + indexes: {time.perf_counter() - started:.1f} s; vector index: {store.has_vector_index()}")
+    store.upkeep.optimize()  # folds rows into the indexes and builds the vector index past the threshold
+    print(f"  optimize + indexes: {time.perf_counter() - started:.1f} s; vector index: {store.upkeep.has_vector_index()}")
     return store
 
 
@@ -117,10 +118,10 @@ def timed(fn, inputs) -> tuple[float, float]:
 
 def recall(store: ChunkStore, vectors: np.ndarray, k: int, pool: int = 160) -> float:
     """Share of the exact top ``k`` that the dense leg's ``pool``-sized answer ranks in its own top ``k``."""
-    table = store.table
+    table = store.table.handle
     hits = 0
     for v in vectors:
-        approx = {(r["path"], r["chunk_index"]) for r in store.dense(v, pool)[:k]}
+        approx = {(r["path"], r["chunk_index"]) for r in store.queries.dense(v, pool)[:k]}
         exact = {(r["path"], r["chunk_index"]) for r in table.search(v).distance_type("cosine").bypass_vector_index()
                  .limit(k).select(["path", "chunk_index", "_distance"]).to_list()}
         hits += len(approx & exact)
@@ -138,7 +139,7 @@ def main() -> None:
     parser.add_argument("--no-models", action="store_true", help="skip timing the query embedding of each model")
     args = parser.parse_args()
     if args.exact:
-        chunks_module.VECTOR_INDEX_MIN_ROWS = 10**12
+        upkeep_module.VECTOR_INDEX_MIN_ROWS = 10**12
 
     for name in () if args.no_models else ("minilm", "e5"):
         embedder = load_embedder(name)
@@ -156,13 +157,13 @@ def main() -> None:
             texts = corpus.queries(args.queries)
             vectors = corpus.vectors(args.queries)
             by_text = dict(zip(texts, vectors))
-            retriever = Retriever(store, lambda q: by_text[q], lambda: None, store.build_fts_index,
+            retriever = Retriever(store, lambda q: by_text[q], lambda: None, store.upkeep.build_fts_index,
                                   exists=lambda p: True)
             scope = "/data/proj07"
             k = 160
             rows_out = [
-                ("dense leg (k=160)", lambda q: store.dense(by_text[q], k)),
-                ("BM25 leg (k=160)", lambda q: store.sparse(q, k)),
+                ("dense leg (k=160)", lambda q: store.queries.dense(by_text[q], k)),
+                ("BM25 leg (k=160)", lambda q: store.queries.sparse(q, k)),
                 ("hybrid search, no rerank (limit 20)", lambda q: retriever.search(q, limit=20, rerank_on=False)),
                 ("hybrid search scoped to 2 %", lambda q: retriever.search(q, scope, limit=20, rerank_on=False)),
                 ("meaning tree (400 chunks)", lambda q: retriever.tree(q, None, ["/data"], 400)),
@@ -175,7 +176,7 @@ def main() -> None:
                 for name in fusions:
                     p50, p95 = timed(lambda q: retriever.search(q, limit=20, rerank_on=False, fusion=name), texts)
                     print(f"  hybrid, fusion {name:<12} round {round_ + 1}   p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
-            if store.has_vector_index():
+            if store.upkeep.has_vector_index():
                 print(f"  dense leg recall@10 {recall(store, vectors[:20], 10):.3f}, "
                       f"recall@160 {recall(store, vectors[:20], 160):.3f} (HNSW, ef = 4 x 160, against exact search)")
         finally:

@@ -71,7 +71,7 @@ def _probes(engine: Engine, samples: int, rng: random.Random) -> list[tuple[str,
     """(query, path, content hash) for files that came last in the keyword phase's order (the oldest): two exact
     words of the file that at most ``RARE`` files hold, so that it should be among the first results.
     A file with no such words is not sampled."""
-    table = engine.store.table.search().select(["path", "text"]).limit(10_000_000).to_arrow().to_pylist()
+    table = engine.store.table.handle.search().select(["path", "text"]).limit(10_000_000).to_arrow().to_pylist()
     holders: dict[str, set[str]] = {}
     words_of: dict[str, set[str]] = {}
     for row in table:
@@ -153,8 +153,8 @@ def main() -> None:
             if process.returncode != 0 and args.semantic_minutes is None:
                 print(process.stderr.read().decode(errors="replace")[-2000:])
             total, keyword, semantic = reader.catalog.files.phase_counts()
-            embedded = reader.store.count_embedded()
-            chunks = reader.store.count()
+            embedded = reader.store.queries.count_embedded()
+            chunks = reader.store.table.count()
             if semantic == total:
                 semantic_s = stopped_at - started
             rate_s = (stopped_at - started) - (keyword_s or 0)
@@ -181,7 +181,7 @@ def _raw_rate(engine: Engine, count: int) -> float:
     for row in engine.catalog.files.all():
         sense = engine.catalog.senses.of(row.path)
         context = embedding_context(sense.text if sense else "", Path(row.path).name)
-        texts += [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.chunks_of(row.path)]
+        texts += [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.queries.chunks_of(row.path)]
         if len(texts) >= count:
             break
     texts = texts[:count]

@@ -190,11 +190,11 @@ def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):
     archive.write_bytes(zip_bytes({"inside/note.txt": b"The Wombat inventory of the shed."}))
     with make_engine(tmp_path / "data", root) as engine:
         member = f"{archive}/inside/note.txt"
-        assert engine.catalog.files.get(member) is not None and engine.store.chunks_of(member)
+        assert engine.catalog.files.get(member) is not None and engine.store.queries.chunks_of(member)
         archive.write_bytes(zip_bytes({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes
         engine.index()
-        assert engine.catalog.files.get(member) is None and not engine.store.chunks_of(member)
+        assert engine.catalog.files.get(member) is None and not engine.store.queries.chunks_of(member)
         assert engine.catalog.files.get(f"{archive}/inside/other.txt").status == "indexed"
         archive.unlink()
         engine.index()
-        assert [r.path for r in engine.catalog.files.all()] == [] and engine.store.count() == 0
+        assert [r.path for r in engine.catalog.files.all()] == [] and engine.store.table.count() == 0

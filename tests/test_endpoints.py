@@ -51,7 +51,7 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         assert request["reasoning_effort"] == "none"
         assert request["messages"][-1]["content"].startswith("File name: ")
         row = engine.catalog.files.get(str(tmp_path / "tree" / "alpha.txt"))
-        chunk0 = engine.store.chunks_of(row.path)[0]["text"]
+        chunk0 = engine.store.queries.chunks_of(row.path)[0]["text"]
         assert chunk0.startswith("[text] This document is a test file named alpha.txt")
         assert engine.catalog.senses.of(row.path).source == "llm"
         assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
@@ -98,7 +98,7 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_e
         assert not worker.is_alive()
         counts = engine.catalog.files.counts()
         assert counts == {"pending": 0, "keyword": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
-        assert all("Revised edition" in engine.store.chunks_of(r.path)[0]["text"] for r in engine.catalog.files.all())
+        assert all("Revised edition" in engine.store.queries.chunks_of(r.path)[0]["text"] for r in engine.catalog.files.all())
 
 
 @pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
@@ -117,7 +117,7 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, en
 def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, endpoint_engine):
     with endpoint_engine() as engine:
         engine.index()
-        rows_before = engine.store.count()
+        rows_before = engine.store.table.count()
         target = tmp_path / "tree" / "beta.txt"
         target.write_text("A different recipe, for apple strudel.", encoding="utf-8")
         server.fail("wrong_dim")
@@ -126,9 +126,9 @@ def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, e
         row = engine.catalog.files.get(str(target))
         # The new text is stored (keyword first); no vector of the wrong size is: it waits for a fixed endpoint.
         assert row.status == "keyword" and engine.catalog.files.counts()["failed"] == 0
-        assert engine.store.count() == rows_before
-        assert "apple strudel" in engine.store.chunks_of(str(target))[0]["text"]
-        assert len(engine.store.unembedded([str(target)])) == row.chunks
+        assert engine.store.table.count() == rows_before
+        assert "apple strudel" in engine.store.queries.chunks_of(str(target))[0]["text"]
+        assert len(engine.store.queries.unembedded([str(target)])) == row.chunks
 
 
 @pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
@@ -141,7 +141,7 @@ def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path
         server.fail(mode)
         with pytest.raises(IndexingPaused, match=message):
             engine.index(max_endpoint_wait=3)
-        assert engine.catalog.files.counts()["failed"] == 0 and engine.store.count() == 0
+        assert engine.catalog.files.counts()["failed"] == 0 and engine.store.table.count() == 0
         server.fail("ok")
         progress = engine.index(max_endpoint_wait=3)
         assert progress.failed == 0 and engine.catalog.files.counts()["indexed"] == len(TOPICS)

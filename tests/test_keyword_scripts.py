@@ -76,5 +76,5 @@ def test_hybrid_search_puts_the_named_file_first(engine):
 
 def test_stored_chunks_know_their_language(engine):
     languages = {row["path"].split("/")[-2]: row["lang"]
-                 for row in engine.store.table.search().select(["path", "lang"]).limit(None).to_list()}
+                 for row in engine.store.table.handle.search().select(["path", "lang"]).limit(None).to_list()}
     assert languages == {"zh": "zh", "ja": "ja", "th": "th", "en": "en"}

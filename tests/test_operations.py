@@ -148,7 +148,7 @@ def test_a_file_still_waiting_for_its_vectors_says_so(tmp_path, write_tree, make
         write_tree(root, {"orchard/quinces.txt": "Quince trees are the rootstock of dwarf pears; prune them in winter."})
         engine.index(interrupt=keyword_only)  # the keyword phase only: keyword-ready, not embedded yet
         quinces = str(root / "orchard/quinces.txt")
-        assert len(engine.store.vectors_of(quinces)) == 0
+        assert len(engine.store.queries.vectors_of(quinces)) == 0
         response = engine.similar(SimilarParams(quinces))
         assert response.results == [] and "waiting for its vectors" in response.notices[0]
         with pytest.raises(BadInput, match="not in the index"):

@@ -25,7 +25,8 @@ from sensetree import fs_rules, paths
 from sensetree.ingest.watcher import polled, watch
 from sensetree.reader import OutsideRoots, RootGuard
 from sensetree.store.catalog import Catalog
-from sensetree.store.chunks import ChunkRow, ChunkStore
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import ChunkRow
 from tests.support.waiting import wait_for
 
 
@@ -204,10 +205,10 @@ def test_case_blind_catalog_and_lancedb_agree(case_blind):
     assert catalog.files.coverage(str(case_blind / "docs" / "sub")) == (1, 0)
     store = ChunkStore(case_blind / "lancedb")
     vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
-    store.replace_files(rows, [ChunkRow(p, 0, "lighthouse keeper", vector, f"h{i}", 0.0) for i, p in enumerate(rows)],
-                        "test-model", 384)
+    store.writes.replace_files(rows, [ChunkRow(p, 0, "lighthouse keeper", vector, f"h{i}", 0.0) for i, p in enumerate(rows)],
+                               "test-model", 384)
     where = paths.scope_predicate(str(case_blind / "DOCS"))
-    assert {h["path"] for h in store.sparse("lighthouse", 10, where)} == set(rows[:2])
+    assert {h["path"] for h in store.queries.sparse("lighthouse", 10, where)} == set(rows[:2])
     catalog.close()
 
 

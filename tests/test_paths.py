@@ -17,7 +17,8 @@ from sensetree.paths import (
     scope_predicate,
     sql_literal,
 )
-from sensetree.store.chunks import ChunkRow, ChunkStore
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import ChunkRow
 
 # --- pure string rules -------------------------------------------------------------------
 
@@ -187,8 +188,8 @@ def store(tmp_path_factory) -> ChunkStore:
     rng = np.random.default_rng(7)
     store = ChunkStore(tmp_path_factory.mktemp("paths-db"))
     rows = [ChunkRow(p, 0, f"commonword file number {i}", unit(rng), f"h{i}", 0.0) for i, p in enumerate(STORED)]
-    store.replace_files(STORED, rows, "test-model", 384)
-    assert store.has_fts_index()
+    store.writes.replace_files(STORED, rows, "test-model", 384)
+    assert store.upkeep.has_fts_index()
     return store
 
 
@@ -197,46 +198,46 @@ def test_scope_predicates_inside_lancedb(store, scope):
     expected = SCOPES[scope]
     where = scope_predicate(scope)
     assert {p for p in STORED if is_under(p, scope)} == expected  # the Python rule agrees
-    assert store.count(where) == len(expected)
+    assert store.table.count(where) == len(expected)
     query = unit(np.random.default_rng(1))
-    assert {h["path"] for h in store.dense(query, 100, where)} == expected
-    assert {h["path"] for h in store.sparse("commonword", 100, where)} == expected
+    assert {h["path"] for h in store.queries.dense(query, 100, where)} == expected
+    assert {h["path"] for h in store.queries.sparse("commonword", 100, where)} == expected
 
 
 def test_any_scope_predicate_inside_lancedb(store):
     where = any_scope_predicate([r"C:\Users\me\100%_backup", "/home/me/O'Brien", r"\\server\share\x"])
     expected = {r"C:\Users\me\100%_backup\a.txt", "/home/me/O'Brien/cv.txt", r"\\server\share\x\unc.txt"}
-    assert store.count(where) == 3
-    assert {h["path"] for h in store.dense(unit(np.random.default_rng(2)), 100, where)} == expected
-    assert {h["path"] for h in store.sparse("commonword", 100, where)} == expected
+    assert store.table.count(where) == 3
+    assert {h["path"] for h in store.queries.dense(unit(np.random.default_rng(2)), 100, where)} == expected
+    assert {h["path"] for h in store.queries.sparse("commonword", 100, where)} == expected
 
 
 def test_scope_is_a_prefilter_not_a_postfilter(store):
     """k=1 under a scope still finds the scope's row: the filter runs before the top-k cut."""
     where = scope_predicate(r"\\server\share\x")
     for seed in range(5):
-        hits = store.dense(unit(np.random.default_rng(100 + seed)), 1, where)
+        hits = store.queries.dense(unit(np.random.default_rng(100 + seed)), 1, where)
         assert [h["path"] for h in hits] == [r"\\server\share\x\unc.txt"]
-    assert [h["path"] for h in store.sparse("commonword", 1, where)] == [r"\\server\share\x\unc.txt"]
+    assert [h["path"] for h in store.queries.sparse("commonword", 1, where)] == [r"\\server\share\x\unc.txt"]
 
 
 def test_rows_added_after_the_index_are_found_in_scope(tmp_path):
     rng = np.random.default_rng(3)
     store = ChunkStore(tmp_path / "db")
     first = [r"C:\Users\me\Docs\one.txt"]
-    store.replace_files(first, [ChunkRow(first[0], 0, "zebra crossing", unit(rng), "h", 0.0)], "test-model", 384)
+    store.writes.replace_files(first, [ChunkRow(first[0], 0, "zebra crossing", unit(rng), "h", 0.0)], "test-model", 384)
     later = [r"C:\Users\me\Docs\two.txt", r"C:\Users\me\DocsEvil\three.txt"]
-    store.replace_files(later, [ChunkRow(p, 0, "zebra stripes", unit(rng), "h", 0.0) for p in later],
-                        "test-model", 384)
+    store.writes.replace_files(later, [ChunkRow(p, 0, "zebra stripes", unit(rng), "h", 0.0) for p in later],
+                               "test-model", 384)
     where = scope_predicate("c:/users/me/docs")
-    assert {h["path"] for h in store.sparse("zebra", 10, where)} == {r"C:\Users\me\Docs\one.txt",
-                                                                      r"C:\Users\me\Docs\two.txt"}
-    assert {h["path"] for h in store.sparse("stripes", 10, None)} == set(later)
-    assert store.count(where) == 2
+    assert {h["path"] for h in store.queries.sparse("zebra", 10, where)} == {r"C:\Users\me\Docs\one.txt",
+                                                                              r"C:\Users\me\Docs\two.txt"}
+    assert {h["path"] for h in store.queries.sparse("stripes", 10, None)} == set(later)
+    assert store.table.count(where) == 2
     # replacing a file swaps its rows: the old text is gone from BM25
-    store.replace_files([later[0]], [ChunkRow(later[0], 0, "giraffe neck", unit(rng), "h2", 1.0)], "test-model", 384)
-    assert {h["path"] for h in store.sparse("stripes", 10, where)} == set()
-    assert {h["path"] for h in store.sparse("giraffe", 10, where)} == {later[0]}
+    store.writes.replace_files([later[0]], [ChunkRow(later[0], 0, "giraffe neck", unit(rng), "h2", 1.0)], "test-model", 384)
+    assert {h["path"] for h in store.queries.sparse("stripes", 10, where)} == set()
+    assert {h["path"] for h in store.queries.sparse("giraffe", 10, where)} == {later[0]}
 
 
 def test_paths_module_has_no_like_patterns():

@@ -45,7 +45,7 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         stop = threading.Event()
         progress = engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
-        assert engine.catalog.files.counts()["keyword"] == 12 and engine.store.count_embedded() == 0
+        assert engine.catalog.files.counts()["keyword"] == 12 and engine.store.queries.count_embedded() == 0
         for i, path in enumerate(files):
             response = engine.search(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
@@ -56,7 +56,7 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         assert any("covers 0 of 12 files" in n for n in notices)
 
         engine.index()  # resumes with the vectors only: nothing is extracted again
-        assert engine.catalog.files.counts()["indexed"] == 12 and engine.store.count_embedded() == engine.store.count()
+        assert engine.catalog.files.counts()["indexed"] == 12 and engine.store.queries.count_embedded() == engine.store.table.count()
         response = engine.search(SearchParams("zx05q", limit=3))
         assert response.results[0].path == str(files[5]) and "dense" in response.results[0].legs
         assert response.coverage is None

@@ -37,7 +37,7 @@ def test_rerank_orders_by_logit_and_shows_sigmoid(engine):
     assert scores == sorted(scores, reverse=True)
     scorer = engine.models.reranker()
     for r in response.results:
-        stored = engine.store.chunks_of(r.path)[r.chunk_index]["text"]
+        stored = engine.store.queries.chunks_of(r.path)[r.chunk_index]["text"]
         logit = float(scorer.logits("pottery kiln temperatures", [stored[:800]])[0])
         assert math.isclose(r.score, 1 / (1 + math.exp(-logit)), rel_tol=1e-4)
     off = engine.search(SearchParams("pottery kiln temperatures", limit=4, rerank=False))

@@ -19,7 +19,7 @@ def _documents(files=60) -> dict[str, str]:
 
 
 def _snapshot(engine: Engine) -> tuple[dict, list]:
-    rows = engine.store.table.search().select(["path", "chunk_index", "text"]).limit(1_000_000).to_list()
+    rows = engine.store.table.handle.search().select(["path", "chunk_index", "text"]).limit(1_000_000).to_list()
     keys = sorted((r["path"], r["chunk_index"]) for r in rows)
     statuses = {r.path: (r.status, r.chunks) for r in engine.catalog.files.all()}
     return statuses, keys

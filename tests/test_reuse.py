@@ -28,7 +28,7 @@ def _copies() -> dict[str, str]:
 
 
 def _vectors(engine) -> dict[tuple[str, int], np.ndarray]:
-    table = engine.store.table.to_arrow().select(["path", "chunk_index", "vector"]).to_pylist()
+    table = engine.store.table.handle.to_arrow().select(["path", "chunk_index", "vector"]).to_pylist()
     return {(Path(r["path"]).relative_to(Path(r["path"]).parents[1]).as_posix(), r["chunk_index"]):
             np.asarray(r["vector"], np.float32) for r in table}
 

@@ -22,7 +22,8 @@ from sensetree.search.pipeline import MAX_QUERY_CHARS, QueryEmbeddingFailed, Ret
 from sensetree.search.rerank import PASSAGE_CHARS, rerank, rerank_window
 from sensetree.search.tree import build_tree, tree_limit
 from sensetree.search.types import Candidate, TreeNode, sigmoid
-from sensetree.store.chunks import ChunkRow, ChunkStore
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import ChunkRow
 from tests.support.crossencoder_fixture import build_test_cross_encoder
 
 
@@ -406,7 +407,7 @@ class Corpus:
 
     def retriever(self, **kw) -> Retriever:
         args = dict(store=self.store, embed_query=self.embedder.embed_query, reranker=lambda: None,
-                    build_fts_index=self.store.build_fts_index)
+                    build_fts_index=self.store.upkeep.build_fts_index)
         args.update(kw)
         return Retriever(**args)
 
@@ -424,7 +425,7 @@ def index_files(store: ChunkStore, embedder, root: Path, files: dict[str, list[s
     vectors = embedder.embed_passages([text for _, _, text, _ in pending])
     rows = [ChunkRow(path, i, text, vector, f"hash-{relative}", 0.0)
             for (path, i, text, relative), vector in zip(pending, vectors)]
-    store.replace_files([r.path for r in rows], rows, embedder.identity, embedder.dimension)
+    store.writes.replace_files([r.path for r in rows], rows, embedder.identity, embedder.dimension)
 
 
 @pytest.fixture(scope="module")
@@ -446,8 +447,8 @@ def corpus(tmp_path_factory, embedder) -> Corpus:
 
 
 def test_corpus_is_indexed(corpus):
-    assert corpus.store.count() == sum(len(c) for c in corpus.files.values()) == 78
-    assert corpus.store.has_fts_index()
+    assert corpus.store.table.count() == sum(len(c) for c in corpus.files.values()) == 78
+    assert corpus.store.upkeep.has_fts_index()
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t  \n", None])
@@ -526,7 +527,7 @@ def test_display_score_hybrid_without_rerank(corpus):
     response = corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False)
     vector = corpus.embedder.embed_query(query)
     dense_hits = dense_leg(corpus.store, vector, pool_size(5), None)
-    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
+    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.upkeep.build_fts_index)
     router = corpus.path("tech/router_warranty.txt")
     assert router not in {h.path for h in dense_hits}
     assert router in {h.path for h in sparse_hits}
@@ -565,7 +566,7 @@ def test_display_score_with_weighted_fusion(corpus):
     response = corpus.retriever().search(query, limit=5, rerank_on=False, fusion="weighted")
     assert response.fusion["method"] == "weighted" and response.fusion["dense"] == EQUAL.dense
     router = next(r for r in response.results if r.path == corpus.path("tech/router_warranty.txt"))
-    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.build_fts_index)
+    sparse_hits = sparse_leg(corpus.store, query, pool_size(5), None, corpus.store.upkeep.build_fts_index)
     best = {}
     for h in sparse_hits:
         best[h.path] = max(best.get(h.path, 0.0), h.bm25)
@@ -625,8 +626,8 @@ def test_limit_is_clamped_to_100(tmp_path, embedder):
         path.write_text("filler")
         v = rng.standard_normal(384).astype(np.float32)
         rows.append(ChunkRow(str(path), 0, f"filler note number {i}", v / np.linalg.norm(v), f"h{i}", 0.0))
-    store.replace_files([r.path for r in rows], rows, embedder.identity, 384)
-    retriever = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index)
+    store.writes.replace_files([r.path for r in rows], rows, embedder.identity, 384)
+    retriever = Retriever(store, embedder.embed_query, lambda: None, store.upkeep.build_fts_index)
     assert len(retriever.search("filler note", limit=500, rerank_on=False).results) == 100
     assert len(retriever.search("filler note", limit=101, rerank_on=False).results) == 100
     assert len(retriever.search("filler note", limit=99, rerank_on=False).results) == 99
@@ -686,10 +687,10 @@ def test_bm25_failure_degrades_to_dense(tmp_path, embedder):
     index_files(store, embedder, tmp_path / "corpus", files)
     # Break the BM25 index for real: its files vanish from disk (a half-synced folder, a crash).
     # (Before any keyword search: LanceDB caches an index once it has read it.)
-    (fts,) = [i for i in store.table.list_indices() if i.index_type == "FTS"]
+    (fts,) = [i for i in store.table.handle.list_indices() if i.index_type == "FTS"]
     shutil.rmtree(tmp_path / "db" / "chunks.lance" / "_indices" / fts.index_uuid)
     with pytest.raises(Exception):
-        store.sparse("cats", 5)
+        store.queries.sparse("cats", 5)
 
     def rebuild_fails() -> None:
         raise RuntimeError("cannot rebuild the keyword index: disk full")
@@ -713,16 +714,16 @@ def test_missing_fts_index_still_answers_keywords(tmp_path, embedder):
     store = ChunkStore(tmp_path / "db")
     index_files(store, embedder, tmp_path / "corpus", {"tech/router_warranty.txt": [TOPICS["tech/router_warranty.txt"]],
                                                        "nature/cats.txt": [TOPICS["nature/cats.txt"]]})
-    store.table.drop_index("terms_idx")
-    assert not store.has_fts_index()
-    response = Retriever(store, embedder.embed_query, lambda: None, store.build_fts_index).search(
+    store.table.handle.drop_index("terms_idx")
+    assert not store.upkeep.has_fts_index()
+    response = Retriever(store, embedder.embed_query, lambda: None, store.upkeep.build_fts_index).search(
         "7Q4XZ9K2", limit=5, dense=False, rerank_on=False)
     assert response.notices == []
     assert [r.path for r in response.results] == [str(tmp_path / "corpus" / "tech" / "router_warranty.txt")]
-    store.table.create_index("text", config=FTS(), replace=True)  # an earlier version's index on the raw text
-    store.optimize()  # the next optimize (after every index run) rebuilds the index and drops the stale one
-    assert store.has_fts_index()
-    assert [i.columns for i in store.table.list_indices() if i.index_type == "FTS"] == [["terms"]]
+    store.table.handle.create_index("text", config=FTS(), replace=True)  # an earlier version's index on the raw text
+    store.upkeep.optimize()  # the next optimize (after every index run) rebuilds the index and drops the stale one
+    assert store.upkeep.has_fts_index()
+    assert [i.columns for i in store.table.handle.list_indices() if i.index_type == "FTS"] == [["terms"]]
 
 
 def test_very_long_query_is_cut_with_a_notice(corpus):
@@ -739,11 +740,11 @@ def test_very_long_query_is_cut_with_a_notice(corpus):
     "*", "~2", "[{}]",
 ])
 def test_sql_and_query_metacharacters_do_not_crash(corpus, query):
-    before = corpus.store.count()
+    before = corpus.store.table.count()
     response = corpus.retriever().search(query, limit=5, rerank_on=False)
     assert response.notices == []
     assert len(response.results) == 5  # the dense leg always answers
-    assert corpus.store.count() == before
+    assert corpus.store.table.count() == before
 
 
 def test_metacharacters_in_query_and_scope_together(corpus):
@@ -853,7 +854,7 @@ def test_meaning_tree_empty_query_or_failed_embedding(corpus):
 
 
 def test_lance_caches_are_bounded_until_the_indexes_are_large(tmp_path):
-    from sensetree.store.chunks import INDEX_CACHE_BYTES, LANCE_DEFAULT_CACHES, METADATA_CACHE_BYTES, cache_bounds
+    from sensetree.store.table import INDEX_CACHE_BYTES, LANCE_DEFAULT_CACHES, METADATA_CACHE_BYTES, cache_bounds
 
     assert cache_bounds(tmp_path) == (INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
     index = tmp_path / "chunks.lance" / "_indices" / "a-vector-index"
@@ -866,25 +867,26 @@ def test_lance_caches_are_bounded_until_the_indexes_are_large(tmp_path):
 def test_a_scoped_dense_search_past_the_vector_index_threshold_stays_inside_its_scope(tmp_path, monkeypatch):
     """A narrow scope is searched exactly, a wide one through the HNSW index with the filter applied first:
     either way only chunks under the scope come back, and the nearest ones."""
-    import sensetree.store.chunks as chunks_module
+    import sensetree.store.queries as queries_module
+    import sensetree.store.upkeep as upkeep_module
 
-    monkeypatch.setattr(chunks_module, "VECTOR_INDEX_MIN_ROWS", 2_000)
-    monkeypatch.setattr(chunks_module, "EXACT_SCOPE_ROWS", 300)
+    monkeypatch.setattr(upkeep_module, "VECTOR_INDEX_MIN_ROWS", 2_000)
+    monkeypatch.setattr(queries_module, "EXACT_SCOPE_ROWS", 300)
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(2_400, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     paths_of = [f"/r/{'narrow' if n < 200 else 'wide'}/f{n // 4}.txt" for n in range(len(vectors))]
     store = ChunkStore(tmp_path / "db")
     rows = [ChunkRow(p, n % 4, f"chunk {n}", v, "h", 0.0) for n, (p, v) in enumerate(zip(paths_of, vectors))]
-    store.replace_files(sorted(set(paths_of)), rows, "m", 16)
-    store.optimize()
-    assert store.has_vector_index()
+    store.writes.replace_files(sorted(set(paths_of)), rows, "m", 16)
+    store.upkeep.optimize()
+    assert store.upkeep.has_vector_index()
     query = vectors[1] + 0.1 * vectors[300]
     for scope, count in (("/r/narrow/", 200), ("/r/wide/", 2_200)):
         where = f"starts_with(path, '{scope}')"
-        hits = store.dense(query, 10, where)
+        hits = store.queries.dense(query, 10, where)
         inside = [n for n, p in enumerate(paths_of) if p.startswith(scope)]
         nearest = sorted(inside, key=lambda n: -float(vectors[n] @ query))[:10]
-        assert store.count(where) == count and len(hits) == 10 and all(h["path"].startswith(scope) for h in hits)
+        assert store.table.count(where) == count and len(hits) == 10 and all(h["path"].startswith(scope) for h in hits)
         found = {(h["path"], h["chunk_index"]) for h in hits} & {(paths_of[n], n % 4) for n in nearest}
         assert len(found) >= (10 if count < 300 else 8)  # exact, or the index's approximate nearest

@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sensetree.store.chunks import FTS_COLUMN, ChunkRow, ChunkStore
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import FTS_COLUMN, ChunkRow
 from sensetree.store.terms import (
     SAMPLE_EVERY,
     _word_terms,
@@ -144,16 +145,16 @@ def _old_table(directory, rows: int = 6):
 def test_a_table_from_before_is_analysed_on_its_first_keyword_build(tmp_path):
     old = _old_table(tmp_path / "db")
     store = ChunkStore(tmp_path / "db")
-    assert FTS_COLUMN not in store.table.schema.names
-    assert [h["path"] for h in store.dense(np.ones(4, np.float32), 10)]  # dense reads work before the migration
-    store.build_fts_index()
-    assert {"lang", FTS_COLUMN} <= set(store.table.schema.names)
-    assert store.has_fts_index()
-    assert [i.columns for i in store.table.list_indices() if i.index_type == "FTS"] == [[FTS_COLUMN]]
-    hits = store.sparse("Beratung", 10)
+    assert FTS_COLUMN not in store.table.handle.schema.names
+    assert [h["path"] for h in store.queries.dense(np.ones(4, np.float32), 10)]  # dense reads work before the migration
+    store.upkeep.build_fts_index()
+    assert {"lang", FTS_COLUMN} <= set(store.table.handle.schema.names)
+    assert store.upkeep.has_fts_index()
+    assert [i.columns for i in store.table.handle.list_indices() if i.index_type == "FTS"] == [[FTS_COLUMN]]
+    hits = store.queries.sparse("Beratung", 10)
     assert {h["path"] for h in hits} == {f"/docs/f{n}.txt" for n in (1, 3, 5)}
     assert {h["lang"] for h in hits} == {"de"}
-    after = store.table.search().select(["path", "vector"]).limit(None).to_arrow().sort_by("path")
+    after = store.table.handle.search().select(["path", "vector"]).limit(None).to_arrow().sort_by("path")
     assert after["vector"].to_pylist() == old.sort_by("path")["vector"].to_pylist()  # no re-embedding
 
 
@@ -161,17 +162,17 @@ def test_a_write_to_a_table_from_before_migrates_it(tmp_path):
     _old_table(tmp_path / "db")
     store = ChunkStore(tmp_path / "db")
     row = ChunkRow("/docs/new.txt", 0, "Invoice number 99 for an audit", np.ones(4, np.float32), "h", 1.0)
-    store.replace_files([row.path], [row], "m", 4)
-    assert store.count(f"{FTS_COLUMN} IS NULL") == 0
-    assert [h["path"] for h in store.sparse("audit", 5)] == ["/docs/new.txt"]
+    store.writes.replace_files([row.path], [row], "m", 4)
+    assert store.table.count(f"{FTS_COLUMN} IS NULL") == 0
+    assert [h["path"] for h in store.queries.sparse("audit", 5)] == ["/docs/new.txt"]
 
 
 @pytest.mark.parametrize("query", ["", "   ", "!!!", "the"])
 def test_a_query_without_terms_finds_nothing_without_error(tmp_path, query):
     _old_table(tmp_path / "db")
     store = ChunkStore(tmp_path / "db")
-    store.build_fts_index()
-    assert store.sparse(query, 5) == []
+    store.upkeep.build_fts_index()
+    assert store.queries.sparse(query, 5) == []
 
 
 def test_the_words_to_mark_drop_the_stop_words_of_the_querys_language():

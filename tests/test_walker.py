@@ -65,11 +65,11 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
         js = str(tree / "node_modules" / "pkg" / "index.js")
         engine.pin_sense(js, "The leftpad package entry point, pinned by hand.")
         engine.index()
-        assert engine.store.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
+        assert engine.store.queries.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")
         engine.index()
         assert engine.catalog.senses.of(js) == SenseRow("The leftpad package entry point, pinned by hand.", "pinned", True)
-        assert "rightpad" in engine.store.chunks_of(js)[0]["text"]
+        assert "rightpad" in engine.store.queries.chunks_of(js)[0]["text"]
 
 
 def prepare_failing_on_flaky(job):

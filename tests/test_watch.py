@@ -26,7 +26,7 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
         assert wait_for(lambda: (r := engine.catalog.files.get(path("second.txt"))) is not None and r.status == "indexed")
 
         (tree / "second.txt").write_text("A recipe for focaccia with rosemary.", encoding="utf-8")
-        assert wait_for(lambda: "focaccia" in (engine.store.chunks_of(path("second.txt")) or [{"text": ""}])[0]["text"])
+        assert wait_for(lambda: "focaccia" in (engine.store.queries.chunks_of(path("second.txt")) or [{"text": ""}])[0]["text"])
 
         os.rename(tree / "first.txt", tree / "renamed.txt")
         assert wait_for(lambda: engine.catalog.files.get(path("first.txt")) is None
@@ -34,7 +34,7 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
 
         os.remove(tree / "second.txt")
         assert wait_for(lambda: engine.catalog.files.get(path("second.txt")) is None
-                        and not engine.store.chunks_of(path("second.txt")))
+                        and not engine.store.queries.chunks_of(path("second.txt")))
         assert [r.path for r in engine.search(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
     finally:
         stop.set()

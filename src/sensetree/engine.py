@@ -137,7 +137,7 @@ class Engine:
     # search -----------------------------------------------------------------------
     def retriever(self) -> Retriever:
         guard = RootGuard(self.roots())
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.build_fts_index,
+        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
                          exists=lambda path: self._exists(path, guard),
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity())
 
@@ -153,10 +153,10 @@ class Engine:
         stored = self.catalog.meta("embedding_identity")
         try:
             embedder = self.models.embedder
-            if stored and stored != embedder.identity and self.store.count() > 0:
+            if stored and stored != embedder.identity and self.store.table.count() > 0:
                 raise QueryEmbeddingFailed(f"the index was built with {stored} but the settings name "
                                            f"{embedder.identity}; run `sensetree index` to rebuild it")
-            return self.models.embedder_for(self.store.dimension).embed_query(text)
+            return self.models.embedder_for(self.store.table.dimension).embed_query(text)
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
 
@@ -231,7 +231,7 @@ class Engine:
         row = self.catalog.files.get(path)
         if row is None or not row.chunks:
             raise BadInput(f"{name} is not in the index (yet): `sensetree queue` says why")
-        vectors = self.storage.recovering(lambda: self.store.vectors_of(path))
+        vectors = self.storage.recovering(lambda: self.store.queries.vectors_of(path))
         if not len(vectors):
             return SimilarResponse(query=path, notices=[
                 f"{name} is waiting for its vectors: files like it are found once it has them "
@@ -288,7 +288,7 @@ class Engine:
 
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
         """The stored text of one chunk (a result's whole passage; its snippet is only a part)."""
-        return self.store.chunk_text(path, chunk_index)
+        return self.store.queries.chunk_text(path, chunk_index)
 
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""
@@ -415,7 +415,7 @@ class Engine:
         with self.writer(wait_for_lock):
             self.storage.reconcile_if_behind()
             self.storage.follow_location()
-            self.store.reopen()  # the last writer may have been another process that dropped the table
+            self.store.table.reopen()  # the last writer may have been another process that dropped the table
             self.storage.recovering(self.storage.check_vectors)  # or someone deleted it
             self.storage.match_model(self.models.expected_identity())
             self.scan()
@@ -427,16 +427,16 @@ class Engine:
                                   options, self.pool, reuse)
                 progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
             if not stop.is_set():
-                self.store.optimize()
+                self.store.upkeep.optimize()
             return progress
 
     def _indexing_embedder(self) -> Embedder:
         """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
         try:
             if self._cluster is not None:
-                embedder = self._cluster.embedder(self.store.dimension)
+                embedder = self._cluster.embedder(self.store.table.dimension)
             else:
-                embedder = self.models.embedder_for(self.store.dimension)
+                embedder = self.models.embedder_for(self.store.table.dimension)
         except EndpointUnavailable:
             raise
         except EmbeddingError as exc:

@@ -95,7 +95,7 @@ class Explorer:
         row = self.catalog.files.get(path)
         sense = self.catalog.senses.of(path)
         chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
-                  for c in self.store.chunks_of(path)] if row else []
+                  for c in self.store.queries.chunks_of(path)] if row else []
         reason = None
         if is_dir:
             try:

@@ -125,7 +125,7 @@ def status(data_dir: Path, roots: list[str], catalog: Catalog, store: ChunkStore
            settings: Settings, models: Models, notices: Notices) -> Status:
     return Status(
         data_dir=str(data_dir), roots=roots, offline_roots=catalog.roots.offline(), counts=catalog.files.counts(),
-        phases=phases(catalog), chunks=store.count(),
+        phases=phases(catalog), chunks=store.table.count(),
         embedding_model=catalog.meta("embedding_identity") or models.expected_identity(),
         sense_model=settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",
         reranker=models.reranker_status(), devices=devices(catalog, settings, models),

@@ -129,7 +129,7 @@ class Reader:
         except ExtractionError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc}") from None
         text, context_only = extraction.text, extraction.context_only
-        stored = self.store.chunks_of(path) if extraction.ocr_wanted else []
+        stored = self.store.queries.chunks_of(path) if extraction.ocr_wanted else []
         if stored:
             text = rejoin([without_head(stored[0]["text"]), *(c["text"] for c in stored[1:])], 10**9)
             context_only = False
@@ -177,7 +177,7 @@ class Reader:
 
     def chunk(self, path: str, chunk_index: int) -> dict | None:
         """One stored chunk of a file inside the roots (what a search result matched): text, location."""
-        return self.store.chunk(self.check(path), chunk_index)
+        return self.store.queries.chunk(self.check(path), chunk_index)
 
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
         found = self.chunk(path, chunk_index)

@@ -133,7 +133,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
         answered = 0
         while rebuild.poll() is None:
             for query in queries(7)[:5]:
-                stored = reader.store.count()  # rows come back (text first) soon after the wipe: look before
+                stored = reader.store.table.count()  # rows come back (text first) soon after the wipe: look before
                 response = reader.search(SearchParams(query))  # stale settings: keywords only, with a notice, once the model changed
                 # between the wipe and the first rows back: no result, but the files waiting (coverage)
                 assert response.results or response.notices or response.coverage or stored == 0
@@ -196,7 +196,7 @@ def test_search_and_status_from_other_processes_while_index_watch_runs(indexed, 
 
 def _first_chunk(data: Path, path: Path) -> str:
     with Engine(data) as engine:
-        chunks = engine.store.chunks_of(os.path.normpath(str(path)))
+        chunks = engine.store.queries.chunks_of(os.path.normpath(str(path)))
     return chunks[0]["text"] if chunks else ""
 
 

@@ -171,8 +171,8 @@ def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(t
 # or after the append but before SQLite marks the file indexed.
 KILL_INSIDE_SWAP = """
 import os, signal
-from sensetree.store.chunks import ChunkStore
-real_replace = ChunkStore.replace_files
+from sensetree.store.writes import ChunkWrites
+real_replace = ChunkWrites.replace_files
 
 def replace_then_die(self, paths, rows, model, dimension):
     if os.environ["KILL_MOMENT"] == "after-delete":
@@ -181,7 +181,7 @@ def replace_then_die(self, paths, rows, model, dimension):
         real_replace(self, paths, rows, model, dimension)
     os.kill(os.getpid(), signal.SIGKILL)
 
-ChunkStore.replace_files = replace_then_die
+ChunkWrites.replace_files = replace_then_die
 from sensetree.interfaces.cli import main
 main()
 """
@@ -207,6 +207,6 @@ def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment, make_
     with Engine(data) as engine:
         engine.index()
         recovered = snapshot(engine)
-        assert "lighthouse" in engine.store.chunks_of(str(kept))[0]["text"]
+        assert "lighthouse" in engine.store.queries.chunks_of(str(kept))[0]["text"]
     with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:
         assert recovered == snapshot(engine)

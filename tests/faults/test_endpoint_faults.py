@@ -65,7 +65,7 @@ def endpoint_engine(tmp_path, server, write_tree, make_engine):
 def assert_whole(engine: Engine) -> dict:
     """Nothing half-written: every row, pending ones included, has exactly chunks 0..n-1 in LanceDB."""
     statuses = snapshot(engine)
-    table = engine.store.table
+    table = engine.store.table.handle
     rows = [] if table is None else table.search().select(["path", "chunk_index"]).limit(1_000_000).to_list()
     for path, (_, chunks) in statuses.items():
         assert sorted(r["chunk_index"] for r in rows if r["path"] == path) == list(range(chunks)), path
@@ -74,7 +74,7 @@ def assert_whole(engine: Engine) -> dict:
 
 
 def first_chunk(engine: Engine, name: str) -> str:
-    return engine.store.chunks_of(os.path.join(engine.roots()[0], name))[0]["text"]
+    return engine.store.queries.chunks_of(os.path.join(engine.roots()[0], name))[0]["text"]
 
 
 def assert_keywords_only(engine: Engine, query: str = "regatta", expected: str = "regatta.txt") -> None:

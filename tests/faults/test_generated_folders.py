@@ -144,7 +144,7 @@ def test_any_generated_folder_indexes_to_the_end_and_every_interface_answers(wor
         assert all(statuses.get(str(path)) == "indexed" for path in ordinary), statuses
         assert not [row for row in rows if row.status in ("pending", "keyword")]
         assert all(paths.is_under(row.path, str(root)) for row in rows)
-        assert not any(SECRET in text for text in engine.store.table.to_arrow().column("text").to_pylist())
+        assert not any(SECRET in text for text in engine.store.table.handle.to_arrow().column("text").to_pylist())
 
         _every_interface_answers(engine, root, [row.path for row in rows])
     finally:

@@ -110,7 +110,7 @@ def test_a_file_swapped_for_a_link_out_between_scan_and_read_is_not_indexed(tmp_
     engine.scan = scan_then_swap
     try:
         engine.index()
-        assert all(SECRET not in chunk["text"] for chunk in engine.store.chunks_of(str(target)))
+        assert all(SECRET not in chunk["text"] for chunk in engine.store.queries.chunks_of(str(target)))
         assert engine.catalog.files.get(str(root / "plain.txt")).status == "indexed"
     finally:
         engine.close()

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from sensetree import paths
 from sensetree.ingest.chunker import chunk_spans, chunk_text
 from sensetree.ingest.extract import normalise
-from sensetree.store.chunks import ChunkRow, ChunkStore
+from sensetree.store.chunks import ChunkStore
+from sensetree.store.table import ChunkRow
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -234,12 +235,12 @@ def test_scope_predicate_selects_exactly_the_paths_under_the_scope(lance_dir, sc
     store = ChunkStore(lance_dir / f"t{next(_counter)}")
     rng = np.random.default_rng(0)
     rows = [ChunkRow(p, 0, "word", rng.standard_normal(DIM).astype(np.float32), "h", 0.0) for p in stored]
-    store.replace_files(stored, rows, "test-model", DIM)
+    store.writes.replace_files(stored, rows, "test-model", DIM)
 
     query_scope = root.swapcase() if windows and case_flip else root
     where = paths.scope_predicate(query_scope)
     expected = {p for p in stored if paths.is_under(p, query_scope)}
     assert inside <= expected
-    found = {r["path"] for r in store.table.search().where(where).select(["path"]).limit(10_000).to_list()}
+    found = {r["path"] for r in store.table.handle.search().where(where).select(["path"]).limit(10_000).to_list()}
     assert found == expected, where
-    assert store.count(where) == len(expected)
+    assert store.table.count(where) == len(expected)

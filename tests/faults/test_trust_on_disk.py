@@ -64,7 +64,7 @@ def _statuses(engine: Engine) -> dict[str, str]:
 
 
 def _texts(engine: Engine, path: str) -> str:
-    return " ".join(chunk["text"] for chunk in engine.store.chunks_of(path) or [])
+    return " ".join(chunk["text"] for chunk in engine.store.queries.chunks_of(path) or [])
 
 
 # --- poison archives (defects 3, 4, 5) ---------------------------------------------------------------

@@ -78,7 +78,7 @@ def snapshot(engine: Engine) -> dict:
     LanceDB, no rows for paths the catalog does not know, and every ``indexed`` row has
     exactly its ``chunks`` vectors, numbered 0..chunks-1.
     """
-    table = engine.store.table
+    table = engine.store.table.handle
     rows = [] if table is None else table.search().select(["path", "chunk_index"]).limit(10_000_000).to_list()
     keys = [(r["path"], r["chunk_index"]) for r in rows]
     duplicates = [k for k, n in Counter(keys).items() if n > 1]

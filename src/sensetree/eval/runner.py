@@ -130,7 +130,7 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
     queries, qrels = load_split(dataset, split, max_queries)
     with eval_engine(engine, dataset, model, log) as (evaluator, mapping):
         report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
-                                  "documents": len(mapping), "chunks": evaluator.store.count(), "queries": len(queries)}
+                                  "documents": len(mapping), "chunks": evaluator.store.table.count(), "queries": len(queries)}
         for mode in modes:
             if mode == "hybrid+rerank" and evaluator.models.reranker() is None:
                 report[mode] = {"skipped": f"no reranker: {evaluator.models.reranker_problem}"}

@@ -47,7 +47,7 @@ class Choices:
             raise SenseTreeError(f"{folder} is not a root; roots: {', '.join(self.catalog.roots.all()) or 'none'}")
         with self.storage.writer():
             gone = list(self.catalog.files.in_root(path))
-            self.store.delete_paths(gone)
+            self.store.writes.delete_paths(gone)
             self.catalog.states.delete(gone)
             self.catalog.roots.remove(path)
         return len(gone)
@@ -84,7 +84,7 @@ class Choices:
             for target in targets:
                 self.catalog.roots.set_folder_mode(target, "ignore")
                 gone = self.catalog.files.under(target)
-                self.store.delete_paths(gone)
+                self.store.writes.delete_paths(gone)
                 self.catalog.states.delete(gone)
         return len(targets)
 

@@ -73,7 +73,7 @@ class Indexer:
                 stored_before = progress.chunks_left
                 if self.keyword.run(progress, stop, notify):
                     if progress.chunks_left - stored_before >= FOLD_AFTER_CHUNKS:
-                        call_interruptibly(self.store.optimize, stop)  # findable through the index, not a scan
+                        call_interruptibly(self.store.upkeep.optimize, stop)  # findable through the index, not a scan
                     continue
                 if interrupt is not None and interrupt.is_set():
                     break
@@ -84,7 +84,7 @@ class Indexer:
                     break
                 since_optimize += progress.embedding.count - embedded
                 if since_optimize >= OPTIMIZE_EVERY_CHUNKS:
-                    call_interruptibly(self.store.optimize, stop)
+                    call_interruptibly(self.store.upkeep.optimize, stop)
                     since_optimize = 0
         except Stopped:
             pass  # every batch committed so far is kept; the rest stays in the queue
@@ -105,7 +105,7 @@ class Indexer:
 
     def _dimension(self) -> int:
         """The vector size of the table: its own, or the model's when the first write creates it."""
-        return self.store.dimension or self._embedder_for_run().dimension
+        return self.store.table.dimension or self._embedder_for_run().dimension
 
 
 def _on_low_priority_thread(work: Callable[[], Progress], stop: threading.Event) -> Progress:

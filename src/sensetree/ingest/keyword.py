@@ -29,7 +29,10 @@ from ..errors import StoreDamaged
 from .extract import is_archive
 
 from ..store.catalog import Catalog, FileRow, StoredText
-from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
+from ..store.chunks import ChunkStore
+from ..store.repair import one_line
+from ..store.table import ChunkRow
+from ..store.writes import STORE_ERRORS
 from .options import IndexOptions
 from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
@@ -85,7 +88,7 @@ class KeywordPhase:
             if row.kind == "member":
                 archive = self._archive_of(row.path)
                 if archive is None:  # its archive is gone: so is the member
-                    self.store.delete_paths([row.path])
+                    self.store.writes.delete_paths([row.path])
                     self.catalog.states.delete([row.path])
                     continue
                 reread.add(archive.path)
@@ -182,7 +185,7 @@ class KeywordPhase:
                 for one in batch:
                     self._store_isolated([one], progress)
                 return
-            damage = self.store.verify()
+            damage = self.store.repair.verify()
             if damage:
                 raise StoreDamaged(damage) from exc
             row = batch[0][0]
@@ -217,7 +220,7 @@ class KeywordPhase:
         if not paths:
             return
         members = [m for path in paths for m in self.catalog.files.under(path) if m != path]
-        self.store.delete_paths([*paths, *members])
+        self.store.writes.delete_paths([*paths, *members])
         self.catalog.states.delete([*paths, *members])
 
     def _store_text(self, items: list[Prepared]) -> None:
@@ -239,7 +242,7 @@ class KeywordPhase:
                                      terms=analysis.terms if analysis else None))
         paths = [item.path for item in items]
         self.catalog.states.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
-        self.store.replace_files(paths, rows, "", self._dimension())
+        self.store.writes.replace_files(paths, rows, "", self._dimension())
         self.catalog.senses.save(senses)
         for item in items:
             if item.members:

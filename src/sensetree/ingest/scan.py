@@ -81,7 +81,7 @@ def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
             back.append(root)
         deleted += _gone(known, seen, unreadable)
     if deleted:
-        store.delete_paths(deleted)
+        store.writes.delete_paths(deleted)
         catalog.states.delete(deleted)
     return ScanReport(new, changed, len(deleted), time.perf_counter() - started, tuple(offline), tuple(back))
 

@@ -26,7 +26,10 @@ from ..models.devices import DEVICE_META
 from ..models.embeddings import AbandoningEmbedder, Embedder, EmbeddingError, EndpointUnavailable
 from ..store.catalog import Catalog, FileRow, SenseRow
 from ..errors import StoreDamaged
-from ..store.chunks import STORE_ERRORS, ChunkRow, ChunkStore, one_line
+from ..store.chunks import ChunkStore
+from ..store.repair import one_line
+from ..store.table import ChunkRow
+from ..store.writes import STORE_ERRORS
 from .chunker import rejoin
 from .progress import Progress
 from .reuse import VectorReuse
@@ -96,7 +99,7 @@ class SemanticPhase:
         A file whose stored text is not what the catalog says (a crash, a repair) goes back to the
         keyword phase instead.
         """
-        stored = self.store.stored_chunks([r.path for r in rows])
+        stored = self.store.queries.stored_chunks([r.path for r in rows])
         whole = []
         for row in rows:
             indexes, hashes = stored[row.path]
@@ -105,7 +108,7 @@ class SemanticPhase:
             else:  # its stored text is not what the catalog says: store it again
                 self._repair(row.path, "its stored text never matched what was read")
         pending = defaultdict(list)
-        for chunk in self.store.unembedded([r.path for r in whole]):
+        for chunk in self.store.queries.unembedded([r.path for r in whole]):
             pending[chunk["path"]].append(chunk)
         senses = self.catalog.senses.many(r.path for r in whole)
         files, complete = [], []
@@ -146,10 +149,10 @@ class SemanticPhase:
         seconds = time.perf_counter() - started
         chunks = [c for file, _ in ready for c in file.chunks]
         try:
-            self.store.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"],
-                                             c["mtime"], c["location"], c["doc_type"] or "", c["size"] or 0,
-                                             c.get("lang"), c.get("terms"))
-                                    for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
+            self.store.writes.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"],
+                                                    c["mtime"], c["location"], c["doc_type"] or "", c["size"] or 0,
+                                                    c.get("lang"), c.get("terms"))
+                                           for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
         except StoreDamaged:
             raise  # the store's fault, not the files': the run stops for the repair
         except STORE_ERRORS as exc:  # the store refuses the batch: find the file it refuses; the others go on
@@ -157,7 +160,7 @@ class SemanticPhase:
                 for file, _ in ready:
                     self._embed_and_store([file], embedder, progress, stop, notify)
                 return
-            damage = self.store.verify()
+            damage = self.store.repair.verify()
             if damage:
                 raise StoreDamaged(damage) from exc
             self._fail(ready[0][0], f"storing its vectors failed: {one_line(exc)}", progress)

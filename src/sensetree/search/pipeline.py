@@ -179,7 +179,7 @@ class Retriever:
 
     def _text_of(self, path: str) -> str:
         """A file's stored text, its chunks joined (without chunk 0's sense line)."""
-        return "\n".join(body(c["text"], c["chunk_index"]) for c in self.store.chunks_of(path))
+        return "\n".join(body(c["text"], c["chunk_index"]) for c in self.store.queries.chunks_of(path))
 
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:

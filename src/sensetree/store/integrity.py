@@ -8,7 +8,7 @@
   happened; the next scan re-detects those changes anyway.)
 - **The catalog file.** A file SQLite cannot open, or whose pages are corrupt, is moved aside
   and ``salvage_catalog`` copies into a fresh one whatever rows can still be read.
-- **The vectors.** ``ChunkStore.verify`` / ``roll_back`` (LanceDB versions) live with the store.
+- **The vectors.** ``verify`` / ``roll_back`` (LanceDB versions) live with the store (``repair.py``).
 - **Both.** After any repair the two stores may disagree; ``reconcile`` makes the catalog true
   to the vectors: an ``indexed`` row whose vectors are missing or stale is queued again, and
   vectors of files the catalog does not know are dropped (a scan finds those files again).
@@ -156,7 +156,7 @@ def reconcile(catalog: Catalog, store: ChunkStore) -> tuple[int, int]:
     """
     stored: dict[str, tuple[set[int], set[str | None]]] = defaultdict(lambda: (set(), set()))
     unembedded: set[str] = set()
-    table = store.table
+    table = store.table.handle
     if table is not None:
         for batch in table.search().select(["path", "chunk_index", "content_hash"]).limit(None).to_batches(65536):
             for path, index, content_hash in zip(*(batch.column(c).to_pylist() for c in range(3))):
@@ -180,5 +180,5 @@ def reconcile(catalog: Catalog, store: ChunkStore) -> tuple[int, int]:
         catalog.states.requeue(path)
     catalog.states.unmark_embedded(embed_again)
     orphans = [path for path in stored if path not in known]
-    store.delete_paths(orphans)
+    store.writes.delete_paths(orphans)
     return len(requeue) + len(embed_again), len(orphans)

@@ -27,10 +27,11 @@ from ..errors import DataDirReadOnly, SenseTreeError, StoreDamaged, WriterBusy
 from ..notices import Notices
 from . import integrity
 from .catalog import Catalog
-from .chunks import TABLE, ChunkStore
+from .chunks import ChunkStore
 from .lease import WriterLease
 from .location import LocalLocation, Location
 from .manifest import Manifest, publish
+from .table import TABLE
 
 T = TypeVar("T")
 WRITE_REFUSED = (errno.EROFS, errno.EACCES, errno.EPERM)  # a read-only mount, a folder that is not ours
@@ -76,11 +77,11 @@ class Storage:
 
     def _migrate(self) -> None:
         """A chunks table written by an earlier version gets what filters need, without re-embedding."""
-        if not self.writer_free() or not self.recovering(self.store.unfilled_files):
+        if not self.writer_free() or not self.recovering(self.store.upkeep.unfilled_files):
             return
         with self.writer():
             files = {row.path: (row.doc_type or "", row.size) for row in self.catalog.files.all()}
-            self.recovering(lambda: self.store.fill_file_fields(files))
+            self.recovering(lambda: self.store.upkeep.fill_file_fields(files))
 
     def close(self) -> None:
         self.catalog.close()
@@ -161,14 +162,14 @@ class Storage:
         """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
         them (design §1.5): every file is indexed again. Returns the notice it adds, if it did."""
         stored = self.catalog.meta("embedding_identity")
-        if stored == wanted or (stored is None and self.store.count() == 0):
+        if stored == wanted or (stored is None and self.store.table.count() == 0):
             self.catalog.set_meta("embedding_identity", wanted)
             return None
         with self.writer():
             # the files are waiting again before their rows go: a reader that finds the table gone
             # also finds them waiting, and says so (coverage) instead of answering with nothing
             self.catalog.states.requeue_all()
-            self.store.wipe()
+            self.store.writes.wipe()
             self.catalog.set_meta("embedding_identity", wanted)
         message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
                    "file will be re-indexed; results come back progressively.")
@@ -193,8 +194,8 @@ class Storage:
             return
         with self.writer():
             rolled_back = None
-            if self.store.directory is not None and (self.store.directory / f"{TABLE}.lance").exists():
-                rolled_back = self.store.roll_back()  # an earlier version that opens, or nothing
+            if self.store.table.directory is not None and (self.store.table.directory / f"{TABLE}.lance").exists():
+                rolled_back = self.store.repair.roll_back()  # an earlier version that opens, or nothing
             requeued, _ = integrity.reconcile(self.catalog, self.store)
         if rolled_back is not None:  # the damage notice every other repair gives
             self.notices.add(f"The vector index was damaged (the vector table at {self.location.uri} did not open); "
@@ -264,11 +265,11 @@ class Storage:
                 self.catalog.close()
                 self.catalog = self._salvage_catalog(reason)
         else:
-            reason = str(error) if isinstance(error, StoreDamaged) else self.store.verify()
+            reason = str(error) if isinstance(error, StoreDamaged) else self.store.repair.verify()
             if reason is None:
                 return False
             with self.writer():
-                version = self.store.roll_back()
+                version = self.store.repair.roll_back()
             if version is None:
                 self.notices.add(f"The vector index was damaged ({reason}) and no earlier version of it reads "
                                  "back whole: it was rebuilt empty, and every file will be indexed again.")
