@@ -1,0 +1,154 @@
+"""Filters said in words (search/intent.py) through the engine, the CLI and the HTTP API, on real
+files (a PDF, a DOCX, a spreadsheet, text) with real modification times, MiniLM and LanceDB."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from fpdf import FPDF
+from openpyxl import Workbook
+
+from sensetree.interfaces.api import ServerOptions, create_app
+from sensetree.operations import SearchParams, TreeParams
+from tests.support.zips import docx_bytes
+
+TOKEN = "u" * 43
+INVOICE = ("Invoice 2025-031 for consulting services: the garden redesign of the Marchetti villa, forty hours "
+           "of planning and planting, payable within thirty days to the studio's account.")
+MARCH = datetime(2025, 3, 14, 12).timestamp()
+JUNE = datetime(2024, 6, 3, 12).timestamp()
+
+
+def _pdf(path: Path, text: str) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+
+
+def _xlsx(path: Path, rows: list[list[str]]) -> None:
+    book = Workbook()
+    for row in rows:
+        book.active.append(row)
+    book.save(path)
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory, write_tree, make_engine):
+    base = tmp_path_factory.mktemp("understood")
+    root = base / "files"
+    files = write_tree(root, {
+        "Work/invoice_march.docx": docx_bytes(INVOICE),
+        "Work/notes.txt": "Planting plan for the Marchetti villa garden: roses, lavender and two olive trees. " * 3,
+        "Home/invoice_june.txt": INVOICE.replace("2025-031", "2024-117").replace("garden redesign", "kitchen garden"),
+        "Home/pdf export settings.md": "How to change the PDF export settings: page size, margins, fonts embedded. " * 3,
+    })
+    _pdf(root / "Work" / "invoice_scan.pdf", INVOICE.replace("2025-031", "2025-032"))
+    _xlsx(root / "Work" / "hours.xlsx", [["week", "hours", "client"], ["10", "18", "Marchetti villa garden"],
+                                         ["11", "22", "Marchetti villa garden invoice"]])
+    for name, when in [("Work/invoice_march.docx", MARCH), ("Work/invoice_scan.pdf", MARCH), ("Work/hours.xlsx", MARCH),
+                       ("Work/notes.txt", MARCH), ("Home/invoice_june.txt", JUNE), ("Home/pdf export settings.md", JUNE)]:
+        os.utime(root / name, (when, when))
+    engine = make_engine(base / "data", root)
+    yield root, engine
+    engine.close()
+
+
+def _names(response) -> list[str]:
+    return [Path(r.path).name for r in response.results]
+
+
+@pytest.mark.parametrize("query", ["Marchetti invoice pdf", "Marchetti invoice pdfs", "Rechnung Marchetti PDF",
+                                   "facture Marchetti pdf", "factura Marchetti pdf"])
+def test_a_type_said_in_any_of_four_languages_filters(office, query):
+    _, engine = office
+    response = engine.search(SearchParams(query))
+    assert response.understood and response.understood["types"] == ["pdf"], response.understood
+    assert _names(response) == ["invoice_scan.pdf"]
+    assert "pdf" not in response.understood["query"].lower()
+
+
+@pytest.mark.parametrize("query", ["invoice in March 2025", "invoice im März 2025", "facture en mars 2025",
+                                   "factura en marzo de 2025", "invoice since January 2025"])
+def test_a_time_said_in_words_keeps_the_files_of_that_time(office, query):
+    _, engine = office
+    response = engine.search(SearchParams(query))
+    assert response.understood and response.understood["modified_after"] is not None, response.understood
+    names = _names(response)
+    assert names and "invoice_june.txt" not in names and "invoice_march.docx" in names
+
+
+def test_a_folder_said_becomes_the_scope_and_a_folder_that_is_not_there_stays_a_word(office):
+    root, engine = office
+    response = engine.search(SearchParams("invoice in Work"))
+    assert response.understood["folder"] == str(root / "Work") and response.understood["said"] == ["in Work"]
+    assert response.results and all(r.path.startswith(str(root / "Work")) for r in response.results)
+    elsewhere = engine.search(SearchParams("invoice in Narnia"))
+    assert elsewhere.understood is None and elsewhere.results
+
+
+def test_literal_and_quotes_take_the_words_as_written(office):
+    _, engine = office
+    literal = engine.search(SearchParams("Marchetti invoice pdf", literal=True))
+    assert literal.understood is None and len(literal.results) > 1
+    quoted = engine.search(SearchParams('Marchetti invoice "pdf"'))
+    assert quoted.understood is None and len(quoted.results) > 1
+
+
+def test_a_type_that_is_the_topic_is_not_a_filter_and_a_thin_filter_says_so(office):
+    _, engine = office
+    topic = engine.search(SearchParams("pdf export settings"))
+    assert topic.understood is None and _names(topic)[0] == "pdf export settings.md"
+    thin = engine.search(SearchParams("garden spreadsheets", limit=10))  # one spreadsheet; the words find more
+    assert thin.understood["types"] == ["xlsx", "xls", "ods"] and _names(thin) == ["hours.xlsx"]
+    assert thin.understood["literal_results"] >= 3
+    assert any('"spreadsheets" read as a filter: 1 file found' in n and "--literal" in n for n in thin.notices)
+
+
+def test_no_filter_word_leaves_search_as_it_was(office):
+    _, engine = office
+    said = engine.search(SearchParams("Marchetti villa garden planting"))
+    plain = engine.search(SearchParams("Marchetti villa garden planting", literal=True))
+    assert said.understood is None and [r.path for r in said.results] == [r.path for r in plain.results]
+
+
+def test_the_meaning_tree_reads_the_same_words(office):
+    root, engine = office
+    tree = engine.tree(TreeParams("Marchetti invoice pdf"))
+    assert tree.understood["types"] == ["pdf"] and tree.tree is not None
+    leaves = []
+    stack = [tree.tree]
+    while stack:
+        node = stack.pop()
+        stack += node.children
+        leaves += [node.path] if not node.is_dir else []
+    assert leaves == [str(root / "Work" / "invoice_scan.pdf")]
+
+
+def test_cli_prints_what_it_understood_and_literal_turns_it_off(office, cli):
+    _, engine = office
+    shown = cli.run(engine.data_dir, "search", "Marchetti invoice pdf")
+    assert "understood: pdf" in " ".join(shown.stderr.split()) and "invoice_scan.pdf" in shown.stdout
+    answer = json.loads(cli.run(engine.data_dir, "search", "Marchetti invoice pdf", "--json").stdout)
+    assert answer["understood"]["said"] == ["pdf"] and answer["query"] == "Marchetti invoice pdf"
+    literal = json.loads(cli.run(engine.data_dir, "search", "Marchetti invoice pdf", "--literal", "--json").stdout)
+    assert literal["understood"] is None and len(literal["results"]) > 1
+
+
+def test_http_search_and_tree_carry_what_was_understood(office):
+    _, engine = office
+    client = TestClient(create_app(engine, TOKEN, ServerOptions(port=8765)), base_url="http://127.0.0.1:8765",
+                        client=("127.0.0.1", 50000), headers={"Authorization": f"Bearer {TOKEN}"})
+    found = client.get("/api/search", params={"q": "Marchetti invoice pdf"}).json()
+    assert found["understood"]["types"] == ["pdf"] and [Path(r["path"]).name for r in found["results"]] == [
+        "invoice_scan.pdf"]
+    literal = client.get("/api/search", params={"q": "Marchetti invoice pdf", "literal": "true"}).json()
+    assert literal["understood"] is None
+    tree = client.get("/api/tree", params={"q": "invoice in Work"}).json()
+    assert tree["understood"]["said"] == ["in Work"]
