@@ -477,3 +477,22 @@ def test_the_assistant_says_clearly_when_no_model_is_reachable(page, site):
         expect(page.get_by_test_id("chat-send")).to_have_text("Send")
     finally:
         client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+
+
+def test_filters_said_in_words_show_as_chips_that_give_the_words_back(page, site):
+    search(page, "quarterly revenue report pdf")
+    chip = page.get_by_test_id("understood-chip")
+    expect(chip).to_have_count(1)
+    expect(chip).to_contain_text("pdf")
+    assert result_paths(page) and all(path.endswith(".pdf") for path in result_paths(page))
+    chip.get_by_role("button").click()  # the words back into the query, in quotes: no filter
+    expect(page.get_by_test_id("search-input")).to_have_value('quarterly revenue report "pdf"')
+    expect(page.get_by_test_id("understood")).to_be_hidden()
+    expect(page.get_by_test_id("result")).not_to_have_count(1)
+    assert any(not path.endswith(".pdf") for path in result_paths(page))
+
+    page.get_by_test_id("search-input").fill("quarterly revenue report pdf")
+    page.get_by_test_id("read-words").uncheck()  # the switch: every word a search word
+    expect(page.get_by_test_id("understood")).to_be_hidden()
+    search(page, "quarterly revenue report pdf")
+    expect(page.get_by_test_id("understood")).to_be_hidden()
