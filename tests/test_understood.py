@@ -43,7 +43,7 @@ def _xlsx(path: Path, rows: list[list[str]]) -> None:
 def office(tmp_path_factory, write_tree, make_engine):
     base = tmp_path_factory.mktemp("understood")
     root = base / "files"
-    files = write_tree(root, {
+    write_tree(root, {
         "Work/invoice_march.docx": docx_bytes(INVOICE),
         "Work/notes.txt": "Planting plan for the Marchetti villa garden: roses, lavender and two olive trees. " * 3,
         "Home/invoice_june.txt": INVOICE.replace("2025-031", "2024-117").replace("garden redesign", "kitchen garden"),

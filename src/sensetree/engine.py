@@ -25,7 +25,7 @@ from . import overview, paths
 from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .explorer import Explorer
-from .ingest.choices import Choices
+from .ingest.choices import Choices, Ignored, Requeued, TakenBack
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
 from .ingest.reuse import vector_reuse
@@ -40,7 +40,8 @@ from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import SearchParams, SimilarParams, TreeParams
+from .operations import (IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
+                         UnignoreParams)
 from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
@@ -369,20 +370,20 @@ class Engine:
     def sense_of(self, path: str) -> SenseRow | None:
         return self.choices.sense_of(path)
 
-    def retry(self, path: str | None = None) -> int:
-        return self._choose().retry(path)
+    def retry(self, params: RetryParams) -> Requeued:
+        return Requeued(self._choose().retry(params.path))
 
-    def ignore(self, path: str | None = None) -> int:
-        return self._choose().ignore(path)
+    def ignore(self, params: IgnoreParams) -> Ignored:
+        return Ignored(self._choose().ignore(params.path))
 
-    def unignore(self, path: str) -> str:
-        return self._choose().unignore(path)
+    def unignore(self, params: UnignoreParams) -> TakenBack:
+        return TakenBack(self._choose().unignore(params.path))
 
     def ignored(self) -> list[str]:
         return self.choices.ignored()
 
-    def reindex(self, path: str) -> int:
-        return self._choose().reindex(path)
+    def reindex(self, params: ReindexParams) -> Requeued:
+        return Requeued(self._choose().reindex(params.path))
 
     # indexing ---------------------------------------------------------------------
     @contextmanager

@@ -20,9 +20,11 @@ import functools
 import types
 import typing
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
+from .ingest.choices import Ignored, Requeued, TakenBack
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -95,6 +97,14 @@ def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
+class Effect(StrEnum):
+    """What an operation does to the index, which decides how an interface runs it."""
+
+    READS = "reads"          # a question: GET, answered by a running server when there is one
+    QUEUES = "queues"        # puts files back in the queue: POST; a server indexes them soon after
+    EXCLUSIVE = "exclusive"  # takes the writer lock: POST; a server's own indexing steps aside meanwhile
+
+
 @dataclass(frozen=True)
 class Operation:
     """One thing a user can ask of the engine, whichever interface they use."""
@@ -106,6 +116,7 @@ class Operation:
     method: str                      # the Engine method: ``method(params) -> result``
     tool: str | None = None          # offered to MCP clients and the assistant under this name
     detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
+    effect: Effect = Effect.READS
 
     @property
     def route(self) -> str:
@@ -231,6 +242,29 @@ class SimilarParams:
     limit: Annotated[int, Doc("How many files (1-100).", ge=1, le=100, short="-n")] = 10
 
 
+@dataclass(frozen=True)
+class RetryParams:
+    path: Annotated[str | None, Doc("A failed file or a folder; every failed file when left out.", argument=True,
+                                    max_length=MAX_PATH_CHARS)] = None
+
+
+@dataclass(frozen=True)
+class ReindexParams:
+    path: Annotated[str, Doc("A file, or a folder whose files are all read again.", argument=True,
+                             max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class IgnoreParams:
+    path: Annotated[str | None, Doc("A file or folder to leave out of the index; every failed file when left out.",
+                                    argument=True, max_length=MAX_PATH_CHARS)] = None
+
+
+@dataclass(frozen=True)
+class UnignoreParams:
+    path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
+
+
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
               SearchParams, SearchResponse, "search", tool="search_files",
@@ -247,6 +281,14 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                      "the files closest to it in meaning, in search_files' shape, best first; apart from them "
                      "its identical copies (copies) and its versions: files that share most of its wording, "
                      "newest first, with their modification time and the share of wording they share."),
+    Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued, "retry",
+              effect=Effect.QUEUES),
+    Operation("reindex", "Index a file, or every file under a folder, again from scratch.", ReindexParams, Requeued,
+              "reindex", effect=Effect.QUEUES),
+    Operation("ignore", "Leave a file or folder out of the index for good (every failed file when no path is given).",
+              IgnoreParams, Ignored, "ignore", effect=Effect.EXCLUSIVE),
+    Operation("unignore", "Take an ignored file or folder back into the index.", UnignoreParams, TakenBack,
+              "unignore", effect=Effect.QUEUES),
 ]}
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

@@ -28,7 +28,7 @@ from sensetree.models.llm import ChatClient
 from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import TOPICS, WORDS, paragraph, snapshot
 from tests.support.waiting import wait_for
-from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import ReindexParams, SearchParams, TreeParams
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -153,7 +153,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
 def test_two_index_processes_at_once_one_writer_wins(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
-        assert engine.reindex(str(tree)) == FILES
+        assert engine.reindex(ReindexParams(str(tree))).requeued == FILES
     first, second = cli.start(data, "index", "--json"), cli.start(data, "index", "--json")
     outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
     codes = sorted(code for code, _, _ in outcomes)
@@ -204,7 +204,7 @@ def _first_chunk(data: Path, path: Path) -> str:
 def test_a_writer_killed_holding_the_lock_frees_it(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
-        engine.reindex(str(tree))
+        engine.reindex(ReindexParams(str(tree)))
     writer = cli.start(data, "index", "--quiet")
     assert wait_for(lambda: indexed_count(data) >= 20 or writer.poll() is not None, 120)
     assert writer.poll() is None, "the writer finished before it could be killed"

@@ -27,6 +27,7 @@ from mcp.client.stdio import stdio_client
 from sensetree.chat.tools import Sources, Toolbox
 from sensetree.ingest.confine import NotServed
 from sensetree.interfaces.api import ServerOptions, create_app
+from sensetree.operations import IgnoreParams, UnignoreParams
 
 pytestmark = pytest.mark.slow  # an index, worker processes, CLI and MCP processes
 
@@ -158,13 +159,13 @@ def test_what_the_user_ignored_is_not_served_either(tmp_path, make_engine):
     (root / "payroll" / "march.txt").write_text(IGNORED_SECRET, encoding="utf-8")
     (root / "notes.txt").write_text("harbour notes", encoding="utf-8")
     with make_engine(tmp_path / "data", root, index=False) as engine:
-        engine.ignore(str(root / "payroll"))
+        engine.ignore(IgnoreParams(str(root / "payroll")))
         with pytest.raises(NotServed, match="payroll is ignored"):
             engine.reader().read_text(str(root / "payroll" / "march.txt"), 1000)
         outcome = Toolbox(engine, None, Sources()).run("read_file", {"path": str(root / "payroll" / "march.txt")})
         assert outcome.text.startswith("refused:") and IGNORED_SECRET not in outcome.text
         assert engine.reader().read_text(str(root / "notes.txt"), 1000).text == "harbour notes"
-        engine.unignore(str(root / "payroll"))
+        engine.unignore(UnignoreParams(str(root / "payroll")))
         assert engine.reader().read_text(str(root / "payroll" / "march.txt"), 1000).text == IGNORED_SECRET
 
 

@@ -270,15 +270,6 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 
 
 @app.command()
-def retry(path: Optional[Path] = typer.Argument(None, help="A failed file or a folder; all failed files if omitted."),
-          data_dir: Optional[Path] = DataDir):
-    """Requeue failed files; `sensetree index` picks them up."""
-    with _engine(data_dir) as engine:
-        n = engine.retry(str(path) if path else None)
-    console.print(f"requeued {n} failed file{'s' if n != 1 else ''}")
-
-
-@app.command()
 def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="Correct the sense by hand (pinned)."),
           json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Show a file's sense, or correct it; a corrected sense is never overwritten by re-indexing."""
@@ -461,6 +452,10 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
             _print_tree(child, depth + 1, max_depth)
 
 
+def _files(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def _print_tree_response(response: TreeResponse) -> None:
     _print_understood(response.understood)
     for notice in response.notices:
@@ -553,7 +548,14 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 
 add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
-    "tree": Terminal(render=lambda response, own: _print_tree_response(response))}, _print_json, _fail, DataDir, JsonOut)
+    "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
+    "retry": Terminal(render=lambda done, own: console.print(f"requeued {_files(done.requeued, 'failed file')}")),
+    "reindex": Terminal(render=lambda done, own: console.print(
+        f"requeued {_files(done.requeued, 'file')}; `sensetree index` reads them again")),
+    "ignore": Terminal(render=lambda done, own: console.print(
+        f"left {_files(done.ignored, 'path')} out of the index (`sensetree unignore PATH` takes one back)")),
+    "unignore": Terminal(render=lambda done, own: console.print(
+        f"{escape(done.path)} is indexed again from the next `sensetree index`"))}, _print_json, _fail, DataDir, JsonOut)
 register_chat(app)
 register_mcp(app)
 register_serve(app)

@@ -1,19 +1,20 @@
 """CLI commands made from the engine's operations (``operations.py``): each parameter becomes an
 argument or option from its ``Doc``, ``--json`` prints the result's one JSON shape, and without
-it the command's renderer prints it. A running ``serve`` answers when there is one."""
+it the command's renderer prints it. A running ``serve`` answers a question, and makes a change
+(it holds the writer lock), when there is one."""
 
 from __future__ import annotations
 
 import inspect
 import os
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
 from ..errors import SenseTreeError
-from ..operations import OPERATIONS, Operation, Param
+from ..operations import OPERATIONS, Effect, Operation, Param
 from . import served
 
 
@@ -72,7 +73,12 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
                 return
             params = _absolute_paths(op, op.parse(values, typed=True))
             server = served.running(data_dir)
-            answer = server and served.get(server, op.route, op.query(params))
+            if not server:
+                answer = None
+            elif op.effect is Effect.READS:
+                answer = served.get(server, op.route, op.query(params))
+            else:  # the server holds the writer lock: it makes the change
+                answer = served.post(server, op.route, asdict(params))
             if answer:
                 result = op.result.from_dict(answer)
             else:

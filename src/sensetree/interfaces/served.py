@@ -85,12 +85,22 @@ def running(data_dir: Path | str | None) -> Server | None:
 
 def get(server: Server, path: str, params: dict[str, Any]) -> dict | None:
     """``GET`` an API path; the JSON body, or None when the server does not answer it with 200."""
+    return _answer("GET", server, path, params={k: v for k, v in params.items() if v is not None})
+
+
+def post(server: Server, path: str, body: dict[str, Any]) -> dict | None:
+    """``POST`` a JSON body to an API path (a change the server makes, beside its own indexing); the
+    JSON answer, or None when the server does not answer it with 200 (the command then makes the same
+    change itself, or says the same error: the changes are idempotent)."""
+    return _answer("POST", server, path, json=body)
+
+
+def _answer(method: str, server: Server, path: str, **request: Any) -> dict | None:
     import httpx
 
-    query = {k: v for k, v in params.items() if v is not None}
     try:
-        response = httpx.get(server.url + path, params=query, headers=_auth(server),
-                             timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS))
+        response = httpx.request(method, server.url + path, headers=_auth(server),
+                                 timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS), **request)
     except httpx.HTTPError:
         return None
     if response.status_code != 200:

@@ -38,10 +38,6 @@ class OpenBody(Body):
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
 
 
-class OptionalPathBody(Body):
-    path: Optional[str] = Field(None, description="a path inside a root; omitted = every failed file")
-
-
 class FolderModeBody(Body):
     path: str
     mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")

@@ -66,13 +66,6 @@ def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, A
     return {"opened": opened, "page": at_page}
 
 
-@router.post("/api/reindex", summary="Index a file, or every file under a folder, again")
-def reindex(body: PathBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    count = ctx.engine.reindex(body.path)
-    ctx.kick()
-    return {"requeued": count}
-
-
 @router.post("/api/folder-mode", summary="Treat a folder as one block, or index its contents file by file")
 def folder_mode(body: FolderModeBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     if body.mode not in (None, "block", "recursive"):
