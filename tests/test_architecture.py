@@ -10,6 +10,8 @@ apart, and no modules import each other in a circle, counting the type-only impo
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "sensetree"
@@ -36,6 +38,7 @@ LAYERS = {
     "sensetree.errors": (0, "base"),
     "sensetree.safe_text": (0, "base"),
     "sensetree.notices": (0, "base"),
+    "sensetree.answers": (0, "base"),
 }
 
 
@@ -153,3 +156,14 @@ def test_the_interfaces_reach_the_store_and_the_models_only_through_the_engine()
                       for target in targets
                       if target.startswith(("sensetree.store", "sensetree.models")) and target not in allowed)
     assert not reaching, "\n".join(reaching)
+
+
+def test_the_command_line_starts_without_the_stores_and_the_models():
+    """A command a running server answers must not pay for loading the index or the models: the
+    operations' declarations and their answers are light modules."""
+    probe = ("import sys, sensetree.interfaces.cli\n"
+             "heavy = [m for m in sys.modules if m.split('.')[0] in ('lancedb', 'onnxruntime', 'tokenizers')\n"
+             "         or m.startswith(('sensetree.store', 'sensetree.engine', 'sensetree.explorer'))]\n"
+             "print(','.join(sorted(heavy)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "", done.stdout

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
+from .answers import Ignored, Listing, Requeued, TakenBack
 from .explorer import Explorer
-from .ingest.choices import Choices, Ignored, Requeued, TakenBack
+from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
 from .ingest.reuse import vector_reuse
@@ -40,7 +41,7 @@ from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
+from .operations import (BrowseParams, IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
                          UnignoreParams)
 from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
@@ -290,6 +291,10 @@ class Engine:
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
         """The stored text of one chunk (a result's whole passage; its snippet is only a part)."""
         return self.store.queries.chunk_text(path, chunk_index)
+
+    def browse(self, params: BrowseParams) -> Listing:
+        """A folder's entries with their index statuses (``sensetree browse``, the explorer, MCP)."""
+        return self.explorer().listing(params.path)
 
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""

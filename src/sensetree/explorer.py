@@ -9,42 +9,17 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import paths
+from .answers import Entry, Listing
 from .ingest.walker import block_reason
 from .reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
 from .search.snippets import place
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
 from .store.stored_text import body
-
-
-@dataclass
-class Entry:
-    name: str
-    path: str
-    is_dir: bool
-    kind: str                  # file, folder or block
-    status: str | None         # indexed, keyword, pending, failed, block, block member, ignored, not indexed
-    doc_type: str | None = None
-    chunks: int = 0
-    error: str | None = None
-    members: int = 0
-
-
-@dataclass
-class Listing:
-    path: str | None
-    parent: str | None
-    entries: list[Entry] = field(default_factory=list)
-    more: int = 0  # entries left out past LIST_ENTRIES
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "parent": self.parent, "entries": [asdict(e) for e in self.entries],
-                "more": self.more}
 
 
 class Explorer:

@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .ingest.choices import Ignored, Requeued, TakenBack
+from .answers import Ignored, Listing, Requeued, TakenBack
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -243,6 +243,12 @@ class SimilarParams:
 
 
 @dataclass(frozen=True)
+class BrowseParams:
+    path: Annotated[str | None, Doc("A folder inside the indexed roots; the roots themselves when left out.",
+                                    argument=True, max_length=MAX_PATH_CHARS)] = None
+
+
+@dataclass(frozen=True)
 class RetryParams:
     path: Annotated[str | None, Doc("A failed file or a folder; every failed file when left out.", argument=True,
                                     max_length=MAX_PATH_CHARS)] = None
@@ -281,6 +287,12 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                      "the files closest to it in meaning, in search_files' shape, best first; apart from them "
                      "its identical copies (copies) and its versions: files that share most of its wording, "
                      "newest first, with their modification time and the share of wording they share."),
+    Operation("browse", "A folder's entries, folders first, with each one's index status (the roots without a path).",
+              BrowseParams, Listing, "browse", tool="list_directory",
+              detail="Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one "
+                     "unit), status (indexed, keyword, pending, failed, block, block member, ignored or not "
+                     "indexed; null for a plain folder), doc_type, and error (why a failed file failed). Hidden "
+                     "entries are left out; more counts the entries past the listing's limit."),
     Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued, "retry",
               effect=Effect.QUEUES),
     Operation("reindex", "Index a file, or every file under a folder, again from scratch.", ReindexParams, Requeued,

@@ -4,7 +4,6 @@ and senses corrected by hand. Each choice is kept in the catalog; the next index
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from .. import fs_rules, paths
 from ..errors import SenseTreeError
@@ -12,47 +11,6 @@ from ..store.catalog import Catalog, SenseRow
 from ..store.chunks import ChunkStore
 from ..store.storage import Storage
 
-
-@dataclass(frozen=True)
-class Requeued:
-    """How many files go back to the queue (``retry``, ``reindex``)."""
-
-    requeued: int
-
-    def as_dict(self) -> dict:
-        return {"requeued": self.requeued}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Requeued:
-        return cls(int(d["requeued"]))
-
-
-@dataclass(frozen=True)
-class Ignored:
-    """How many paths were left out of the index (``ignore``)."""
-
-    ignored: int
-
-    def as_dict(self) -> dict:
-        return {"ignored": self.ignored}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Ignored:
-        return cls(int(d["ignored"]))
-
-
-@dataclass(frozen=True)
-class TakenBack:
-    """The path ``unignore`` gave back to the index (the next scan picks it up)."""
-
-    path: str
-
-    def as_dict(self) -> dict:
-        return {"path": self.path}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TakenBack:
-        return cls(str(d["path"]))
 
 class Choices:
     def __init__(self, storage: Storage):

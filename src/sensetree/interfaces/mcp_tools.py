@@ -19,6 +19,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..engine import Engine
+from ..answers import Listing
 from ..errors import SenseTreeError
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
@@ -35,7 +36,6 @@ tree is about it, then read_file on a result's path to read it; list_directory w
 roots. Only paths inside the indexed roots can be read or listed; anything else is refused."""
 
 FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
-FolderPath = Annotated[str, Field(description="Full path of a folder inside an indexed root; empty for the roots.")]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -143,25 +143,6 @@ class Tools:
         return FileText(path=read.path, name=read.name, doc_type=read.doc_type, context_only=read.context_only,
                         text=read.text, total_chars=read.total_chars, truncated=read.truncated, note=note)
 
-    def list_directory(self, path: FolderPath) -> DirectoryListing:
-        """List a folder inside the indexed roots, folders first, with each entry's index status.
-
-        An empty path lists the indexed roots themselves. Returns an object with path, entries and more.
-        Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one unit),
-        status (indexed, keyword, pending, failed, block, block member, ignored or not indexed; null for a
-        plain folder), doc_type, and error (why a failed file failed). Hidden entries are left out; more
-        counts the entries past the listing's limit.
-        """
-        try:
-            listing = self.engine.explorer().listing(path.strip())
-        except OutsideRoots as exc:
-            raise ToolError(f"refused: {exc}") from None
-        except (FileNotFoundError, Unreadable) as exc:
-            raise ToolError(str(exc)) from None
-        entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
-                                  doc_type=e.doc_type, error=e.error) for e in listing.entries]
-        return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
-
 
 def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
     hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
@@ -174,6 +155,12 @@ def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
                          versions=[VersionHit(**v.as_dict()) for v in response.versions])
 
 
+def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
+    entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
+                              doc_type=e.doc_type, error=e.error) for e in listing.entries]
+    return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
+
+
 def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
     node = response.tree
     tree = _prune(node, node.score * TREE_HEAT_FLOOR) if node else None
@@ -183,7 +170,7 @@ def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
 # How an operation's result reaches an MCP client (its output schema from the function's return type),
 # and what the tool's description adds for it; a result type without an entry is sent as its JSON.
 ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: _search_answer, SimilarResponse: _similar_answer,
-                                                  TreeResponse: _tree_answer}
+                                                  TreeResponse: _tree_answer, Listing: _listing_answer}
 SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels below the top, at most {tree_children} "
                        "children per folder and none cooler than half the hottest node; omitted counts the "
                        "children left out. tree is null when nothing is indexed there.",
@@ -233,7 +220,7 @@ def _tool_annotation(param: Param) -> Any:
 def build_server(engine: Engine) -> MCPServer:
     server = MCPServer("sensetree", instructions=INSTRUCTIONS, version=version("sensetree"), log_level="WARNING")
     tools = Tools(engine)
-    for tool in (*(operation_tool(engine, op) for op in TOOLS.values()), tools.read_file, tools.list_directory):
+    for tool in (*(operation_tool(engine, op) for op in TOOLS.values()), tools.read_file):
         _register(server, tool)
     return server
 

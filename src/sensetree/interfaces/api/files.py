@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
@@ -34,11 +34,6 @@ def add_root(body: PathBody, ctx: ApiContext = Depends(context)) -> dict[str, An
 def remove_root(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     with ctx.exclusive():
         return {"removed": ctx.engine.remove_root(path)}
-
-
-@router.get("/api/browse", summary="A folder's entries with their index status (the roots without a path)")
-def browse(path: Optional[str] = None, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return ctx.engine.explorer().listing(path).as_dict()
 
 
 @router.get("/api/file", summary="One file's or folder's detail: status, sense, chunks, last error")
