@@ -452,6 +452,18 @@ def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
             _print_tree(child, depth + 1, max_depth)
 
 
+def _print_listing(listing) -> None:
+    """A folder's entries, folders first, each with its index status."""
+    for entry in listing.entries:
+        status = entry.status or ""
+        why = f"  ({entry.error})" if entry.error else ""
+        console.print(f"{escape(entry.name)}{'/' if entry.is_dir else ''}  [dim]{escape(status + why)}[/]")
+    if listing.more:
+        console.print(f"[dim]… and {listing.more} more[/]")
+    if not listing.entries:
+        console.print("no roots yet (sensetree add FOLDER)" if listing.path is None else "(empty)")
+
+
 def _files(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
 
@@ -549,6 +561,7 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
+    "browse": Terminal(render=lambda listing, own: _print_listing(listing)),
     "retry": Terminal(render=lambda done, own: console.print(f"requeued {_files(done.requeued, 'failed file')}")),
     "reindex": Terminal(render=lambda done, own: console.print(
         f"requeued {_files(done.requeued, 'file')}; `sensetree index` reads them again")),
