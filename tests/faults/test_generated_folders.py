@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from sensetree import paths
 from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app, load_token
-from sensetree.interfaces.mcp_tools import Tools
+from sensetree.interfaces.mcp_tools import Tools, operation_tool
+from sensetree.operations import TOOLS
 
 pytestmark = pytest.mark.slow  # an index run per generated folder
 
@@ -173,8 +174,10 @@ def _every_interface_answers(engine: Engine, root: Path, catalog_paths: list[str
     assert SECRET not in str(secret.json()["results"])
 
     tools = Tools(engine)
-    calls = [lambda: tools.search_files("rhubarb forcing pots"), lambda: tools.meaning_tree("rhubarb"),
-             lambda: tools.list_directory(str(root)), *(lambda p=path: tools.read_file(p) for path in sample)]
+    search_files, meaning_tree, list_directory = (operation_tool(engine, TOOLS[name]) for name in
+                                                  ("search_files", "meaning_tree", "list_directory"))
+    calls = [lambda: search_files(query="rhubarb forcing pots"), lambda: meaning_tree(query="rhubarb"),
+             lambda: list_directory(path=str(root)), *(lambda p=path: tools.read_file(p) for path in sample)]
     for call in calls:
         try:
             call()

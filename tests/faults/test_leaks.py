@@ -130,7 +130,7 @@ def test_a_file_swapped_for_a_link_out_after_indexing_is_left_out_of_every_searc
     assert answer.status_code == 200 and swapped not in [r["path"] for r in answer.json()["results"]]
     tree = client.get("/api/tree", params={"q": "tidal chart northern estuary"}).json()["tree"]
     assert swapped not in json.dumps(tree)
-    outcome = Toolbox(engine, None, Sources()).search_files("tidal chart northern estuary")
+    outcome = Toolbox(engine, None, Sources()).run("search_files", {"query": "tidal chart northern estuary"})
     assert swapped not in outcome.text
 
 
