@@ -18,7 +18,8 @@ import pytest
 
 
 from tests.support.corpus import build_corpus
-from tests.support.endpoint_server import EndlessChatEndpoint
+from tests.support.corpus import INVOICE_IBAN
+from tests.support.endpoint_server import EndlessChatEndpoint, ScriptedChatEndpoint
 from tests.support.serve_process import Served
 from tests.support.waiting import wait_for
 
@@ -459,6 +460,31 @@ def test_stop_ends_a_streaming_answer(page, site):
         expect(page.get_by_test_id("chat-message")).to_contain_text("stopped")
         expect(page.get_by_test_id("chat-send")).to_have_text("Send")
         assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model kept streaming after Stop"
+    finally:
+        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+        endpoint.close()
+
+
+def test_a_citation_opens_the_preview_at_the_sentence_that_supports_the_claim(page, site):
+    client = site.server.client
+    endpoint = ScriptedChatEndpoint(f"Please pay by bank transfer to Northwind Supplies SARL [1]. "
+                                    f"The account holder Northwind Supplies SARL has the IBAN {INVOICE_IBAN} [1].")
+    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
+    try:
+        page.get_by_test_id("chat-toggle").click()
+        page.get_by_test_id("chat-input").fill("What is the IBAN for the invoice payment?")
+        page.get_by_test_id("chat-send").click()
+        cite = page.locator("[data-testid=chat-answer] [data-testid=cite]").first
+        # an e-mail's stored chunk shows its headers joined otherwise than its preview: the sentence may be
+        # placed only by its chunk (data-exact false), which still holds the claim's words
+        expect(cite).to_have_attribute("data-exact", re.compile("true|false"), timeout=120_000)
+        cite.click()
+        expect(page.get_by_test_id("preview-cited")).to_contain_text("Northwind Supplies SARL")
+        expect(page.get_by_test_id("preview-cited")).to_be_in_viewport()
+        page.get_by_test_id("preview-close").click()
+        invoice = page.locator(f"[data-testid=source-chip][data-path='{site.files['email']}']")
+        invoice.click()  # the source chip opens it at the first sentence the answer cites of it
+        expect(page.get_by_test_id("preview-cited")).to_contain_text("Northwind Supplies SARL")
     finally:
         client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
         endpoint.close()

@@ -15,7 +15,7 @@ from typing import Any
 from . import paths
 from .answers import Entry, Listing
 from .ingest.walker import block_reason
-from .reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
+from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
 from .search.snippets import place
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -87,8 +87,9 @@ class Explorer:
             "chunks": chunks, "folder_mode": self._modes.get(path), "block_reason": reason,
         }
 
-    def preview(self, path: str, chunk_index: int = 0) -> dict[str, Any]:
-        """The file's extracted text, and where the chunk that matched sits in it."""
+    def preview(self, path: str, chunk_index: int = 0, mark: tuple[int, int] | None = None) -> dict[str, Any]:
+        """The file's extracted text, and where the chunk that matched sits in it; with ``mark``
+        (a cited sentence's span, as ``quote_spans`` gives it), that range too, kept inside the text."""
         shown = self.reader.read_text(path, PREVIEW_CHARS)
         text = shown.text
         start = end = -1
@@ -96,9 +97,79 @@ class Explorer:
         if chunk:
             start, end = _locate(text, body(chunk["text"], chunk_index))
         location, label = place(chunk.get("location") if chunk else None)
+        marked = None
+        if mark is not None:
+            low, high = max(0, min(mark[0], len(text))), max(0, min(mark[1], len(text)))
+            marked = {"start": low, "end": high} if high > low else None
         return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
                 "chunk_index": chunk_index, "location": location, "location_label": label,
-                "truncated": shown.truncated}
+                "truncated": shown.truncated, "mark": marked}
+
+    def quote_spans(self, path: str, quotes: list[tuple[int | None, str]]) -> list[QuoteSpan]:
+        """Where each quote (a sentence of a chunk, as a prompt showed it: whitespace joined, perhaps cut)
+        sits in the file's text, the text the preview shows; ``(chunk_index, quote)`` each, a chunk_index of
+        None for a quote from the file's start. A quote not found gives its chunk's span, ``exact`` False;
+        a chunk not found either gives None. The file is read once for all its quotes."""
+        try:
+            shown = self.reader.read_text(path, PREVIEW_CHARS)
+        except (FileNotFoundError, Unreadable):
+            return [QuoteSpan(None, None, False) for _ in quotes]
+        text, path = shown.text, shown.path
+        located: dict[int | None, tuple[int, int]] = {}
+        out = []
+        for chunk_index, quote in quotes:
+            if chunk_index not in located:
+                chunk = self.reader.chunk(path, chunk_index) if chunk_index is not None else None
+                located[chunk_index] = (_locate(text, body(chunk["text"], chunk_index)) if chunk
+                                        else (0, min(len(text), CHAT_READ_CHARS)) if chunk_index is None else (-1, -1))
+            low, high = located[chunk_index]
+            found = find_quote(text, quote, low, high) if low >= 0 else None
+            found = found or find_quote(text, quote)
+            if found:
+                out.append(QuoteSpan(*found, True))
+            else:
+                out.append(QuoteSpan(low, high, False) if low >= 0 else QuoteSpan(None, None, False))
+        return out
+
+
+@dataclass(frozen=True)
+class QuoteSpan:
+    """A quote's place in a file's text: [start, end) characters; ``exact`` False when only the
+    chunk it came from was found (start and end None: not even that)."""
+
+    start: int | None
+    end: int | None
+    exact: bool
+
+
+QUOTE_ANCHOR_WORDS = 6  # a quote not found whole is found by its first and last words
+
+
+def find_quote(text: str, quote: str, low: int = 0, high: int | None = None) -> tuple[int, int] | None:
+    """Where ``quote`` sits in ``text[low:high]``, or None. The quote's words are matched with any
+    whitespace between them (a prompt joins lines with a space); an ellipsis marks a cut and is
+    no word; a word cut at the quote's end or start is matched as part of the text's word. A quote
+    not found whole is found by its first and last few words, in order, not far apart."""
+    tokens = quote.replace("…", " ").split()
+    high = len(text) if high is None else min(high, len(text))
+    if not tokens or low >= high:
+        return None
+
+    def search(words: list[str], start: int) -> re.Match | None:
+        return re.compile(r"\s+".join(map(re.escape, words))).search(text, start, high)
+
+    whole = search(tokens, low)
+    if whole:
+        return whole.start(), whole.end()
+    if len(tokens) <= QUOTE_ANCHOR_WORDS:
+        return None
+    head = search(tokens[:QUOTE_ANCHOR_WORDS], low)
+    while head:
+        tail = search(tokens[-QUOTE_ANCHOR_WORDS:], head.end())
+        if tail and tail.end() - head.start() <= 2 * len(quote) + 40:
+            return head.start(), tail.end()
+        head = search(tokens[:QUOTE_ANCHOR_WORDS], head.start() + 1)
+    return None
 
 
 def _locate(text: str, chunk: str, words: int = 30) -> tuple[int, int]:

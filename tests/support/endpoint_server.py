@@ -12,6 +12,7 @@ answer for a minute, to test stopping an answer.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -164,6 +165,43 @@ class EndlessChatEndpoint:
                                      b"data: [DONE]\n\n")
                 except (BrokenPipeError, ConnectionResetError):
                     endpoint.hung_up.set()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class ScriptedChatEndpoint:
+    """An OpenAI-compatible chat endpoint that streams one set answer, a few words at a time, to every question."""
+
+    def __init__(self, answer: str):
+        self.requests = 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                endpoint.requests += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for word in re.findall(r"\S+\s*", answer):
+                    delta = json.dumps({"choices": [{"delta": {"content": word}}]})
+                    self.wfile.write(f"data: {delta}\n\n".encode())
+                self.wfile.write(b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
+                                 b"data: [DONE]\n\n")
+                self.wfile.flush()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -26,6 +26,7 @@ from . import prompt, seed
 from .budget import Budget, Message, fit_tool_output, message_text
 from .citations import Citations, cite
 from .evidence import Evidence, Sentence, split_sentences
+from .quotes import Chunks, attach
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
@@ -97,6 +98,7 @@ class Agent:
         self.exchanges: list[list[Message]] = []  # each turn's messages, exactly as sent and answered
         self.sources = Sources()
         self.shown: dict[int, list[str]] = {}  # source number -> the sentences the model was shown
+        self.chunk_of: Chunks = {}  # (source number, shown sentence) -> the chunk it came from (None: the file's start)
         self.evidence = Evidence(*_embedder_of(engine))
 
     def answer(self, question: str, on_token: Callable[[str], None] | None = None,
@@ -118,10 +120,15 @@ class Agent:
         """An answered turn, sent back as it was with the next questions (a server's cache then reuses it)."""
         self.exchanges.append(exchange)
 
-    def record_shown(self, source: int, text: str) -> None:
-        """What the model read of a source: the answers' citations are checked against these sentences."""
+    def record_shown(self, source: int, text: str, chunk: int | None | str = "unknown") -> None:
+        """What the model read of a source: the answers' citations are checked against these sentences.
+        ``chunk``: the chunk the text came from (None: the file's start), where a citation's sentence is looked for."""
         shown = self.shown.setdefault(source, [])
-        shown += [s for s in split_sentences(text.replace("…", " ")) if s not in shown]
+        sentences = split_sentences(text.replace("…", " "))
+        shown += [s for s in sentences if s not in shown]
+        if chunk != "unknown":
+            for sentence in sentences:
+                self.chunk_of.setdefault((source, sentence), chunk)  # type: ignore[arg-type]
 
     def drop_tools(self) -> None:
         """The server refused the tools: later answers go without, instead of a refused request each."""
@@ -193,7 +200,7 @@ class _Run:
         for result, text in zip(results, fitted):
             source = a.sources.add_result(result, "seed")
             self.seen.add(source.n)
-            a.record_shown(source.n, text)
+            a.record_shown(source.n, text, result.chunk_index)
             seeded.append((source, text))
         return seeded
 
@@ -289,7 +296,7 @@ class _Run:
                 self.say("trim", f"the {call.name} result was cut to its best sentences "
                                  f"({len(outcome.text)} → {len(text)} characters)")
             for n, _, body in source_blocks(text, numbers)[1]:
-                self.agent.record_shown(n, body)
+                self.agent.record_shown(n, body, outcome.chunks.get(n, "unknown"))
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
 
     # the answer --------------------------------------------------------------------
@@ -297,6 +304,7 @@ class _Run:
         a = self.agent
         a.remember(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
         citations = cite(text.strip(), a.shown, a.evidence, self.question)
+        attach(a.engine, citations.sentences, a.sources, a.chunk_of)
         self._tell(citations)
         cited = citations.numbers()
         body = citations.text or "The model gave no answer; try rephrasing the question."

@@ -118,7 +118,18 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
         else:
             cited, how = [best], "corrected" if have else "attached"
             parts[k] = _with_markers(parts[k], cited)
-        sentences.append(Sentence(claim, have, cited, how))
+        support = {}
+        for n in cited:
+            columns = [col for col, m in enumerate(numbers) if m == n]
+            if columns:
+                support[n] = flat[max(columns, key=lambda col: matrix[row, col])]
+        sentences.append(Sentence(claim, have, cited, how, support))
+    starts = [0]
+    for part in parts:
+        starts.append(starts[-1] + len(part))
+    for sentence, (k, _) in zip(sentences, claims):
+        part = parts[k]
+        sentence.at = (starts[k] + len(part) - len(part.lstrip()), starts[k] + len(part.rstrip()))
     return Citations("".join(parts), sentences, dropped)
 
 

@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -243,6 +243,30 @@ class Sentence:
     written: list[int]   # [n] the model wrote (valid sources only)
     cited: list[int]     # [n] the answer shows
     how: str             # model, attached, corrected; none or unsupported (no excerpt supports it)
+    support: dict[int, str] = field(default_factory=dict)  # per cited source, the shown sentence that supports it best
+    at: tuple[int, int] | None = None  # where the sentence (with its markers) sits in the answer's text
+    spans: list[CitedSpan] = field(default_factory=list)  # per cited source, where its support sits in the file
 
     def as_dict(self) -> dict:
-        return {"text": self.text, "written": self.written, "cited": self.cited, "how": self.how}
+        return {"text": self.text, "written": self.written, "cited": self.cited, "how": self.how,
+                "at": list(self.at) if self.at else None, "spans": [s.as_dict() for s in self.spans]}
+
+
+@dataclass
+class CitedSpan:
+    """Where the sentence that supports a claim sits in a cited file's text (the text the preview shows):
+    characters [start, end); ``exact`` False when only the chunk it came from could be found (start and
+    end None: not even that)."""
+
+    n: int
+    path: str
+    chunk_index: int | None
+    quote: str             # the sentence as the model was shown it
+    start: int | None
+    end: int | None
+    exact: bool
+
+    def as_dict(self) -> dict:
+        span = {"start": self.start, "end": self.end} if self.start is not None and self.end is not None else None
+        return {"n": self.n, "path": self.path, "chunk_index": self.chunk_index, "quote": self.quote,
+                "span": span, "exact": self.exact}

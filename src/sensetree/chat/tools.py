@@ -114,6 +114,7 @@ class ToolOutcome:
     text: str          # what the model reads
     step: str          # what the user sees ("searching: ...")
     new_sources: list[Source] = field(default_factory=list)
+    chunks: dict[int, int | None] = field(default_factory=dict)  # source number -> the chunk its text is (None: the file's start)
 
 
 class Toolbox:
@@ -181,13 +182,15 @@ class Toolbox:
         """Ranked files as numbered excerpts the model can cite; each becomes a source of the answer."""
         found = []
         lines = []
+        chunks: dict[int, int | None] = {}
         for result in response.results:
             source = self.sources.add_result(result, "search")
             found.append(source)
+            chunks.setdefault(source.n, result.chunk_index)
             lines.append(f"[{source.n}] {source.label} — {result.path}\n{excerpt(self.engine, result, 600)}")
         notices = "".join(f"note: {n}\n" for n in response.notices)
         body = "\n\n".join(lines) if lines else "no matching file"
-        return ToolOutcome(note + notices + body, f"{step} ({len(found)} found)", found)
+        return ToolOutcome(note + notices + body, f"{step} ({len(found)} found)", found, chunks)
 
     def read_file(self, path: str) -> ToolOutcome:
         try:
@@ -199,7 +202,7 @@ class Toolbox:
         source = self.sources.add(read.path, None, _flat(read.text)[:240], None, "read")
         cut = f"\n[… first {READ_CHARS} of {read.total_chars} characters]" if read.truncated else ""
         return ToolOutcome(f"[{source.n}] {source.name} — {read.path}\n{read.text}{cut}", f"reading: {read.path}",
-                           [source])
+                           [source], {source.n: None})
 
     def list_directory(self, path: str) -> ToolOutcome:
         try:

@@ -41,9 +41,13 @@ def file_detail(path: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]
     return ctx.engine.explorer().detail(path)
 
 
-@router.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk")
-def preview(path: str, chunk: int = Query(0, ge=0, le=MAX_CHUNK_INDEX), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    shown = ctx.engine.explorer().preview(path, chunk)
+@router.get("/api/preview", summary="A file's extracted text, with the offsets of one chunk (and of a range to mark)")
+def preview(path: str, chunk: int = Query(0, ge=0, le=MAX_CHUNK_INDEX),
+            mark: Optional[str] = Query(None, pattern=r"^\d{1,9},\d{1,9}$",
+                                        description="start,end: characters of the text to mark (a cited sentence)"),
+            ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    start, _, end = (mark or "").partition(",")
+    shown = ctx.engine.explorer().preview(path, chunk, (int(start), int(end)) if mark else None)
     ctx.engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
     return shown
 

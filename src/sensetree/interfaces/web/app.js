@@ -392,15 +392,30 @@ function chunkOf(path) {
 // ---------------------------------------------------------------------------------------------
 // preview
 
-async function openPreview(path, chunk = 0) {
+/** A character offset as the server counts them (code points) as a JavaScript string index (UTF-16 units). */
+function unitIndex(text, offset) {
+  if (!/[\uD800-\uDFFF]/.test(text)) return offset;
+  let units = 0;
+  let points = 0;
+  for (const character of text) {
+    if (points >= offset) break;
+    units += character.length;
+    points += 1;
+  }
+  return units;
+}
+
+/** Open the preview at a chunk; with ``mark`` ({start, end}: a cited sentence), that sentence marked and in view. */
+async function openPreview(path, chunk = 0, mark = null) {
   const drawer = $("preview");
   drawer.hidden = false;
   drawer.classList.add("loading");
   $("preview-name").textContent = baseName(path);
   $("preview-path").textContent = path;
-  state.preview = { path, chunk };
-  const answer = await attempt(() => api("/api/preview", { query: { path, chunk } }), "Preview failed");
-  if (state.preview?.path !== path || state.preview.chunk !== chunk) return;
+  const request = { path, chunk, ...(mark ? { mark: `${mark.start},${mark.end}` } : {}) };
+  state.preview = { path, chunk, mark: request.mark };
+  const answer = await attempt(() => api("/api/preview", { query: request }), "Preview failed");
+  if (state.preview?.path !== path || state.preview.chunk !== chunk || state.preview.mark !== request.mark) return;
   drawer.classList.remove("loading");
   if (!answer) {
     fill($("preview-text"), h("p.none", null, "This file cannot be previewed."));
@@ -421,15 +436,32 @@ async function openPreview(path, chunk = 0) {
     fill($("preview-text"), h("p.none", null, "No text was extracted from this file."));
     return;
   }
+  const start = unitIndex(text, answer.start);
+  const end = unitIndex(text, answer.end);
+  const cited = answer.mark ? [unitIndex(text, answer.mark.start), unitIndex(text, answer.mark.end)] : null;
+  // the cited sentence, marked, within the piece of text it falls in
+  const piece = (from, to) => {
+    if (!cited || cited[1] <= from || cited[0] >= to) return [marked(text.slice(from, to), terms)];
+    const low = Math.max(from, cited[0]);
+    const high = Math.min(to, cited[1]);
+    return [marked(text.slice(from, low), terms),
+      h("span.cited-sentence", { "data-testid": "preview-cited" }, marked(text.slice(low, high), terms)),
+      marked(text.slice(high, to), terms)];
+  };
+  const box = $("preview-text");
+  const showCited = () => {
+    const sentence = box.querySelector(".cited-sentence");
+    if (sentence) sentence.scrollIntoView({ block: "center" });
+    return Boolean(sentence);
+  };
   if (!found) {
-    fill($("preview-text"), marked(text, terms));
-    $("preview-text").scrollTop = 0;
+    fill(box, ...piece(0, text.length));
+    if (!showCited()) box.scrollTop = 0;
     return;
   }
-  const hit = h("span.chunk-hit", { id: "preview-chunk", "data-testid": "preview-chunk" },
-    marked(text.slice(answer.start, answer.end), terms));
-  const box = $("preview-text");
-  fill(box, marked(text.slice(0, answer.start), terms), hit, marked(text.slice(answer.end), terms));
+  const hit = h("span.chunk-hit", { id: "preview-chunk", "data-testid": "preview-chunk" }, ...piece(start, end));
+  fill(box, ...piece(0, start), hit, ...piece(end, text.length));
+  if (showCited()) return;
   // A chunk taller than the panel is shown at its first marked word, else whole and centred.
   const tall = hit.getBoundingClientRect().height > box.clientHeight;
   const target = tall ? hit.querySelector("mark") : hit;
@@ -841,8 +873,8 @@ async function ask(event) {
       } else if (kind === "token") {
         answer.append(data.text);
       } else if (kind === "done") {
-        renderAnswer(answer, data.answer, data.sources ?? []);
-        message.append(sourceChips(data.sources ?? []));
+        renderAnswer(answer, data.answer, data.sources ?? [], data.citations ?? []);
+        message.append(sourceChips(data.sources ?? [], data.citations ?? []));
         const stats = data.stats ?? {};
         if (stats.tokens_per_s) footer.textContent += ` · ${stats.tokens} tokens · ${stats.tokens_per_s.toFixed(1)} tok/s`;
       } else if (kind === "error") {
@@ -865,25 +897,45 @@ async function ask(event) {
   }
 }
 
-/** The final answer, with its [n] markers turned into links to the sources. */
-function renderAnswer(element, text, sources) {
+/** Open a source in the preview: at the sentence that supports a claim when ``cited`` (a span of
+ * ``ask --json``'s citations) places it, else at the source's chunk. */
+function openSource(source, cited = null) {
+  if (cited?.span) openPreview(source.path, cited.chunk_index ?? source.chunk_index ?? 0, cited.span);
+  else openPreview(source.path, source.chunk_index ?? 0);
+}
+
+/** The final answer, with its [n] markers turned into links to the sources, each at the sentence that
+ * supports the claim it ends. */
+function renderAnswer(element, text, sources, citations = []) {
   const byNumber = new Map(sources.map((s) => [s.n, s]));
+  const body = text ?? "";
+  const claims = citations.filter((c) => c.at).map((c) => ({
+    from: unitIndex(body, c.at[0]), to: unitIndex(body, c.at[1]), spans: c.spans ?? [] }));
   fill(element);
-  (text ?? "").split(/(\[\d+(?:\s*,\s*\d+)*\])/).forEach((piece, index) => {
+  let offset = 0;
+  body.split(/(\[\d+(?:\s*,\s*\d+)*\])/).forEach((piece, index) => {
+    const at = offset;
+    offset += piece.length;
     if (index % 2 === 0) {
       if (piece) element.append(piece);
       return;
     }
+    const claim = claims.find((c) => c.from <= at && at < c.to);
     for (const n of piece.match(/\d+/g)) {
       const source = byNumber.get(Number(n));
+      const cited = claim?.spans.find((s) => s.n === Number(n)) ?? null;
       element.append(source
-        ? h("button.cite", { title: source.path, onclick: () => openPreview(source.path, source.chunk_index ?? 0) }, n)
+        ? h("button.cite", {
+          title: cited ? `${source.path}\n\n“${cited.quote}”` : source.path,
+          "data-testid": "cite", "data-exact": cited ? String(cited.exact) : null,
+          onclick: () => openSource(source, cited),
+        }, n)
         : h("sup", null, n));
     }
   });
 }
 
-function sourceChips(sources) {
+function sourceChips(sources, citations = []) {
   if (!sources.length) return null;
   return h("div.sources", { "data-testid": "chat-sources" },
     sources.map((source) => h("button.chip.source", {
@@ -891,7 +943,8 @@ function sourceChips(sources) {
       "data-path": source.path,
       class: `chip source${source.cited ? " cited" : ""}`,
       title: `${source.path}${source.snippet ? `\n\n${source.snippet}` : ""}`,
-      onclick: () => openPreview(source.path, source.chunk_index ?? 0),
+      // at the first sentence of it the answer cites, else at its chunk
+      onclick: () => openSource(source, citations.flatMap((c) => c.spans ?? []).find((s) => s.n === source.n)),
     }, h("span.source-n", null, String(source.n)),
       source.location_label ? `${source.name} ${source.location_label}` : source.name)));
 }
