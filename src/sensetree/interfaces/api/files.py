@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
