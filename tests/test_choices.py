@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+from sensetree.operations import RetryParams
+
 
 def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp_path, make_engine):
     """``retry /x/Docs`` used to match ``/x/DocsEvil/...`` too (a ``startswith`` on the raw string)."""
@@ -16,10 +18,10 @@ def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp
         (root / folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
     with make_engine(tmp_path / "data", root) as engine:
         assert {os.path.basename(os.path.dirname(r.path)) for r in engine.catalog.files.failed()} == {"Docs", "DocsEvil"}
-        assert engine.retry(str(root / "Docs")) == 1
+        assert engine.retry(RetryParams(str(root / "Docs"))).requeued == 1
         assert [r.path for r in engine.catalog.files.pending()] == [str(root / "Docs" / "broken.pdf")]
-        assert engine.retry(str(root / "Docs" / "broken.pdf")) == 0  # already queued
-        assert engine.retry(None) == 1  # the sibling's, still failed
+        assert engine.retry(RetryParams(str(root / "Docs" / "broken.pdf"))).requeued == 0  # already queued
+        assert engine.retry(RetryParams()).requeued == 1  # the sibling's, still failed
 
 
 @pytest.mark.slow  # five sensetree processes
