@@ -127,6 +127,18 @@ def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     return " ".join(dict.fromkeys(terms + segments))
 
 
+def written_form(term: str, texts: Iterable[tuple[str, str | None]]) -> str | None:
+    """The word most often written in ``texts`` (each with its language) whose term is ``term``: how a
+    corrected query word is shown (\"diabetes\", not the stem \"diabet\")."""
+    counts: Counter[str] = Counter()
+    for text, language in texts:
+        words, _ = _split(unicodedata.normalize("NFC", text or ""))
+        words = list(dict.fromkeys(w for w in words if w[:1] == term[:1]))  # a stem keeps its first letter
+        counts.update(w for w, t in zip(words, _words(words, language)) if t == term)
+        counts.update(w for w, t in zip(words, _words(words, None)) if t == term)
+    return counts.most_common(1)[0][0] if counts else None
+
+
 @functools.lru_cache(maxsize=256)
 def query_languages(query: str) -> tuple[str, ...]:
     """The languages a query is likely to be in, most likely first (the best guess always)."""

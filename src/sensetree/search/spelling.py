@@ -1,0 +1,104 @@
+"""Typos forgiven: a query word that no file has is spelled as the nearest word the index holds.
+
+The BM25 leg matches whole terms, so one typo in a name ("Marchetty" for "Marchetti") leaves only
+the dense leg, which is weak on names. Here each word of the query that the index does not know
+at all (none of its analysed forms is in any chunk) and is worth correcting (four letters or more,
+no digit) is compared with the indexed terms that LanceDB's fuzzy full-text match finds near it
+(``store/queries.py``: ``ChunkQueries.known`` and ``ChunkQueries.near``). A term within
+``max_edits`` of one of the word's forms, counted as the optimal string alignment distance (a
+Damerau-Levenshtein distance: a substitution, deletion, insertion or transposition of two
+neighbouring letters is one edit), is a candidate; the nearest win, and among them the one in the
+most chunks. Words the index knows are never touched, nor are words with no term near enough.
+
+This module is pure: the lookups are passed in, so it is tested without an index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+MIN_LETTERS = 4     # shorter words are left alone: too many real words are one edit apart
+SHORT_WORD = 5      # up to this many letters one edit is forgiven, two beyond it
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def max_edits(word: str) -> int:
+    return 1 if len(word) <= SHORT_WORD else 2
+
+
+def edit_distance(a: str, b: str, cap: int | None = None) -> int:
+    """Optimal string alignment distance (Damerau-Levenshtein without edits inside a transposed pair).
+    With ``cap``, any distance above it may be returned as ``cap + 1`` (the search stops early)."""
+    if a == b:
+        return 0
+    if cap is not None and abs(len(a) - len(b)) > cap:
+        return cap + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if cap is not None and min(current) > cap:
+            return cap + 1
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def checked_words(query: str) -> list[str]:
+    """The query's words that may be corrected, lower case, each once: letters only, MIN_LETTERS or more."""
+    words = (w for w in _WORD.findall(query.lower()) if len(w) >= MIN_LETTERS and w.isalpha())
+    return list(dict.fromkeys(words))
+
+
+def choose(word: str, forms: Sequence[str], near: Mapping[str, int]) -> str | None:
+    """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
+    chunks holding it) within ``max_edits(word)`` of a form, the nearest, then the most common, then the
+    first in alphabetical order; None when no term is near enough."""
+    limit = max_edits(word)
+    best: tuple[int, int, str] | None = None
+    for term, count in near.items():
+        if count <= 0 or not term:
+            continue
+        distance = min(edit_distance(form, term, limit) for form in (forms or [word]))
+        if distance == 0 or distance > limit:
+            continue  # a form itself is known (then the word is not misspelt), or too far
+        key = (distance, -count, term)
+        if best is None or key < best:
+            best = key
+    return best[2] if best else None
+
+
+def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],
+                near: Callable[[list[str], int], Mapping[str, int]]) -> dict[str, str]:
+    """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds.
+
+    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
+    hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts."""
+    found: dict[str, str] = {}
+    for word in checked_words(query):
+        terms = forms(word) or [word]
+        if known(terms):
+            continue
+        term = choose(word, terms, near(terms, max_edits(word)))
+        if term is not None:
+            found[word] = term
+    return found
+
+
+def respelled(query: str, spelled: Mapping[str, str]) -> str:
+    """The query with each corrected word (any case) replaced by its correction."""
+    if not spelled:
+        return query
+    return _WORD.sub(lambda m: spelled.get(m.group().lower(), m.group()), query)
+
+
+def notice(query: str, spelled: Mapping[str, str]) -> str:
+    """What the person is told: the query searched, and why."""
+    missing = ", ".join(f'"{word}"' for word in spelled)
+    return (f'showing results for "{respelled(query, spelled)}" (searched for "{query}": '
+            f"no file has {missing})")
