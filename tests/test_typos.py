@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
-from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, edit_distance, max_edits,
-                                       notice, respelled)
+from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
+                                       max_edits, notice, respelled)
 from sensetree.search.types import SearchResponse
 
 letters = st.text(alphabet="abcdefghij", max_size=8)
@@ -45,18 +45,26 @@ def test_numbers_and_short_words_are_never_checked():
        st.text(alphabet="abcdef", min_size=4, max_size=7))
 def test_the_choice_is_the_nearest_then_the_commonest(near, word):
     chosen = choose(word, [word], near)
-    close = {t: c for t, c in near.items() if 0 < edit_distance(word, t) <= max_edits(word)}
+    close = {t: c for t, c in near.items() if t != word and len(t) >= MIN_LETTERS
+             and distance(word, [word], t)[0] <= max_edits(word)}
     if not close:
         assert chosen is None
         return
     assert chosen in close
-    nearest = min(edit_distance(word, t) for t in close)
-    assert edit_distance(word, chosen) == nearest
-    assert close[chosen] == max(c for t, c in close.items() if edit_distance(word, t) == nearest)
+    key = {t: (distance(word, [word], t)[1], distance(word, [word], t)[0], -c, -len(t)) for t, c in close.items()}
+    assert key[chosen] == min(key.values())
+
+
+def test_a_stem_is_near_the_beginning_of_a_misspelt_word():
+    assert distance("prneatal", ["prneatal", "prneat"], "prenat") == (1, 0)  # its stem, transposed
+    assert distance("relieviyg", ["relieviyg"], "reliev") == (0, 1)  # no stem: its beginning
+    assert choose("prneatal", ["prneatal", "prneat"], {"prenat": 3}) == "prenat"
+    assert choose("headches", ["headches", "headch"], {"head": 900, "headach": 12}) == "headach"
+    assert choose("qzxwvutplk", ["qzxwvutplk"], {"quantum": 5, "qzx": 3}) is None
 
 
 def test_only_unknown_words_are_corrected():
-    index = {"marchetti": 2, "marchetto": 9, "invoic": 40, "invoice": 1}
+    index = {"marchetti": 2, "marchetta": 9, "invoic": 40, "invoice": 1}
     asked = []
 
     def near(forms, edits):
@@ -64,7 +72,7 @@ def test_only_unknown_words_are_corrected():
         return index
 
     found = corrections("Marchetty invoice blorpzzzq", lambda w: [w], lambda forms: any(f in index for f in forms), near)
-    assert found == {"marchetty": "marchetto"}  # both one edit away: the commoner wins
+    assert found == {"marchetty": "marchetta"}  # both one edit away, as long: the commoner wins
     assert ["invoice"] not in asked  # a known word never looks for neighbours
     assert respelled("Marchetty INVOICE", {"marchetty": "Marchetti"}) == "Marchetti INVOICE"
     assert notice("marchetty invoice", {"marchetty": "marchetti"}) == (

@@ -5,10 +5,11 @@ the dense leg, which is weak on names. Here each word of the query that the inde
 at all (none of its analysed forms is in any chunk) and is worth correcting (four letters or more,
 no digit) is compared with the indexed terms that LanceDB's fuzzy full-text match finds near it
 (``store/queries.py``: ``ChunkQueries.known`` and ``ChunkQueries.near``). A term within
-``max_edits`` of one of the word's forms, counted as the optimal string alignment distance (a
-Damerau-Levenshtein distance: a substitution, deletion, insertion or transposition of two
-neighbouring letters is one edit), is a candidate; the nearest win, and among them the one in the
-most chunks. Words the index knows are never touched, nor are words with no term near enough.
+``max_edits`` of one of the word's forms (or of its beginning: the index holds stems), counted as
+the optimal string alignment distance (a Damerau-Levenshtein distance: a substitution, deletion,
+insertion or transposition of two neighbouring letters is one edit; LanceDB's fuzzy match counts a
+transposition as two, so it is asked for one edit more), is a candidate; those near a form come
+before those near the beginning, then the nearest win, then the one in the most chunks. Words the index knows are never touched, nor are words with no term near enough.
 
 This module is pure: the lookups are passed in, so it is tested without an index.
 """
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 MIN_LETTERS = 4     # shorter words are left alone: too many real words are one edit apart
 SHORT_WORD = 5      # up to this many letters one edit is forgiven, two beyond it
+STEM_END = 4        # a stemmer drops at most this many letters of a word's end ("-ational")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -55,22 +57,38 @@ def checked_words(query: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def distance(word: str, forms: Sequence[str], term: str) -> tuple[int, int]:
+    """How far an indexed term is from a query word: (edits, 0) to the nearest of the word's analysed
+    ``forms``, else (edits, 1) to the word's beginning (an index of stems holds "prenat" for
+    "prenatal": the typo "prneatal" is one edit from "prenat" only with its end dropped, as a stemmer
+    drops it; the beginning keeps all but STEM_END of the word's letters). Edits beyond
+    ``max_edits(word)`` count as one more than it."""
+    limit = max_edits(word)
+    best = min((edit_distance(form, term, limit) for form in forms or [word]), default=limit + 1)
+    if best <= limit:
+        return min(best, limit + 1), 0
+    for length in range(max(len(term) - limit, len(word) - STEM_END, 1), min(len(term) + limit, len(word) - 1) + 1):
+        best = min(best, edit_distance(word[:length], term, limit))
+    return min(best, limit + 1), 1
+
+
 def choose(word: str, forms: Sequence[str], near: Mapping[str, int]) -> str | None:
     """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
-    chunks holding it) within ``max_edits(word)`` of a form, the nearest, then the most common, then the
-    first in alphabetical order; None when no term is near enough."""
+    chunks holding it) within ``max_edits(word)`` of it, those near a form before those near its
+    beginning (``distance``), then the nearest, then the most common, then the longest; None when no
+    term is near enough."""
     limit = max_edits(word)
-    best: tuple[int, int, str] | None = None
+    best: tuple[int, int, int, int, str] | None = None
     for term, count in near.items():
-        if count <= 0 or not term:
+        if count <= 0 or len(term) < MIN_LETTERS or term in forms:
             continue
-        distance = min(edit_distance(form, term, limit) for form in (forms or [word]))
-        if distance == 0 or distance > limit:
-            continue  # a form itself is known (then the word is not misspelt), or too far
-        key = (distance, -count, term)
+        edits, by_beginning = distance(word, forms, term)
+        if edits > limit:
+            continue
+        key = (by_beginning, edits, -count, -len(term), term)
         if best is None or key < best:
             best = key
-    return best[2] if best else None
+    return best[4] if best else None
 
 
 def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..paths import sql_literal
 from .table import ANALYSIS_FIELDS, FILE_FIELDS, FTS_COLUMN, ChunkTable, Layout, in_lists
-from .terms import query_terms, written_form
+from .terms import query_terms, stop_words, written_form
 
 # A scope narrower than this is searched exactly, a wider one through the index with the filter applied first.
 # At 1M chunks (bench/search_latency.py's table): 1,000 rows exact 6.6 ms / HNSW 13.6 ms; 20,000 rows exact
@@ -85,20 +85,22 @@ class ChunkQueries:
 
     def near(self, terms: Sequence[str], edits: int) -> Counter[str]:
         """Indexed terms that LanceDB's fuzzy match finds within ``edits`` of ``terms`` (the terms of at
-        most NEAR_ROWS matching chunks, of a length that can be that near), each with the number of
-        those chunks holding it."""
+        most NEAR_ROWS matching chunks, no longer than can be that near, no stop word of the index's
+        languages), each with the number of those chunks holding it. LanceDB counts a transposition
+        as two edits (Levenshtein): it is asked for one more, up to two."""
         from lancedb.query import MatchQuery
 
-        lengths = {len(t) for t in terms}
+        longest = max(map(len, terms)) + edits
 
         def read(table) -> Counter[str]:
-            rows = (table.search(MatchQuery(" ".join(terms), FTS_COLUMN, fuzziness=edits,
+            rows = (table.search(MatchQuery(" ".join(terms), FTS_COLUMN, fuzziness=min(2, edits + 1),
                                             max_expansions=NEAR_EXPANSIONS), query_type="fts")
                     .select([FTS_COLUMN, "_score"]).limit(NEAR_ROWS).to_arrow()[FTS_COLUMN].to_pylist())
             found: Counter[str] = Counter()
             for row in rows:
-                found.update({t for t in (row or "").split() if any(abs(len(t) - n) <= edits for n in lengths)})
-            return found
+                found.update({t for t in (row or "").split() if len(t) <= longest})
+            stop = stop_words(list(found), ["en", *self._main_languages(table, self.table.layout(table))])
+            return Counter({t: n for t, n in found.items() if t not in stop})
 
         try:
             return self.table.read(read, Counter())

@@ -119,7 +119,7 @@ def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     query = unicodedata.normalize("NFC", query or "")
     words, segments = _split(query, pairs_only=True)
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
-    stop = _stop_words(words, languages)
+    stop = stop_words(words, languages)
     words = [w for w in words if w not in stop] or words  # a query of stop words alone keeps them
     terms = _words(words, None)
     for language in languages:
@@ -204,7 +204,7 @@ def _dictionary_words(runs: str) -> list[str]:
                                              stem=False, remove_stop_words=False, ascii_folding=False)]
 
 
-def _stop_words(words: list[str], languages: list[str]) -> set[str]:
+def stop_words(words: list[str], languages: list[str]) -> set[str]:
     """The words that are stop words in any of ``languages`` (LanceDB's lists)."""
     stop: set[str] = set()
     for language in languages:
@@ -301,7 +301,7 @@ def marked_terms(query: str) -> list[str]:
     words = list(dict.fromkeys(w.casefold() for w in _MARKED.findall(query or "")))
     if not words:
         return []
-    stop = _stop_words(words, list(dict.fromkeys([*query_languages(query), "en"])))
+    stop = stop_words(words, list(dict.fromkeys([*query_languages(query), "en"])))
     return sorted((w for w in words if w not in stop), key=lambda w: (-len(w), w))
 
 
