@@ -55,7 +55,9 @@ class Retriever:
     exists: Callable[[str], bool] = os.path.exists
     fusion: str = "evidence"                            # retrieval.fusion
     dense_model: str = ""                               # the embedding model's identity: which languages it reads
-    spelling: str = "bm25"                              # query words no file has, corrected for: off, bm25, both legs
+    # Query words no file has, corrected (search/spelling.py) for: "off", "bm25", "both" legs. Both: NFCorpus
+    # with one typo a query, MiniLM hybrid nDCG@10 0.193 uncorrected, 0.317 BM25 only, 0.332 both (clean 0.354).
+    spelling: str = "both"
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
                hybrid: bool = True, rerank_on: bool = True, dense: bool = True,

@@ -22,7 +22,7 @@ LANGUAGES_TTL = 30.0
 # Spelling (search/spelling.py): the chunks a fuzzy match reads to find the indexed terms near a word
 # that no chunk holds, and the terms each of its forms expands to. On NFCorpus (8,584 chunks) an exact
 # check of a word costs 2-3 ms, a fuzzy match of an unknown one 5-15 ms.
-NEAR_ROWS = 2000
+NEAR_ROWS = 500
 NEAR_EXPANSIONS = 50
 
 
