@@ -45,7 +45,7 @@ def test_numbers_and_short_words_are_never_checked():
        st.text(alphabet="abcdef", min_size=4, max_size=7))
 def test_the_choice_is_the_nearest_then_the_commonest(near, word):
     chosen = choose(word, [word], near)
-    close = {t: c for t, c in near.items() if t != word and len(t) >= MIN_LETTERS
+    close = {t: c for t, c in near.items() if t != word and len(t) >= MIN_LETTERS and t[0] == word[0]
              and distance(word, [word], t)[0] <= max_edits(word)}
     if not close:
         assert chosen is None
@@ -61,6 +61,8 @@ def test_a_stem_is_near_the_beginning_of_a_misspelt_word():
     assert choose("prneatal", ["prneatal", "prneat"], {"prenat": 3}) == "prenat"
     assert choose("headches", ["headches", "headch"], {"head": 900, "headach": 12}) == "headach"
     assert choose("qzxwvutplk", ["qzxwvutplk"], {"quantum": 5, "qzx": 3}) is None
+    assert choose("letter", ["letter"], {"butter": 7}) is None  # a typo seldom hits the first letter
+    assert choose("chunks", ["chunks", "chunk"], {"check": 9}) is None  # two edits of a five-letter stem
 
 
 def test_only_unknown_words_are_corrected():

@@ -9,7 +9,9 @@ no digit) is compared with the indexed terms that LanceDB's fuzzy full-text matc
 the optimal string alignment distance (a Damerau-Levenshtein distance: a substitution, deletion,
 insertion or transposition of two neighbouring letters is one edit; LanceDB's fuzzy match counts a
 transposition as two, so it is asked for one edit more), is a candidate; those near a form come
-before those near the beginning, then the nearest win, then the one in the most chunks. Words the index knows are never touched, nor are words with no term near enough.
+before those near the beginning, then the nearest win, then the one in the most chunks. A term
+must begin with the word's first letter: typos seldom hit it, and a real word the files lack
+("letter") would otherwise become another one ("butter"). Words the index knows are never touched, nor are words with no term near enough.
 
 This module is pure: the lookups are passed in, so it is tested without an index.
 """
@@ -61,27 +63,33 @@ def distance(word: str, forms: Sequence[str], term: str) -> tuple[int, int]:
     """How far an indexed term is from a query word: (edits, 0) to the nearest of the word's analysed
     ``forms``, else (edits, 1) to the word's beginning (an index of stems holds "prenat" for
     "prenatal": the typo "prneatal" is one edit from "prenat" only with its end dropped, as a stemmer
-    drops it; the beginning keeps all but STEM_END of the word's letters). Edits beyond
-    ``max_edits(word)`` count as one more than it."""
+    drops it; the beginning keeps all but STEM_END of the word's letters). What is compared is
+    forgiven ``max_edits`` of its own length (the stem "chunk" of "chunks" one edit, not two);
+    farther counts as ``max_edits(word) + 1``."""
     limit = max_edits(word)
-    best = min((edit_distance(form, term, limit) for form in forms or [word]), default=limit + 1)
+
+    def within(text: str) -> int:  # the edits forgiven are those of the text compared: a stem is shorter
+        edits = edit_distance(text, term, max_edits(text))
+        return edits if edits <= max_edits(text) else limit + 1
+
+    best = min((within(form) for form in forms or [word]), default=limit + 1)
     if best <= limit:
-        return min(best, limit + 1), 0
+        return best, 0
     for length in range(max(len(term) - limit, len(word) - STEM_END, 1), min(len(term) + limit, len(word) - 1) + 1):
-        best = min(best, edit_distance(word[:length], term, limit))
+        best = min(best, within(word[:length]))
     return min(best, limit + 1), 1
 
 
 def choose(word: str, forms: Sequence[str], near: Mapping[str, int]) -> str | None:
     """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
-    chunks holding it) within ``max_edits(word)`` of it, those near a form before those near its
+    chunks holding it) that begin with its first letter and are within ``max_edits(word)`` of it, those near a form before those near its
     beginning (``distance``), then the nearest, then the most common, then the longest; None when no
     term is near enough."""
     limit = max_edits(word)
     best: tuple[int, int, int, int, str] | None = None
     for term, count in near.items():
-        if count <= 0 or len(term) < MIN_LETTERS or term in forms:
-            continue
+        if count <= 0 or len(term) < MIN_LETTERS or term in forms or term[0] != word[0]:
+            continue  # a typo seldom hits the first letter: "letter" is not "butter" misspelt
         edits, by_beginning = distance(word, forms, term)
         if edits > limit:
             continue
