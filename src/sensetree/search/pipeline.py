@@ -23,6 +23,7 @@ from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
 from .snippets import place, snippet
+from .spelling import corrections, notice, respelled
 from .types import Candidate, Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, Version
 from .versions import VERSION_SHARE, shared, shingles
 
@@ -54,6 +55,9 @@ class Retriever:
     exists: Callable[[str], bool] = os.path.exists
     fusion: str = "evidence"                            # retrieval.fusion
     dense_model: str = ""                               # the embedding model's identity: which languages it reads
+    # Query words no file has, corrected (search/spelling.py) for: "off", "bm25", "both" legs. Both: NFCorpus
+    # with one typo a query, MiniLM hybrid nDCG@10 0.193 uncorrected, 0.315 BM25 only, 0.330 both (clean 0.354).
+    spelling: str = "both"
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
                hybrid: bool = True, rerank_on: bool = True, dense: bool = True,
@@ -65,6 +69,13 @@ class Retriever:
         limit = max(1, min(100, int(limit)))
         where = _where(scope, filters)
         pool = pool_size(limit)
+        keywords = dense_query = query
+        if self.spelling != "off" and (hybrid or not dense):
+            started = time.perf_counter()
+            keywords = self._respell(query, response)
+            if self.spelling == "both":
+                dense_query = keywords
+            timings["spelling_ms"] = (time.perf_counter() - started) * 1000
 
         embedding_failed = False
 
@@ -72,7 +83,7 @@ class Retriever:
             nonlocal embedding_failed
             started = time.perf_counter()
             try:
-                return dense_leg(self.store, self.embed_query(query), pool, where)
+                return dense_leg(self.store, self.embed_query(dense_query), pool, where)
             except QueryEmbeddingFailed as exc:
                 embedding_failed = True
                 response.notices.append(f"{exc}; showing keyword (BM25) results only")
@@ -83,7 +94,7 @@ class Retriever:
         def run_sparse() -> list[Candidate]:
             started = time.perf_counter()
             try:
-                return sparse_leg(self.store, query, pool, where, self.build_fts_index)
+                return sparse_leg(self.store, keywords, pool, where, self.build_fts_index)
             except Exception as exc:  # design §2.2: a failing BM25 leg degrades to dense-only, never errors
                 log.warning("BM25 leg failed: %s", exc)
                 response.notices.append(f"keyword (BM25) search failed ({exc}); showing meaning (dense) results only")
@@ -120,10 +131,25 @@ class Retriever:
                     response.notices.append(f"reranker failed ({exc}); results are in fused order")
                 timings["rerank_ms"] = (time.perf_counter() - started) * 1000
 
-        response.results = self._finish(candidates, limit, query, collapse)
+        response.results = self._finish(candidates, limit, keywords, collapse)
         response.timings_ms = timings
-        response.terms = marked_terms(query)
+        response.terms = marked_terms(keywords)
         return response
+
+    def _respell(self, query: str, response: SearchResponse) -> str:
+        """The query the BM25 leg searches: each word no file has replaced by the nearest indexed word
+        (search/spelling.py), said in ``response`` (``spelled`` and a notice)."""
+        queries = self.store.queries
+        try:
+            found = corrections(query, queries.term_forms, queries.known, queries.near)
+            if not found:
+                return query
+            response.spelled = {word: queries.written(term) for word, term in found.items()}
+        except Exception as exc:  # best-effort: the query as typed
+            log.warning("spelling failed: %s", exc)
+            return query
+        response.notices.append(notice(query, response.spelled))
+        return respelled(query, response.spelled)
 
     def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
               response: SearchResponse) -> list[Candidate]:

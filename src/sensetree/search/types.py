@@ -116,20 +116,22 @@ class SearchResponse:
     fusion: dict | None = None  # how the legs were fused (method, leg weights and why), when both ran
     terms: list[str] = field(default_factory=list)  # the query's words to mark where results show text
     understood: dict | None = None  # the filters read from the query's words (search/intent.py), and the rest
+    spelled: dict[str, str] = field(default_factory=dict)  # query word no file has -> the word searched instead
 
     def as_dict(self) -> dict:
         """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
         coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1]}
         return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
                 "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
-                "fusion": self.fusion, "terms": self.terms, "understood": self.understood}
+                "fusion": self.fusion, "terms": self.terms, "understood": self.understood,
+                "spelled": self.spelled}
 
     @classmethod
     def from_dict(cls, d: dict) -> SearchResponse:
         """Back from ``as_dict`` (a served answer)."""
         coverage = d["coverage"] and (d["coverage"]["files"], d["coverage"]["embedded"])
         return cls(d["query"], [SearchResult.from_dict(r) for r in d["results"]], d["notices"], d["timings_ms"],
-                   coverage or None, d["fusion"], d.get("terms", []), d.get("understood"))
+                   coverage or None, d["fusion"], d.get("terms", []), d.get("understood"), d.get("spelled") or {})
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ class SimilarResponse(SearchResponse):
     def from_dict(cls, d: dict) -> SimilarResponse:
         found = SearchResponse.from_dict(d)
         return cls(found.query, found.results, found.notices, found.timings_ms, found.coverage, found.fusion,
-                   found.terms, found.understood, d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"])
+                   found.terms, found.understood, found.spelled, d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"])
                                                                 for v in d["versions"]])
 
 

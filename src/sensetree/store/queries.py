@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Sequence
 
 import numpy as np
 
 from ..paths import sql_literal
 from .table import ANALYSIS_FIELDS, FILE_FIELDS, FTS_COLUMN, ChunkTable, Layout, in_lists
-from .terms import query_terms
+from .terms import query_terms, stop_words, written_form
 
 # A scope narrower than this is searched exactly, a wider one through the index with the filter applied first.
 # At 1M chunks (bench/search_latency.py's table): 1,000 rows exact 6.6 ms / HNSW 13.6 ms; 20,000 rows exact
@@ -18,6 +19,11 @@ EXACT_SCOPE_ROWS = 10_000
 MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
 MAIN_LANGUAGES_MAX = 3      # each one adds its stems to every query: the BM25 leg slows with them
 LANGUAGES_TTL = 30.0
+# Spelling (search/spelling.py): the chunks a fuzzy match reads to find the indexed terms near a word
+# that no chunk holds, and the terms each of its forms expands to. On NFCorpus (8,584 chunks) an exact
+# check of a word costs 2-3 ms, a fuzzy match of an unknown one 5-15 ms.
+NEAR_ROWS = 500
+NEAR_EXPANSIONS = 50
 
 
 class ChunkQueries:
@@ -57,6 +63,64 @@ class ChunkQueries:
             return query.to_list()
 
         return self.table.read(read, [])
+
+    def term_forms(self, word: str) -> list[str]:
+        """A query word's terms, as ``sparse`` analyses it (as written, and stemmed)."""
+        return self.table.read(lambda table: query_terms(word, self._main_languages(table, self.table.layout(table)))
+                               .split(), []) or [word]
+
+    def known(self, terms: Sequence[str]) -> bool:
+        """Does any chunk hold one of ``terms`` (one row of an exact keyword match)? True when it cannot
+        be told (no keyword index yet): nothing is corrected then."""
+        from lancedb.query import MatchQuery
+
+        def read(table) -> bool:
+            return bool(table.search(MatchQuery(" ".join(terms), FTS_COLUMN), query_type="fts")
+                        .select(["chunk_index", "_score"]).limit(1).to_list())
+
+        try:
+            return self.table.read(read, True)
+        except (ValueError, RuntimeError):
+            return True
+
+    def near(self, terms: Sequence[str], edits: int) -> Counter[str]:
+        """Indexed terms that LanceDB's fuzzy match finds within ``edits`` of ``terms`` (the terms of at
+        most NEAR_ROWS matching chunks, no longer than can be that near, no stop word of the index's
+        languages), each with the number of those chunks holding it. LanceDB counts a transposition
+        as two edits (Levenshtein): it is asked for one more, up to two."""
+        from lancedb.query import MatchQuery
+
+        longest = max(map(len, terms)) + edits
+
+        def read(table) -> Counter[str]:
+            rows = (table.search(MatchQuery(" ".join(terms), FTS_COLUMN, fuzziness=min(2, edits + 1),
+                                            max_expansions=NEAR_EXPANSIONS), query_type="fts")
+                    .select([FTS_COLUMN, "_score"]).limit(NEAR_ROWS).to_arrow()[FTS_COLUMN].to_pylist())
+            found: Counter[str] = Counter()
+            for row in rows:
+                found.update({t for t in (row or "").split() if len(t) <= longest})
+            stop = stop_words(list(found), ["en", *self._main_languages(table, self.table.layout(table))])
+            return Counter({t: n for t, n in found.items() if t not in stop})
+
+        try:
+            return self.table.read(read, Counter())
+        except (ValueError, RuntimeError):
+            return Counter()
+
+    def written(self, term: str) -> str:
+        """A word as the files write it whose term is ``term`` (\"diabetes\" for \"diabet\"), else the term."""
+        from lancedb.query import MatchQuery
+
+        def read(table) -> list[dict]:
+            columns = ["text", *(["lang"] if "lang" in table.schema.names else []), "_score"]
+            return (table.search(MatchQuery(term, FTS_COLUMN), query_type="fts").select(columns)
+                    .limit(3).to_list())
+
+        try:
+            rows = self.table.read(read, [])
+        except (ValueError, RuntimeError):
+            return term
+        return written_form(term, [(row["text"], row.get("lang")) for row in rows]) or term
 
     def unembedded(self, paths: Sequence[str]) -> list[dict]:
         """The stored chunks of ``paths`` that have no vector yet, in file and chunk order."""

@@ -119,12 +119,24 @@ def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     query = unicodedata.normalize("NFC", query or "")
     words, segments = _split(query, pairs_only=True)
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
-    stop = _stop_words(words, languages)
+    stop = stop_words(words, languages)
     words = [w for w in words if w not in stop] or words  # a query of stop words alone keeps them
     terms = _words(words, None)
     for language in languages:
         terms += _words(words, language)
     return " ".join(dict.fromkeys(terms + segments))
+
+
+def written_form(term: str, texts: Iterable[tuple[str, str | None]]) -> str | None:
+    """The word most often written in ``texts`` (each with its language) whose term is ``term``: how a
+    corrected query word is shown (\"diabetes\", not the stem \"diabet\")."""
+    counts: Counter[str] = Counter()
+    for text, language in texts:
+        words, _ = _split(unicodedata.normalize("NFC", text or ""))
+        words = list(dict.fromkeys(w for w in words if w[:1] == term[:1]))  # a stem keeps its first letter
+        counts.update(w for w, t in zip(words, _words(words, language)) if t == term)
+        counts.update(w for w, t in zip(words, _words(words, None)) if t == term)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -192,7 +204,7 @@ def _dictionary_words(runs: str) -> list[str]:
                                              stem=False, remove_stop_words=False, ascii_folding=False)]
 
 
-def _stop_words(words: list[str], languages: list[str]) -> set[str]:
+def stop_words(words: list[str], languages: list[str]) -> set[str]:
     """The words that are stop words in any of ``languages`` (LanceDB's lists)."""
     stop: set[str] = set()
     for language in languages:
@@ -289,7 +301,7 @@ def marked_terms(query: str) -> list[str]:
     words = list(dict.fromkeys(w.casefold() for w in _MARKED.findall(query or "")))
     if not words:
         return []
-    stop = _stop_words(words, list(dict.fromkeys([*query_languages(query), "en"])))
+    stop = stop_words(words, list(dict.fromkeys([*query_languages(query), "en"])))
     return sorted((w for w in words if w not in stop), key=lambda w: (-len(w), w))
 
 

@@ -1,0 +1,130 @@
+"""Typos forgiven: a query word that no file has is spelled as the nearest word the index holds.
+
+The BM25 leg matches whole terms, so one typo in a name ("Marchetty" for "Marchetti") leaves only
+the dense leg, which is weak on names. Here each word of the query that the index does not know
+at all (none of its analysed forms is in any chunk) and is worth correcting (four letters or more,
+no digit) is compared with the indexed terms that LanceDB's fuzzy full-text match finds near it
+(``store/queries.py``: ``ChunkQueries.known`` and ``ChunkQueries.near``). A term within
+``max_edits`` of one of the word's forms (or of its beginning: the index holds stems), counted as
+the optimal string alignment distance (a Damerau-Levenshtein distance: a substitution, deletion,
+insertion or transposition of two neighbouring letters is one edit; LanceDB's fuzzy match counts a
+transposition as two, so it is asked for one edit more), is a candidate; those near a form come
+before those near the beginning, then the nearest win, then the one in the most chunks. A term
+must begin with the word's first letter: typos seldom hit it, and a real word the files lack
+("letter") would otherwise become another one ("butter"). Words the index knows are never touched, nor are words with no term near enough.
+
+This module is pure: the lookups are passed in, so it is tested without an index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+MIN_LETTERS = 4     # shorter words are left alone: too many real words are one edit apart
+SHORT_WORD = 5      # up to this many letters one edit is forgiven, two beyond it
+STEM_END = 4        # a stemmer drops at most this many letters of a word's end ("-ational")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def max_edits(word: str) -> int:
+    return 1 if len(word) <= SHORT_WORD else 2
+
+
+def edit_distance(a: str, b: str, cap: int | None = None) -> int:
+    """Optimal string alignment distance (Damerau-Levenshtein without edits inside a transposed pair).
+    With ``cap``, any distance above it may be returned as ``cap + 1`` (the search stops early)."""
+    if a == b:
+        return 0
+    if cap is not None and abs(len(a) - len(b)) > cap:
+        return cap + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if cap is not None and min(current) > cap:
+            return cap + 1
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def checked_words(query: str) -> list[str]:
+    """The query's words that may be corrected, lower case, each once: letters only, MIN_LETTERS or more."""
+    words = (w for w in _WORD.findall(query.lower()) if len(w) >= MIN_LETTERS and w.isalpha())
+    return list(dict.fromkeys(words))
+
+
+def distance(word: str, forms: Sequence[str], term: str) -> tuple[int, int]:
+    """How far an indexed term is from a query word: (edits, 0) to the nearest of the word's analysed
+    ``forms``, else (edits, 1) to the word's beginning (an index of stems holds "prenat" for
+    "prenatal": the typo "prneatal" is one edit from "prenat" only with its end dropped, as a stemmer
+    drops it; the beginning keeps all but STEM_END of the word's letters). What is compared is
+    forgiven ``max_edits`` of its own length (the stem "chunk" of "chunks" one edit, not two);
+    farther counts as ``max_edits(word) + 1``."""
+    limit = max_edits(word)
+
+    def within(text: str) -> int:  # the edits forgiven are those of the text compared: a stem is shorter
+        edits = edit_distance(text, term, max_edits(text))
+        return edits if edits <= max_edits(text) else limit + 1
+
+    best = min((within(form) for form in forms or [word]), default=limit + 1)
+    if best <= limit:
+        return best, 0
+    for length in range(max(len(term) - limit, len(word) - STEM_END, 1), min(len(term) + limit, len(word) - 1) + 1):
+        best = min(best, within(word[:length]))
+    return min(best, limit + 1), 1
+
+
+def choose(word: str, forms: Sequence[str], near: Mapping[str, int]) -> str | None:
+    """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
+    chunks holding it) that begin with its first letter and are within ``max_edits(word)`` of it, those near a form before those near its
+    beginning (``distance``), then the nearest, then the most common, then the longest; None when no
+    term is near enough."""
+    limit = max_edits(word)
+    best: tuple[int, int, int, int, str] | None = None
+    for term, count in near.items():
+        if count <= 0 or len(term) < MIN_LETTERS or term in forms or term[0] != word[0]:
+            continue  # a typo seldom hits the first letter: "letter" is not "butter" misspelt
+        edits, by_beginning = distance(word, forms, term)
+        if edits > limit:
+            continue
+        key = (by_beginning, edits, -count, -len(term), term)
+        if best is None or key < best:
+            best = key
+    return best[4] if best else None
+
+
+def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],
+                near: Callable[[list[str], int], Mapping[str, int]]) -> dict[str, str]:
+    """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds.
+
+    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
+    hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts."""
+    found: dict[str, str] = {}
+    for word in checked_words(query):
+        terms = forms(word) or [word]
+        if known(terms):
+            continue
+        term = choose(word, terms, near(terms, max_edits(word)))
+        if term is not None:
+            found[word] = term
+    return found
+
+
+def respelled(query: str, spelled: Mapping[str, str]) -> str:
+    """The query with each corrected word (any case) replaced by its correction."""
+    if not spelled:
+        return query
+    return _WORD.sub(lambda m: spelled.get(m.group().lower(), m.group()), query)
+
+
+def notice(query: str, spelled: Mapping[str, str]) -> str:
+    """What the person is told: the query searched, and why."""
+    missing = ", ".join(f'"{word}"' for word in spelled)
+    return (f'showing results for "{respelled(query, spelled)}" (searched for "{query}": '
+            f"no file has {missing})")

@@ -1,0 +1,117 @@
+"""Typos forgiven (search/spelling.py): a query word that no file has is searched as the nearest indexed
+word, and the answer says so; the pure stage on its own, then the engine on a real folder."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sensetree.operations import SearchParams
+from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
+                                       max_edits, notice, respelled)
+from sensetree.search.types import SearchResponse
+
+letters = st.text(alphabet="abcdefghij", max_size=8)
+
+
+@given(letters, letters)
+def test_the_distance_is_symmetric_and_zero_only_for_equal_words(a, b):
+    assert edit_distance(a, b) == edit_distance(b, a)
+    assert (edit_distance(a, b) == 0) == (a == b)
+    assert abs(len(a) - len(b)) <= edit_distance(a, b) <= max(len(a), len(b))
+
+
+@given(st.text(alphabet="abcdefghij", min_size=2, max_size=8), st.data())
+def test_one_typo_of_any_kind_is_one_edit(word, data):
+    i = data.draw(st.integers(0, len(word) - 2))
+    c = data.draw(st.sampled_from("klmn"))
+    typos = [word[:i] + c + word[i + 1:], word[:i] + word[i + 1:], word[:i] + c + word[i:],
+             word[:i] + word[i + 1] + word[i] + word[i + 2:]]
+    for typo in typos:
+        assert edit_distance(word, typo) <= 1
+        assert edit_distance(word, typo, cap=0) <= 1
+
+
+def test_the_edits_forgiven_grow_with_the_word():
+    assert [max_edits("x" * n) for n in (4, 5, 6, 12)] == [1, 1, 2, 2]
+
+
+def test_numbers_and_short_words_are_never_checked():
+    assert checked_words("Q3 2024 tax of the Marchetty invoice2 invoice INVOICE") == ["marchetty", "invoice"]
+    assert all(len(w) >= MIN_LETTERS for w in checked_words("a bb ccc dddd"))
+
+
+@given(st.dictionaries(st.text(alphabet="abcdef", min_size=1, max_size=7), st.integers(1, 50), max_size=12),
+       st.text(alphabet="abcdef", min_size=4, max_size=7))
+def test_the_choice_is_the_nearest_then_the_commonest(near, word):
+    chosen = choose(word, [word], near)
+    close = {t: c for t, c in near.items() if t != word and len(t) >= MIN_LETTERS and t[0] == word[0]
+             and distance(word, [word], t)[0] <= max_edits(word)}
+    if not close:
+        assert chosen is None
+        return
+    assert chosen in close
+    key = {t: (distance(word, [word], t)[1], distance(word, [word], t)[0], -c, -len(t)) for t, c in close.items()}
+    assert key[chosen] == min(key.values())
+
+
+def test_a_stem_is_near_the_beginning_of_a_misspelt_word():
+    assert distance("prneatal", ["prneatal", "prneat"], "prenat") == (1, 0)  # its stem, transposed
+    assert distance("relieviyg", ["relieviyg"], "reliev") == (0, 1)  # no stem: its beginning
+    assert choose("prneatal", ["prneatal", "prneat"], {"prenat": 3}) == "prenat"
+    assert choose("headches", ["headches", "headch"], {"head": 900, "headach": 12}) == "headach"
+    assert choose("qzxwvutplk", ["qzxwvutplk"], {"quantum": 5, "qzx": 3}) is None
+    assert choose("letter", ["letter"], {"butter": 7}) is None  # a typo seldom hits the first letter
+    assert choose("chunks", ["chunks", "chunk"], {"check": 9}) is None  # two edits of a five-letter stem
+
+
+def test_only_unknown_words_are_corrected():
+    index = {"marchetti": 2, "marchetta": 9, "invoic": 40, "invoice": 1}
+    asked = []
+
+    def near(forms, edits):
+        asked.append(forms)
+        return index
+
+    found = corrections("Marchetty invoice blorpzzzq", lambda w: [w], lambda forms: any(f in index for f in forms), near)
+    assert found == {"marchetty": "marchetta"}  # both one edit away, as long: the commoner wins
+    assert ["invoice"] not in asked  # a known word never looks for neighbours
+    assert respelled("Marchetty INVOICE", {"marchetty": "Marchetti"}) == "Marchetti INVOICE"
+    assert notice("marchetty invoice", {"marchetty": "marchetti"}) == (
+        'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty")')
+
+
+def test_the_spelling_survives_a_served_answer():
+    response = SearchResponse("marchetty", spelled={"marchetty": "marchetti"})
+    assert SearchResponse.from_dict(response.as_dict()).spelled == {"marchetty": "marchetti"}
+    older = response.as_dict()
+    del older["spelled"]
+    assert SearchResponse.from_dict(older).spelled == {}
+
+
+def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, write_tree):
+    root = tmp_path / "docs"
+    files = write_tree(root, {
+        "supplier.txt": "Payment terms agreed with Luca Marchetti for the spring delivery of olive oil.",
+        "garden.txt": "Notes on pruning the apple trees and planting tomatoes in the spring.",
+        "recipes.txt": "A recipe for risotto with mushrooms, parmesan and a glass of white wine.",
+        "travel.txt": "Train times from Milan to Florence, and a list of museums to visit.",
+        "budget.txt": "Monthly household budget: rent, groceries, electricity and savings.",
+    })
+    with make_engine(tmp_path / "data", root, settings={"retrieval.rerank": False}) as engine:
+        # ("Marchetty" needs no correction: English stemming already makes it "marchetti")
+        for typed in ("Marchetta", "Marhcetti", "Marchettti"):
+            typo = engine.search(SearchParams(typed))
+            assert typo.spelled == {typed.lower(): "marchetti"}
+            assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}")' \
+                in typo.notices
+            top = typo.results[0]
+            assert top.path == str(files["supplier.txt"]) and "bm25" in top.legs
+            assert typo.as_dict()["spelled"] == {typed.lower(): "marchetti"}
+
+        right = engine.search(SearchParams("Marchetti"))
+        assert right.spelled == {} and not any("showing results for" in n for n in right.notices)
+        assert right.results[0].path == str(files["supplier.txt"])
+
+        far = engine.search(SearchParams("zyxwvutqp"))
+        assert far.spelled == {} and not any("showing results for" in n for n in far.notices)
