@@ -115,3 +115,7 @@ def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, wri
 
         far = engine.search(SearchParams("zyxwvutqp"))
         assert far.spelled == {} and not any("showing results for" in n for n in far.notices)
+
+        engine.set_setting("retrieval.spelling", "off")  # the setting: every word searched as typed
+        typed_as_is = engine.search(SearchParams("Marhcetti"))
+        assert typed_as_is.spelled == {} and not any("showing results for" in n for n in typed_as_is.notices)

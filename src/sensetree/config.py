@@ -23,6 +23,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
     "retrieval.fusion": ("evidence", "how the legs are merged: evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.spelling": ("both", "a query word no file has, one or two edits from an indexed word, is searched as that word: by both legs, the BM25 leg only, or off"),
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
@@ -81,7 +82,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 DEVICES = ("auto", "cpu", "cuda", "directml", "coreml", "openvino")  # models/devices.py
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("evidence", "weighted", "rrf"), "compute.device": DEVICES,
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("evidence", "weighted", "rrf"),
+                                        "retrieval.spelling": ("both", "bm25", "off"), "compute.device": DEVICES,
                                        "indexing.on_battery": ("pause", "slow", "run"),
                                        "indexing.watch_polling": ("auto", "on", "off"),
                                        **{f"compute.{role}_device": ("", *DEVICES) for role in ("embedder", "reranker", "ocr")}}

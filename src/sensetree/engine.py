@@ -141,7 +141,8 @@ class Engine:
         guard = RootGuard(self.roots())
         return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
                          exists=lambda path: self._exists(path, guard),
-                         fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity())
+                         fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity(),
+                         spelling=self.settings["retrieval.spelling"])
 
     def _exists(self, path: str, guard: RootGuard) -> bool:
         """Whether a result may be shown: still there, and not now a link leading out of the roots (what

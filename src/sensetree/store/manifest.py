@@ -17,7 +17,8 @@ from .location import Location
 
 MANIFEST = "sensetree.json"
 VERSION = 1
-SEARCH_SETTINGS = ("retrieval.hybrid", "retrieval.rerank", "retrieval.fusion", "retrieval.collapse_duplicates",
+SEARCH_SETTINGS = ("retrieval.hybrid", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling",
+                   "retrieval.collapse_duplicates",
                    "retrieval.reranker_model", "embedding.model", "embedding.base_url", "embedding.dimensions",
                    "indexing.max_file_mb")
 
