@@ -41,6 +41,13 @@ def test_numbers_and_short_words_are_never_checked():
     assert all(len(w) >= MIN_LETTERS for w in checked_words("a bb ccc dddd"))
 
 
+def test_only_words_of_alphabetic_scripts_are_checked():
+    """Arabic script's clitics and broken plurals, and scripts without spaces, make a missing form a real word."""
+    assert checked_words("Сколько стоит билет Marchetty Ελλάδα") == ["сколько", "стоит", "билет", "marchetty", "ελλάδα"]
+    assert checked_words("ماذا حدث في الثواني الأخيرة") == []
+    assert checked_words("ลูค คีคลี แท็คเกิลไปกี่ครั้ง 美国的首都是哪里 नमस्ते दुनिया") == []
+
+
 @given(st.dictionaries(st.text(alphabet="abcdef", min_size=1, max_size=7), st.integers(1, 50), max_size=12),
        st.text(alphabet="abcdef", min_size=4, max_size=7))
 def test_the_choice_is_the_nearest_then_the_commonest(near, word):
