@@ -212,7 +212,8 @@ class Engine:
     def _folders_named(self, name: str, scope: str | None) -> list[str]:
         """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
         found = self.storage.recovering(lambda: self.catalog.files.folders_named(name))
-        return sorted((f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/"), f))
+        return sorted((f for f in found if scope is None or paths.is_under(f, scope)),
+                      key=lambda f: (f.count("/") + f.count("\\"), f))  # Windows paths count their backslashes
 
     def _add_catalog_facts(self, response: SearchResponse, scope: str | None, collapse: bool) -> None:
         """What the catalog adds to ranked files: every place a result's content sits, the repairs made
