@@ -190,7 +190,7 @@ class Storage:
         while the catalog lists stored text: it is rebuilt from the catalog (what it lacks is indexed again)
         and the user told. Without this the catalog would vouch for vectors that are not there, and every
         search would answer nothing, for good."""
-        if self.store.table is not None or not self.catalog.files.has_stored():
+        if self.store.table.handle is not None or not self.catalog.files.has_stored():
             return
         with self.writer():
             rolled_back = None
