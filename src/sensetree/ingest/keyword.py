@@ -38,7 +38,7 @@ from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
 from .progress import Progress
 from .sense import SENSE_MIN_TEXT, SenseWriter, stored_texts
-from .workers import POLL_SECONDS, Pool, Stopped
+from .workers import POLL_SECONDS, Pool, Stopped, stops_starting
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,11 @@ class KeywordPhase:
 
     def _prepare_and_store(self, rows: list[FileRow], ocr: str, progress: Progress, stop: threading.Event,
                            notify: Callable[[Progress], None], interrupt: threading.Event | None) -> bool:
+        with stops_starting(stop):  # a stop while the worker processes start is heeded at once
+            return self._prepare_and_store_rows(rows, ocr, progress, stop, notify, interrupt)
+
+    def _prepare_and_store_rows(self, rows: list[FileRow], ocr: str, progress: Progress, stop: threading.Event,
+                                notify: Callable[[Progress], None], interrupt: threading.Event | None) -> bool:
         queue = deque(rows)
         if not queue:
             return False

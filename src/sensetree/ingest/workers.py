@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 import weakref
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -88,6 +89,21 @@ class Stopped(Interrupted):
     """The stop flag was set while waiting: the work in flight is abandoned, nothing half-done is kept."""
 
 
+_stops: list[threading.Event] = []  # the stop flags of the phases submitting work now: a start heeds them too
+
+
+@contextmanager
+def stops_starting(stop: threading.Event) -> Iterator[None]:
+    """Meanwhile ``stop`` also ends the wait for the first worker process: a Ctrl+C or SIGTERM sent to
+    the process group while the workers start kills them, and the wait would otherwise run to
+    STARTUP_SECONDS before the phase saw its flag."""
+    _stops.append(stop)
+    try:
+        yield
+    finally:
+        _stops.remove(stop)
+
+
 def worker_count() -> int:
     """One worker per core, at least one; the semantic phase needs the cores when the keyword phase is idle."""
     return max(1, min(os.cpu_count() or 1, 4))
@@ -141,8 +157,12 @@ class WorkerPool:
             try:
                 with ctrl_c_blocked():  # the workers, and the pool's threads that replace them, inherit it
                     started = pool.schedule(os.getpid)
-                started.result(timeout=STARTUP_SECONDS)
+                _wait_for_start(started)
                 return pool
+            except Stopped:
+                pool.stop()
+                pool.join(timeout=2)
+                raise
             except Exception as exc:  # whatever keeps a process from starting
                 log.warning("worker processes could not start (%s); files are read in this process",
                             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
@@ -161,6 +181,21 @@ class WorkerPool:
         if pool is not None:
             pool.stop()
             pool.join(timeout=2)
+
+
+def _wait_for_start(started: Future) -> None:
+    """The first worker's answer, within STARTUP_SECONDS (``TimeoutError`` past them); ``Stopped`` as soon
+    as a phase's stop flag is set."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        try:
+            started.result(timeout=POLL_SECONDS)
+            return
+        except TimeoutError:
+            if any(stop.is_set() for stop in _stops):
+                raise Stopped() from None
+            if time.monotonic() > deadline:
+                raise
 
 
 def call_interruptibly(function: Callable[[], T], stop: threading.Event, lock: threading.Lock | None = None) -> T:
