@@ -57,10 +57,20 @@ def stopped_by_signals(stop: threading.Event, interrupt: bool = True) -> Iterato
         stop.set()
         raise KeyboardInterrupt
 
+    def unraisable(report: object) -> None:
+        # The KeyboardInterrupt can land inside code Python cannot pass it out of (a weakref's callback, a
+        # __del__): it would print "Exception ignored" with a traceback. The stop flag is already set, and
+        # every phase heeds it: nothing is lost by dropping the report.
+        if not (stop.is_set() and getattr(report, "exc_type", None) is KeyboardInterrupt):
+            hook_before(report)
+
+    hook_before = sys.unraisablehook
     before = {sent: signal.signal(sent, handle) for sent in STOP_SIGNALS}
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = hook_before
         for sent, handler in before.items():
             signal.signal(sent, handler)
 
