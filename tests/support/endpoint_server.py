@@ -133,81 +133,75 @@ def _handler(server: EndpointServer):
     return Handler
 
 
-class EndlessChatEndpoint:
+class _StreamingChatEndpoint:
+    """An OpenAI-compatible chat endpoint on loopback that streams each answer; ``stream(wfile)``
+    writes one answer's events (the subclass's part)."""
+
+    def __init__(self):
+        self.requests = 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                endpoint.requests += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                endpoint.stream(self.wfile)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def stream(self, wfile) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+_DONE = b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+
+
+class EndlessChatEndpoint(_StreamingChatEndpoint):
     """An OpenAI-compatible chat endpoint whose first answer streams a word every 0.1 s for a
     minute; it records when the caller hangs up. Later answers are one word."""
 
     def __init__(self):
         self.hung_up = threading.Event()
-        self.requests = 0
-        endpoint = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if not self.path.endswith("/chat/completions"):
-                    self.send_error(404)
-                    return
-                endpoint.requests += 1
-                words = 600 if endpoint.requests == 1 else 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                try:
-                    for _ in range(words):
-                        self.wfile.write(b'data: {"choices": [{"delta": {"content": "word "}}]}\n\n')
-                        self.wfile.flush()
-                        time.sleep(0.1 if words > 1 else 0)
-                    self.wfile.write(b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
-                                     b"data: [DONE]\n\n")
-                except (BrokenPipeError, ConnectionResetError):
-                    endpoint.hung_up.set()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def stream(self, wfile) -> None:
+        words = 600 if self.requests == 1 else 1
+        try:
+            for _ in range(words):
+                wfile.write(b'data: {"choices": [{"delta": {"content": "word "}}]}\n\n')
+                wfile.flush()
+                time.sleep(0.1 if words > 1 else 0)
+            wfile.write(_DONE)
+        except (BrokenPipeError, ConnectionResetError):
+            self.hung_up.set()
 
 
-class ScriptedChatEndpoint:
+class ScriptedChatEndpoint(_StreamingChatEndpoint):
     """An OpenAI-compatible chat endpoint that streams one set answer, a few words at a time, to every question."""
 
     def __init__(self, answer: str):
-        self.requests = 0
-        endpoint = self
+        self.answer = answer
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if not self.path.endswith("/chat/completions"):
-                    self.send_error(404)
-                    return
-                endpoint.requests += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                for word in re.findall(r"\S+\s*", answer):
-                    delta = json.dumps({"choices": [{"delta": {"content": word}}]})
-                    self.wfile.write(f"data: {delta}\n\n".encode())
-                self.wfile.write(b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
-                                 b"data: [DONE]\n\n")
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def stream(self, wfile) -> None:
+        for word in re.findall(r"\S+\s*", self.answer):
+            delta = json.dumps({"choices": [{"delta": {"content": word}}]})
+            wfile.write(f"data: {delta}\n\n".encode())
+        wfile.write(_DONE)
+        wfile.flush()
