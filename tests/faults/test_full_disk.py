@@ -2,7 +2,8 @@
 
 The data dir is a real small filesystem (a tmpfs of a few MB) mounted in a mount namespace of
 its own, held open by a sleeping process that each command joins (``nsenter``), so nothing is
-mounted outside the test. The disk is then filled to the last byte with a plain file.
+mounted outside the test. The disk is then filled to the last byte with a plain file, one of a
+bounded size: should the small disk not be there, the real one must not be filled instead.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,23 +24,44 @@ pytestmark = pytest.mark.slow  # real processes, a real mount, a fault injected
 LAUNCHER = [sys.executable, "-m", "sensetree.interfaces.launcher"]
 
 
+FILLER_LIMIT_MB = 16  # twice the small disk: enough to fill it, little on a disk it missed
+
+
 class SmallDisk:
     """A tmpfs over ``folder``, seen only by the commands run through ``enter``."""
 
     def __init__(self, folder: Path):
         self.folder = folder
         self.holder = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sleep", "600"])
+        self._wait_for_own_namespace()
+
+    def _wait_for_own_namespace(self) -> None:
+        """Until ``unshare`` has made its namespace, the holder is in ours: a mount joined then would
+        land outside the test (and a filler written in the new one, without it, on the real disk)."""
+        ours = os.readlink("/proc/self/ns/mnt")
+        deadline = time.monotonic() + 10
+        while os.readlink(f"/proc/{self.holder.pid}/ns/mnt") == ours:
+            if time.monotonic() > deadline or self.holder.poll() is not None:
+                raise RuntimeError("unshare made no mount namespace")
+            time.sleep(0.01)
 
     def enter(self, command: list[str], **kwargs) -> subprocess.CompletedProcess:
         return subprocess.run(["nsenter", "-t", str(self.holder.pid), "-m", *command], **kwargs)
 
     def mount(self, size: str) -> bool:
-        return self.enter(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(self.folder)],
-                          capture_output=True).returncode == 0
+        mounted = self.enter(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(self.folder)],
+                             capture_output=True).returncode == 0
+        return mounted and self.file_system() == "tmpfs"
+
+    def file_system(self) -> str:
+        return self.enter(["stat", "-f", "-c", "%T", str(self.folder)], capture_output=True,
+                          text=True).stdout.strip()
 
     def fill(self) -> None:
         """Write a filler file until the disk refuses (dd then fails, as expected)."""
-        self.enter(["dd", "if=/dev/zero", f"of={self.folder / 'filler'}", "bs=4k"], capture_output=True)
+        assert self.file_system() == "tmpfs", "the small disk is gone: not filling the real one"
+        self.enter(["dd", "if=/dev/zero", f"of={self.folder / 'filler'}", "bs=1M", f"count={FILLER_LIMIT_MB}"],
+                   capture_output=True)
 
     def free(self) -> None:
         self.enter(["rm", "-f", str(self.folder / "filler")], check=True)
@@ -50,6 +73,7 @@ class SmallDisk:
         return result
 
     def close(self) -> None:
+        self.enter(["rm", "-f", str(self.folder / "filler")])
         self.holder.kill()
         self.holder.wait()
 
