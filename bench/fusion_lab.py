@@ -142,7 +142,7 @@ def variants(data: dict) -> dict:
 
     def mix(record: dict, part: float) -> list[str]:
         dense, sparse = candidates(record)
-        convex = {c.path: c.rrf for c in fuse_files(dense, sparse, leg_weights(record["query"], model, dense, sparse))}
+        convex = {c.path: c.fused for c in fuse_files(dense, sparse, leg_weights(record["query"], model, dense, sparse))}
         ranks = rrf_files(record)
         top = max(ranks.values(), default=1.0) or 1.0
         fused = {doc: (1 - part) * convex.get(doc, 0.0) + part * ranks.get(doc, 0.0) / top for doc in convex | ranks}

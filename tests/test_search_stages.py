@@ -46,7 +46,7 @@ def test_rrf_first_in_both_legs():
     fused = fuse([dense("/a", 1, cosine=0.8)], [bm25("/a", 1, score=7.5)])
     assert len(fused) == 1
     only = fused[0]
-    assert only.rrf == 1 / 61 + 1 / 61
+    assert only.fused == 1 / 61 + 1 / 61
     assert (only.dense_rank, only.bm25_rank, only.cosine, only.bm25) == (1, 1, 0.8, 7.5)
     assert only.legs == ["dense", "bm25"]
 
@@ -54,9 +54,9 @@ def test_rrf_first_in_both_legs():
 def test_rrf_ranks_count_from_one():
     fused = fuse([dense("/a", 1), dense("/b", 2), dense("/c", 3)], [bm25("/d", 1), bm25("/e", 2)])
     by_path = {c.path: c for c in fused}
-    assert by_path["/a"].rrf == 1 / 61
-    assert by_path["/c"].rrf == 1 / 63
-    assert by_path["/e"].rrf == 1 / 62
+    assert by_path["/a"].fused == 1 / 61
+    assert by_path["/c"].fused == 1 / 63
+    assert by_path["/e"].fused == 1 / 62
     assert by_path["/e"].legs == ["bm25"] and by_path["/c"].legs == ["dense"]
 
 
@@ -64,21 +64,21 @@ def test_fusion_keys_on_path_and_chunk_index():
     fused = fuse([dense("/a", 1, chunk=0), dense("/a", 2, chunk=1)], [bm25("/a", 1, chunk=1), bm25("/b", 2, chunk=0)])
     keys = {c.key: c for c in fused}
     assert set(keys) == {("/a", 0), ("/a", 1), ("/b", 0)}
-    assert keys[("/a", 0)].rrf == 1 / 61
-    assert keys[("/a", 1)].rrf == 1 / 62 + 1 / 61
+    assert keys[("/a", 0)].fused == 1 / 61
+    assert keys[("/a", 1)].fused == 1 / 62 + 1 / 61
     assert [c.key for c in fused] == [("/a", 1), ("/a", 0), ("/b", 0)]
 
 
 def test_both_legs_beat_single_leg_firsts():
     fused = fuse([dense("/dense-only", 1), dense("/both", 2)], [bm25("/bm25-only", 1), bm25("/both", 2)])
     assert [c.path for c in fused] == ["/both", "/bm25-only", "/dense-only"]  # 2/62 > 1/61; then tie, path
-    assert fused[0].rrf == 1 / 62 + 1 / 62
+    assert fused[0].fused == 1 / 62 + 1 / 62
 
 
 def test_tie_broken_by_best_single_rank_then_path_then_chunk():
     # 1/61 (dense rank 1 alone) == 1/122 + 1/122 (rank 62 in both) exactly: equal RRF.
     fused = fuse([dense("/z-single", 1), dense("/a-both", 62)], [bm25("/a-both", 62)])
-    assert fused[0].rrf == fused[1].rrf
+    assert fused[0].fused == fused[1].fused
     assert [c.path for c in fused] == ["/z-single", "/a-both"]  # better single rank wins over path
 
     # Same RRF and same best rank: path, then chunk index.
@@ -93,11 +93,11 @@ def test_fusion_is_deterministic_whatever_the_input_order():
     rng = random.Random(5)
     dense_list = [dense(f"/d{i % 7}", rank, chunk=i) for rank, i in enumerate(range(20), start=1)]
     sparse_list = [bm25(f"/d{i % 5}", rank, chunk=i) for rank, i in enumerate(range(3, 25), start=1)]
-    reference = [(c.key, c.rrf) for c in fuse(dense_list, sparse_list)]
+    reference = [(c.key, c.fused) for c in fuse(dense_list, sparse_list)]
     for _ in range(10):
         rng.shuffle(dense_list)
         rng.shuffle(sparse_list)
-        assert [(c.key, c.rrf) for c in fuse(dense_list, sparse_list)] == reference
+        assert [(c.key, c.fused) for c in fuse(dense_list, sparse_list)] == reference
     rrfs = [r for _, r in reference]
     assert rrfs == sorted(rrfs, reverse=True)
 
@@ -161,7 +161,7 @@ def rerank_candidates(n: int) -> list[Candidate]:
         length = 250 if i % 7 == 0 else rng.choice([3, 6, 12])
         text = f"passage {i}: " + " ".join(rng.choice(vocabulary) for _ in range(length))
         c = Candidate(f"/docs/{i:02d}.txt", i % 3, text, dense_rank=i + 1, cosine=0.5)
-        c.rrf = 1 / (61 + i)
+        c.fused = 1 / (61 + i)
         out.append(c)
     return out
 
@@ -211,7 +211,7 @@ def test_rerank_window_follows_the_limit(cross_encoder, limit, scored):
 def test_rerank_equal_logits_keep_fused_order(cross_encoder):
     a = Candidate("/b.txt", 0, "identical passage about bread", dense_rank=2)
     b = Candidate("/a.txt", 0, "identical passage about bread", dense_rank=1)
-    a.rrf, b.rrf = 1 / 61, 1 / 62
+    a.fused, b.fused = 1 / 61, 1 / 62
     out = rerank(RERANK_QUERY, [b, a], Recording(cross_encoder), limit=1)
     assert out[0].logit == out[1].logit
     assert [c.path for c in out] == ["/b.txt", "/a.txt"]  # higher rrf first, whatever the path
@@ -281,7 +281,7 @@ def test_file_fusion_scores_a_file_by_its_best_chunk_in_each_leg():
             [bm25("b", 1, chunk=3, score=12.0), bm25("a", 2, score=9.0), bm25("d", 3, score=3.0)])
     fused = fuse_files(*legs, LegWeights(0.5, 0.5))
     assert [c.path for c in fused] == ["b", "a", "d", "c"]
-    scores = {c.path: c.rrf for c in fused}
+    scores = {c.path: c.fused for c in fused}
     # best-chunk scores scaled to [0, 1]: dense over its pool (0.5..0.9), BM25 from 0 to its best (12)
     assert scores["b"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
     assert scores["a"] == pytest.approx(0.5 * 0.75 + 0.5 * 9 / 12)
@@ -298,11 +298,11 @@ def test_file_fusion_follows_the_leg_weights():
             [bm25("y", 1, score=8.0), bm25("z", 2, score=5.0), bm25("x", 3, score=2.0)])
     assert [c.path for c in fuse_files(*legs, LegWeights(0.0, 1.0))] == ["y", "z", "x"]
     assert [c.path for c in fuse_files(*legs, LegWeights(1.0, 0.0))][0] == "x"
-    weighted = {c.path: c.rrf for c in fuse_files(*legs, LegWeights(0.3, 0.7))}
+    weighted = {c.path: c.fused for c in fuse_files(*legs, LegWeights(0.3, 0.7))}
     assert weighted["x"] == pytest.approx(0.3 + 0.7 * 2 / 8) and weighted["y"] == pytest.approx(0.7)
     assert weighted["z"] == pytest.approx(0.7 * 5 / 8)
     one = fuse_files([dense("x", 1, cosine=0.4)], [], EQUAL)  # a one-file pool scales to 1
-    assert one[0].rrf == pytest.approx(EQUAL.dense)
+    assert one[0].fused == pytest.approx(EQUAL.dense)
     assert fuse_files([], [], EQUAL) == []
 
 
@@ -313,9 +313,9 @@ def test_file_fusion_orders_its_tail_by_ranks():
     found = [dense(f"k{i}", i, cosine=0.9 - i * 0.001) for i in range(1, HEAD_FILES + 1)]
     only_dense = [dense(f"d{i}", HEAD_FILES + i, cosine=0.8 - i * 0.001) for i in range(1, 11)]
     fused = fuse_files(found + only_dense, sparse, LegWeights(0.3, 0.7))
-    by_scores = sorted(fused, key=lambda c: -c.rrf)
+    by_scores = sorted(fused, key=lambda c: -c.fused)
     assert [c.path for c in fused[:HEAD_FILES]] == [f"k{i}" for i in range(1, HEAD_FILES + 1)]
-    assert [c.rrf for c in fused] == [c.rrf for c in by_scores]  # the fused scores still fall down the list
+    assert [c.fused for c in fused] == [c.fused for c in by_scores]  # the fused scores still fall down the list
     tail = [c.path for c in fused[HEAD_FILES:]]
     assert tail.index("d1") < tail.index("k15")  # the dense leg's 11th file beats BM25's 15th
     assert set(tail) == {f"k{i}" for i in range(HEAD_FILES + 1, 41)} | {f"d{i}" for i in range(1, 11)}
@@ -533,14 +533,14 @@ def test_display_score_hybrid_without_rerank(corpus):
     assert router in {h.path for h in sparse_hits}
 
     fused = fuse(dense_hits, sparse_hits)
-    best = fused[0].rrf
+    best = fused[0].fused
     cosine = {h.key: h.cosine for h in dense_hits}
     results = response.results
     assert len(results) == 5
     by_path = {r.path: r for r in results}
     assert by_path[router].legs == ["bm25"]
-    assert by_path[router].score == pytest.approx(by_path[router].rrf / best)
-    assert by_path[router].rrf == 1 / (60 + by_path[router].bm25_rank)
+    assert by_path[router].score == pytest.approx(by_path[router].fused / best)
+    assert by_path[router].fused == 1 / (60 + by_path[router].bm25_rank)
     assert results[0].path == corpus.path("cooking/sourdough_guide.txt")
     assert results[0].legs == ["dense", "bm25"]
     for r in results:
@@ -549,8 +549,8 @@ def test_display_score_hybrid_without_rerank(corpus):
         if r.dense_rank is not None:
             assert r.score == pytest.approx(cosine[(r.path, r.chunk_index)], abs=1e-9)
         else:
-            assert r.score == pytest.approx(r.rrf / best, abs=1e-12)
-    rrfs = [r.rrf for r in results]
+            assert r.score == pytest.approx(r.fused / best, abs=1e-12)
+    rrfs = [r.fused for r in results]
     assert rrfs == sorted(rrfs, reverse=True)  # the order is the fused order, not the displayed score
     expected, seen = [], set()
     for c in fused:  # one chunk per file, only files on disk
@@ -571,8 +571,8 @@ def test_display_score_with_weighted_fusion(corpus):
     for h in sparse_hits:
         best[h.path] = max(best.get(h.path, 0.0), h.bm25)
     assert router.legs == ["bm25"]
-    assert router.rrf == pytest.approx(response.fusion["bm25"] * best[router.path] / max(best.values()))
-    assert router.score == pytest.approx(router.rrf / response.results[0].rrf)
+    assert router.fused == pytest.approx(response.fusion["bm25"] * best[router.path] / max(best.values()))
+    assert router.score == pytest.approx(router.fused / response.results[0].fused)
     assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
     assert corpus.retriever(fusion="rrf").search(query, limit=5, rerank_on=False).fusion == {"method": "rrf", "k": 60}
 
@@ -585,7 +585,7 @@ def test_display_score_both_off_is_raw_cosine(corpus):
     assert len(response.results) == 8
     assert response.results[0].path == corpus.path("nature/volcanoes.txt")
     for r in response.results:
-        assert r.legs == ["dense"] and r.bm25_rank is None and r.rrf == 0.0
+        assert r.legs == ["dense"] and r.bm25_rank is None and r.fused == 0.0
         assert r.score == cosine[(r.path, r.chunk_index)]
         assert 0.0 <= r.score <= 1.0
     scores = [r.score for r in response.results]
@@ -663,7 +663,7 @@ def test_dense_off_gives_bm25_only(corpus):
     assert response.results and response.notices == []
     for r in response.results:
         assert r.legs == ["bm25"] and r.dense_rank is None
-        assert r.score == pytest.approx(r.rrf / response.results[0].rrf)
+        assert r.score == pytest.approx(r.fused / response.results[0].fused)
     assert response.results[0].path == corpus.path("cooking/sourdough_guide.txt")
     assert response.results[0].score == 1.0
 

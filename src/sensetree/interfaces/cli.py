@@ -360,7 +360,7 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
         if explain:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
             console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
-                          f"bm25 rank {r.bm25_rank or '—'} · fused {r.rrf:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+                          f"bm25 rank {r.bm25_rank or '—'} · fused {r.fused:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
 
 
 def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:

@@ -14,6 +14,7 @@ Two fusions, chosen by ``retrieval.fusion``:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -87,9 +88,8 @@ def fuse(dense: list[Candidate], sparse: list[Candidate], k: int = RRF_K) -> lis
     inputs always give the same order.
     """
     merged = _merge(dense, sparse)
-    for candidate in merged.values():
-        candidate.rrf = sum(1.0 / (k + rank) for rank in (candidate.dense_rank, candidate.bm25_rank) if rank)
-    return _ordered(merged.values())
+    return _ranked(merged, {key: sum(1.0 / (k + rank) for rank in (c.dense_rank, c.bm25_rank) if rank)
+                            for key, c in merged.items()})
 
 
 def rrf_of_scores(*scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
@@ -128,29 +128,27 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     for key, share in chunks.items():  # in leg order: a tie goes to the dense leg's chunk
         if key[0] not in chosen or share > chunks[chosen[key[0]]]:
             chosen[key[0]] = key
-    for path, key in chosen.items():
-        merged[key].rrf = files[path]
-    ranked = _ordered(merged[key] for key in chosen.values())
-    return ranked[:HEAD_FILES] + _by_file_ranks(ranked[HEAD_FILES:], dense if weights.dense >= TAIL_SHARE else [],
-                                                sparse if weights.bm25 >= TAIL_SHARE else [])
+    scores = {key: files[path] for path, key in chosen.items()}
+    ranked = _ranked(merged, scores)
+    head, tail = ranked[:HEAD_FILES], ranked[HEAD_FILES:]
+    return head + _by_file_ranks(tail, dense if weights.dense >= TAIL_SHARE else [],
+                                 sparse if weights.bm25 >= TAIL_SHARE else [])
 
 
 def _by_file_ranks(tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate],
                    k: int = RRF_K) -> list[Candidate]:
-    """``tail`` reordered by RRF over the legs' file rankings (a file ranked by its best chunk), its
-    fused scores rescaled to stay in order and below where the tail starts."""
+    """``tail`` reordered by RRF over the legs' file rankings (a file ranked by its best chunk), each
+    given a fused score rescaled from it, to stay in order and below where the tail starts."""
     if not tail:
         return tail
     ranks: dict[str, float] = {}
     for leg in (dense, sparse):
         for rank, path in enumerate(dict.fromkeys(c.path for c in leg), start=1):
             ranks[path] = ranks.get(path, 0.0) + 1.0 / (k + rank)
-    ordered = sorted(tail, key=lambda c: (-ranks.get(c.path, 0.0), c.best_rank, c.path, c.chunk_index))
-    ceiling = max(c.rrf for c in tail)
+    ordered = sorted(tail, key=lambda c: _order(c, ranks.get(c.path, 0.0)))
+    ceiling = tail[0].fused
     best = ranks.get(ordered[0].path, 0.0) or 1.0
-    for c in ordered:
-        c.rrf = ceiling * ranks.get(c.path, 0.0) / best
-    return ordered
+    return [dataclasses.replace(c, fused=ceiling * ranks.get(c.path, 0.0) / best) for c in ordered]
 
 
 def _scaled(leg: list[Candidate], score: str, floor: float | None) -> list[tuple[Candidate, float]]:
@@ -176,8 +174,15 @@ def _merge(dense: list[Candidate], sparse: list[Candidate]) -> dict[tuple[str, i
     return merged
 
 
-def _ordered(candidates: Iterable[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: (-c.rrf, c.best_rank, c.path, c.chunk_index))
+def _order(candidate: Candidate, score: float) -> tuple:
+    return (-score, candidate.best_rank, candidate.path, candidate.chunk_index)
+
+
+def _ranked(merged: dict[tuple[str, int], Candidate], scores: dict[tuple[str, int], float]) -> list[Candidate]:
+    """The scored candidates, each a copy carrying its fused score (the legs' lists stay as they were),
+    best first."""
+    return sorted((dataclasses.replace(merged[key], fused=score) for key, score in scores.items()),
+                  key=lambda c: _order(c, c.fused))
 
 
 # --- the evidence fusion: leg weights from what the legs returned for this query ---------------------

@@ -112,9 +112,9 @@ class Retriever:
 
         if hybrid:
             candidates = self._fuse(query, dense_hits, sparse_hits, fusion or self.fusion, response)
-            best = candidates[0].rrf if candidates else 1.0
+            best = candidates[0].fused if candidates else 1.0
             for c in candidates:
-                c.score = c.cosine if c.cosine is not None else c.rrf / best
+                c.score = c.cosine if c.cosine is not None else c.fused / best
         else:
             candidates = dense_hits
             for c in candidates:
@@ -238,7 +238,7 @@ class Retriever:
             result = SearchResult(
                 path=c.path, name=paths.name_of(c.path), score=float(min(1.0, max(0.0, c.score))),
                 snippet=snippet(c.text, c.chunk_index, query), chunk_index=c.chunk_index, legs=c.legs,
-                dense_rank=c.dense_rank, bm25_rank=c.bm25_rank, rrf=c.rrf,
+                dense_rank=c.dense_rank, bm25_rank=c.bm25_rank, fused=c.fused,
                 rerank=c.score if c.logit is not None else None, location=location, location_label=label,
                 content_hash=c.content_hash)
             results.append(result)

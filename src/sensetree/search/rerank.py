@@ -33,4 +33,4 @@ def rerank(query: str, candidates: list[Candidate], scorer: Scorer, limit: int) 
     for candidate, logit in zip(window, logits):
         candidate.logit = float(logit)
         candidate.score = sigmoid(candidate.logit)
-    return sorted(window, key=lambda c: (-c.logit, -c.rrf, c.path, c.chunk_index))
+    return sorted(window, key=lambda c: (-c.logit, -c.fused, c.path, c.chunk_index))

@@ -22,7 +22,7 @@ class Candidate:
     cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None
     bm25: float | None = None
-    rrf: float = 0.0                 # the fused score: RRF, or the weighted mix (retrieval.fusion)
+    fused: float = 0.0               # the fusion's score: RRF, or the legs' weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
     score: float = 0.0               # what the user sees, in [0, 1] (design §2.7's table)
 
@@ -65,7 +65,7 @@ class SearchResult:
     legs: list[str]
     dense_rank: int | None
     bm25_rank: int | None
-    rrf: float
+    fused: float          # the fusion's score; "rrf" in JSON, the seed's name for it
     rerank: float | None  # sigmoid of the cross-encoder logit, when it ran
     location: dict | None = None  # where in the file the chunk starts: {"page": 12}, {"slide": 3}...
     location_label: str = ""      # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
@@ -76,7 +76,7 @@ class SearchResult:
         return {"path": self.path, "name": self.name, "score": round(self.score, 6), "snippet": self.snippet,
                 "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
                 "duplicates": self.duplicates, "legs": self.legs, "dense_rank": self.dense_rank,
-                "bm25_rank": self.bm25_rank, "rrf": round(self.rrf, 6),
+                "bm25_rank": self.bm25_rank, "rrf": round(self.fused, 6),
                 "rerank": None if self.rerank is None else round(self.rerank, 6)}
 
     @classmethod
