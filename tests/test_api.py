@@ -135,6 +135,27 @@ def test_explorer_detail_and_preview(served):
     assert broken.status_code == 422 and "broken.pdf" in broken.json()["detail"]
     percent = server.get("/api/preview", path=str(files["percent_dir"]))
     assert "2019 laptop backup" in percent["text"]
+
+
+def test_a_cited_sentence_of_a_pdf_is_marked_on_its_rendered_page(served):
+    server, _, files, _ = served
+    pdf = str(files["pdf"])
+    text = server.get("/api/preview", path=pdf)["text"]
+    sentence = "The order backlog stood at EUR 3.4 million on 30 September"
+    start = text.index("The order backlog")
+    shown = server.get("/api/preview", path=pdf, mark=f"{start},{start + len(sentence)}")
+    assert shown["mark"] == {"start": start, "end": start + len(sentence)}
+    assert shown["page_mark"]["page"] == 2 and shown["page_mark"]["boxes"]
+    assert server.get("/api/preview", path=pdf)["page_mark"] is None  # nothing cited, nothing marked
+    marked_text = server.get("/api/preview", path=str(files["markdown"]), mark="0,20")
+    assert marked_text["mark"] and marked_text["page_mark"] is None  # only a PDF has pages to mark
+
+    image = server.client.get("/api/page", params={"path": pdf, "page": 2})
+    assert image.status_code == 200 and image.headers["content-type"] == "image/png"
+    assert image.content.startswith(b"\x89PNG")
+    assert server.client.get("/api/page", params={"path": pdf, "page": 9}).status_code == 400
+    assert server.client.get("/api/page", params={"path": str(files["markdown"]), "page": 1}).status_code == 422
+    assert server.client.get("/api/page", params={"path": "/etc/hosts", "page": 1}).status_code == 403
     quoted = server.get("/api/file", path=str(files["apostrophe_dir"]))
     assert quoted["status"] == "indexed"
 

@@ -490,6 +490,31 @@ def test_a_citation_opens_the_preview_at_the_sentence_that_supports_the_claim(pa
         endpoint.close()
 
 
+def test_a_citation_of_a_pdf_marks_the_sentence_on_the_rendered_page(page, site):
+    client = site.server.client
+    endpoint = ScriptedChatEndpoint("The order backlog stood at EUR 3.4 million on 30 September [1].")
+    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
+    try:
+        page.get_by_test_id("chat-toggle").click()
+        page.get_by_test_id("chat-input").fill("What was the order backlog of Hollowbrook at the end of September?")
+        page.get_by_test_id("chat-send").click()
+        cite = page.locator("[data-testid=chat-answer] [data-testid=cite]").first
+        expect(cite).to_have_attribute("data-exact", "true", timeout=120_000)
+        cite.click()
+        expect(page.get_by_test_id("preview-path")).to_have_text(site.files["pdf"])
+        sheet = page.get_by_test_id("preview-page")
+        expect(sheet).to_have_attribute("data-page", "2")
+        expect(sheet.get_by_test_id("page-mark").first).to_be_in_viewport()
+        image = sheet.get_by_test_id("preview-page-image")
+        expect(image).to_have_attribute("src", re.compile("^blob:"))
+        page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
+        expect(page.get_by_test_id("preview-cited")).to_contain_text("order backlog")  # and in the text below
+        shot(page, "pdf-citation")
+    finally:
+        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+        endpoint.close()
+
+
 def test_the_assistant_says_clearly_when_no_model_is_reachable(page, site):
     from sensetree.models.local_llm import free_port
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import paths
+import pypdfium2 as pdfium
+
+from . import pages, paths
 from .answers import Entry, Listing
 from .ingest.walker import block_reason
 from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
@@ -98,13 +100,31 @@ class Explorer:
         if chunk:
             start, end = _locate(text, body(chunk["text"], chunk_index))
         location, label = place(chunk.get("location") if chunk else None)
-        marked = None
+        marked = page_mark = None
         if mark is not None:
             low, high = max(0, min(mark[0], len(text))), max(0, min(mark[1], len(text)))
             marked = {"start": low, "end": high} if high > low else None
+            if marked and shown.doc_type == "pdf":
+                page_mark = self._page_mark(shown.path, text[low:high], (location or {}).get("page", 1))
         return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
                 "chunk_index": chunk_index, "location": location, "location_label": label,
-                "truncated": shown.truncated, "mark": marked}
+                "truncated": shown.truncated, "mark": marked, "page_mark": page_mark}
+
+    def _page_mark(self, path: str, sentence: str, near_page: int) -> dict | None:
+        """The marked sentence on the PDF's page, where its text layer has it (a scanned page has none)."""
+        try:
+            found = pages.find_sentence(self.reader.read_bytes(path), sentence, find_quote, near_page)
+        except (OSError, Unreadable, pdfium.PdfiumError):
+            return None
+        return found.as_dict() if found else None
+
+    def page_image(self, path: str, page: int) -> bytes:
+        """Page ``page`` of a PDF inside the roots, rendered as a PNG (the preview shows a cited sentence on it)."""
+        data = self.reader.read_bytes(path)
+        try:
+            return pages.render_page(data, page)
+        except pdfium.PdfiumError:
+            raise Unreadable(f"{paths.name_of(path)} is not a PDF that can be shown") from None
 
     def quote_spans(self, path: str, quotes: list[tuple[int | None, str]]) -> list[QuoteSpan]:
         """Where each quote (a sentence of a chunk, as a prompt showed it: whitespace joined, perhaps cut)

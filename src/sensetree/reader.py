@@ -135,6 +135,23 @@ class Reader:
             context_only = False
         return FileText(path, paths.name_of(path), extraction.doc_type, context_only, text[:limit], len(text))
 
+    def read_bytes(self, path: str) -> bytes:
+        """A file's bytes (an archive member's, read out of its archive), for showing it as it is: a PDF's
+        pages. ``Unreadable`` when it cannot be read or is larger than indexing reads."""
+        path = self.check(path)
+        archive = None if os.path.isfile(path) else archive_of(path)
+        if archive is None and not os.path.isfile(path):
+            raise FileNotFoundError(f"{path} is not a file")
+        try:
+            contents = self.guard.read(archive or path, self.max_file_bytes)
+        except (FileNotFoundError, OutsideRoots):
+            raise
+        except OSError as exc:
+            raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc.strerror or exc}") from None
+        if contents.data is None:
+            raise Unreadable(f"{paths.name_of(path)} is larger than {human_size(self.max_file_bytes)}")
+        return contents.data if archive is None else self._member(archive, path, contents.data)
+
     def _extract(self, path: str, archive: str | None) -> Extraction:
         """The file's text, from bytes read through the guard (the archive's, for a member)."""
         try:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Any, Optional
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
 from ...reader import archive_of
 from .bodies import FolderModeBody, OpenBody, PathBody, SenseBody
@@ -50,6 +50,14 @@ def preview(path: str, chunk: int = Query(0, ge=0, le=MAX_CHUNK_INDEX),
     shown = ctx.engine.explorer().preview(path, chunk, (int(start), int(end)) if mark else None)
     ctx.engine.prioritize(shown["path"])  # the user is looking at it: its vectors come next
     return shown
+
+
+@router.get("/api/page", summary="A page of a PDF, rendered as a PNG (the preview marks a cited sentence on it)",
+            response_class=Response, responses={200: {"content": {"image/png": {}}}})
+def page_image(path: str, page: int = Query(1, ge=1, le=MAX_CHUNK_INDEX),
+               ctx: ApiContext = Depends(context)) -> Response:
+    return Response(ctx.engine.explorer().page_image(path, page), media_type="image/png",
+                    headers={"Cache-Control": "private, max-age=60"})
 
 
 @router.post("/api/open", summary="Open a file in the system's default application (at a page, where it takes one)")

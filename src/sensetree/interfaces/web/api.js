@@ -68,6 +68,15 @@ export async function api(path, { method = "GET", query, body, signal } = {}) {
   return response.json();
 }
 
+/** A picture from /api/... (which wants the token, so an <img> cannot fetch it itself), as an object URL. */
+export async function picture(path, query) {
+  const url = new URL(path, location.origin);
+  for (const [key, value] of Object.entries(query)) url.searchParams.set(key, String(value));
+  const response = await fetch(url, { headers: headers(false) });
+  if (!response.ok) throw await failure(response);
+  return URL.createObjectURL(await response.blob());
+}
+
 /**
  * POST a JSON body and yield the server-sent events of the answer as {event, data}.
  * EventSource cannot send the Authorization header, so the stream is read and parsed here.

@@ -1,6 +1,6 @@
 // SenseTree in the browser: one page over the HTTP API of `sensetree serve`.
 
-import { api, ApiError, events, hasToken, whenUnauthorized } from "./api.js";
+import { api, ApiError, events, hasToken, picture, whenUnauthorized } from "./api.js";
 import {
   baseName, bytes, duration, fill, h, icon, isTyping, marked, parentOf, percent, rate, when,
 } from "./dom.js";
@@ -22,6 +22,7 @@ const state = {
   searchSeq: 0,          // answers to older searches are dropped
   types: new Set(),      // the type chips that are on (each a comma-separated list of types)
   preview: null,         // {path, chunk}
+  pageImage: null,       // the object URL of the PDF page the preview shows, freed when the next one comes
   conversation: null,
   chatAbort: null,
   settings: null,
@@ -449,23 +450,43 @@ async function openPreview(path, chunk = 0, mark = null) {
       marked(text.slice(high, to), terms)];
   };
   const box = $("preview-text");
+  const sheet = answer.page_mark ? pageSheet(path, answer.page_mark) : null;
   const showCited = () => {
-    const sentence = box.querySelector(".cited-sentence");
+    const sentence = sheet?.querySelector(".pdf-page-mark") ?? box.querySelector(".cited-sentence");
     if (sentence) sentence.scrollIntoView({ block: "center" });
     return Boolean(sentence);
   };
   if (!found) {
-    fill(box, ...piece(0, text.length));
+    fill(box, sheet, ...piece(0, text.length));
     if (!showCited()) box.scrollTop = 0;
     return;
   }
   const hit = h("span.chunk-hit", { id: "preview-chunk", "data-testid": "preview-chunk" }, ...piece(start, end));
-  fill(box, ...piece(0, start), hit, ...piece(end, text.length));
+  fill(box, sheet, ...piece(0, start), hit, ...piece(end, text.length));
   if (showCited()) return;
   // A chunk taller than the panel is shown at its first marked word, else whole and centred.
   const tall = hit.getBoundingClientRect().height > box.clientHeight;
   const target = tall ? hit.querySelector("mark") : hit;
   (target ?? hit).scrollIntoView({ block: target ? "center" : "start" });
+}
+
+/** A PDF's page as printed, the cited sentence marked on it (``mark``: the page and its boxes, as fractions
+ * of the page from its top-left corner), above the text preview. */
+function pageSheet(path, mark) {
+  const share = (value) => `${(value * 100).toFixed(3)}%`;
+  const image = h("img", { alt: `page ${mark.page}`, "data-testid": "preview-page-image" });
+  picture("/api/page", { path, page: mark.page }).then((url) => {
+    if (state.pageImage) URL.revokeObjectURL(state.pageImage);
+    state.pageImage = image.src = url;
+  }, () => image.replaceWith(h("p.none", null, "This page cannot be shown.")));
+  return h("figure.pdf-page", { "data-testid": "preview-page", "data-page": mark.page },
+    h("div.pdf-page-sheet", { style: { aspectRatio: String(mark.aspect) } },
+      image,
+      ...mark.boxes.map(([left, top, right, bottom]) => h("span.pdf-page-mark", {
+        "data-testid": "page-mark",
+        style: { left: share(left), top: share(top), width: share(right - left), height: share(bottom - top) },
+      }))),
+    h("figcaption", null, `p. ${mark.page}: the cited sentence on the page`));
 }
 
 function closePreview() {
