@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
 from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
-                                       max_edits, notice, respelled)
+                                       max_edits, notice, probes, respelled)
 from sensetree.search.types import SearchResponse
 
 letters = st.text(alphabet="abcdefghij", max_size=8)
@@ -86,6 +86,34 @@ def test_only_unknown_words_are_corrected():
     assert respelled("Marchetty INVOICE", {"marchetty": "Marchetti"}) == "Marchetti INVOICE"
     assert notice("marchetty invoice", {"marchetty": "marchetti"}) == (
         'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty")')
+
+
+def test_a_tie_goes_to_the_term_the_whole_index_holds_most():
+    """The fuzzy match reads a few hundred chunks, the rarer terms' first: its counts may say "deal" is as
+    common as "death" in a medical corpus. The index's own count settles a tie, and only a tie."""
+    near = {"death": 10, "deal": 10, "dean": 3}
+    whole = {"death": 447, "deal": 10, "dean": 3}
+    assert choose("deah", ["deah"], near, whole.__getitem__) == "death"
+    assert choose("deah", ["deah"], {"death": 2, "deal": 9}) == "deal"  # without the index's count: the fuzzy one
+    # not a tie: the nearer term wins however common the farther one is
+    assert choose("prneatal", ["prneatal", "prneat"], {"prenat": 3, "pronat": 9}, {"prenat": 3, "pronat": 900}.get) \
+        == "prenat"
+
+
+def test_a_word_whose_forms_have_no_neighbour_is_looked_up_by_its_beginnings():
+    """A typo can keep the stemmer from cutting a word's ending ("toxqcity" is no form of "toxic"), and a
+    fuzzy match of the whole form finds nothing within two edits: its beginnings do."""
+    assert probes("toxqcity") == ["toxqcit", "toxqci", "toxqc", "toxq"]
+    assert probes("mucs") == []  # no beginning is long enough to look up
+    asked = []
+
+    def near(terms, edits):
+        asked.append(terms)
+        return {"toxic": 12} if "toxqc" in terms else {}
+
+    found = corrections("toxqcity of lead", lambda w: [w, w[:-1] + "i"], lambda forms: False, near)
+    assert found == {"toxqcity": "toxic"}
+    assert asked[0] == ["toxqcity", "toxqciti"] and asked[1] == probes("toxqcity")
 
 
 def test_the_spelling_survives_a_served_answer():

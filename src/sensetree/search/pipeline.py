@@ -141,7 +141,7 @@ class Retriever:
         (search/spelling.py), said in ``response`` (``spelled`` and a notice)."""
         queries = self.store.queries
         try:
-            found = corrections(query, queries.term_forms, queries.known, queries.near)
+            found = corrections(query, queries.term_forms, queries.known, queries.near, queries.holding)
             if not found:
                 return query
             response.spelled = {word: queries.written(term) for word, term in found.items()}

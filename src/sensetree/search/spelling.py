@@ -88,37 +88,55 @@ def distance(word: str, forms: Sequence[str], term: str) -> tuple[int, int]:
     return min(best, limit + 1), 1
 
 
-def choose(word: str, forms: Sequence[str], near: Mapping[str, int]) -> str | None:
+def choose(word: str, forms: Sequence[str], near: Mapping[str, int],
+           count: Callable[[str], int] | None = None) -> str | None:
     """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
-    chunks holding it) that begin with its first letter and are within ``max_edits(word)`` of it, those near a form before those near its
-    beginning (``distance``), then the nearest, then the most common, then the longest; None when no
-    term is near enough."""
+    chunks holding it) that begin with its first letter and are within ``max_edits(word)`` of it, those near
+    a form before those near its beginning (``distance``), then the nearest, then the most common, then the
+    longest; None when no term is near enough. ``count(term)``, when given, says how many chunks of the
+    whole index hold a term, for the terms still tied on the first two: ``near`` counts only the chunks a
+    fuzzy match read, which favour the rarer terms (they score higher) once there are more than it reads."""
     limit = max_edits(word)
-    best: tuple[int, int, int, int, str] | None = None
-    for term, count in near.items():
-        if count <= 0 or len(term) < MIN_LETTERS or term in forms or term[0] != word[0]:
+    close: list[tuple[int, int, int, int, str]] = []
+    for term, found in near.items():
+        if found <= 0 or len(term) < MIN_LETTERS or term in forms or term[0] != word[0]:
             continue  # a typo seldom hits the first letter: "letter" is not "butter" misspelt
         edits, by_beginning = distance(word, forms, term)
-        if edits > limit:
-            continue
-        key = (by_beginning, edits, -count, -len(term), term)
-        if best is None or key < best:
-            best = key
-    return best[4] if best else None
+        if edits <= limit:
+            close.append((by_beginning, edits, -found, -len(term), term))
+    if not close:
+        return None
+    best = min(close)
+    tied = [key for key in close if key[:2] == best[:2]]
+    if count is not None and len(tied) > 1:
+        best = min((by_beginning, edits, -count(term), -size, term) for by_beginning, edits, _, size, term in tied)
+    return best[4]
+
+
+def probes(word: str) -> list[str]:
+    """The beginnings of ``word`` that an index of stems may hold near (a typo can keep the stemmer from
+    cutting its ending: "toxqcity" is no form of "toxic"), longest first."""
+    return [word[:n] for n in range(len(word) - 1, max(MIN_LETTERS, len(word) - STEM_END) - 1, -1)]
 
 
 def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],
-                near: Callable[[list[str], int], Mapping[str, int]]) -> dict[str, str]:
+                near: Callable[[list[str], int], Mapping[str, int]],
+                count: Callable[[str], int] | None = None) -> dict[str, str]:
     """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds.
 
     ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
-    hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts."""
+    hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
+    again with the word's beginnings when none is near its forms); ``count(term)``: the chunks holding a
+    term, to settle a tie."""
     found: dict[str, str] = {}
     for word in checked_words(query):
         terms = forms(word) or [word]
         if known(terms):
             continue
-        term = choose(word, terms, near(terms, max_edits(word)))
+        limit = max_edits(word)
+        term = choose(word, terms, near(terms, limit), count)
+        if term is None and probes(word):
+            term = choose(word, terms, near(probes(word), limit), count)
         if term is not None:
             found[word] = term
     return found

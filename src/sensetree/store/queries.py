@@ -24,6 +24,7 @@ LANGUAGES_TTL = 30.0
 # check of a word costs 2-3 ms, a fuzzy match of an unknown one 5-15 ms.
 NEAR_ROWS = 500
 NEAR_EXPANSIONS = 50
+HOLDING_CAP = 5_000  # chunks counted for a term: past it, two terms are equally common to a tie-break
 
 
 class ChunkQueries:
@@ -106,6 +107,20 @@ class ChunkQueries:
             return self.table.read(read, Counter())
         except (ValueError, RuntimeError):
             return Counter()
+
+    def holding(self, term: str) -> int:
+        """How many chunks hold ``term`` (an exact keyword match; at most HOLDING_CAP): spelling settles a
+        tie with it."""
+        from lancedb.query import MatchQuery
+
+        def read(table) -> int:
+            return (table.search(MatchQuery(term, FTS_COLUMN), query_type="fts").select(["chunk_index", "_score"])
+                    .limit(HOLDING_CAP).to_arrow().num_rows)
+
+        try:
+            return self.table.read(read, 0)
+        except (ValueError, RuntimeError):
+            return 0
 
     def written(self, term: str) -> str:
         """A word as the files write it whose term is ``term`` (\"diabetes\" for \"diabet\"), else the term."""
