@@ -9,6 +9,7 @@ import pytest
 
 from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
+from sensetree.operations import PinParams
 from sensetree.store.catalog import SenseRow
 
 
@@ -63,7 +64,7 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
         assert engine.catalog.files.get(modules) is None
 
         js = str(tree / "node_modules" / "pkg" / "index.js")
-        engine.pin_sense(js, "The leftpad package entry point, pinned by hand.")
+        engine.pin(PinParams(js, "The leftpad package entry point, pinned by hand."))
         engine.index()
         assert engine.store.queries.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")

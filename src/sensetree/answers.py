@@ -1,10 +1,11 @@
-"""Answers of the engine's operations that belong to no search stage: a folder's listing and what a
-change to the queue did. Light on purpose: every interface imports them (a command answered by a
-running server loads neither the stores nor the models)."""
+"""Answers of the engine's operations that belong to no search stage: a folder's listing, what a
+change to the queue or the roots did, status and the queue, a file's sense, what the web app shows of
+a file. Light on purpose: every interface imports them (a command answered by a running server loads
+neither the stores nor the models)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -77,3 +78,164 @@ class TakenBack:
     @classmethod
     def from_dict(cls, d: dict) -> TakenBack:
         return cls(str(d["path"]))
+
+
+# --- what the engine says about itself (built by overview.py) and about one file --------------------
+
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """``d``'s fields of the dataclass ``cls``: a server may add its own (``indexing``)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+@dataclass(frozen=True)
+class Phases:
+    """keyword-ready N / M and semantic N / M, with an ETA while an indexer embeds (in any process)."""
+
+    files: int
+    keyword_ready: int
+    semantic: int
+    chunks_left: int
+    embed_rate: float            # chunks a second, while an indexer is embedding
+    semantic_eta_s: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Phases:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class QueuedFile:
+    path: str
+    kind: str
+    status: str
+    attempts: int
+    error: str | None
+    notes: str | None
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Failed files with their errors, then what waits for each phase, then what carries a note."""
+
+    failed: list[QueuedFile]
+    pending: list[QueuedFile]
+    pending_count: int
+    keyword: list[QueuedFile]
+    keyword_count: int
+    noted: list[QueuedFile]
+    ignored: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Queue:
+        rows = {name: [QueuedFile(**row) for row in d[name]] for name in ("failed", "pending", "keyword", "noted")}
+        return cls(**rows, pending_count=d["pending_count"], keyword_count=d["keyword_count"], ignored=d["ignored"])
+
+
+@dataclass(frozen=True)
+class Status:
+    """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
+
+    data_dir: str
+    roots: list[str]
+    offline_roots: dict[str, float]  # root -> offline since (epoch s): kept, out of results until back
+    counts: dict[str, int]
+    phases: Phases
+    chunks: int
+    embedding_model: str
+    sense_model: str
+    reranker: str
+    devices: list[dict[str, Any]]
+    pace: dict[str, Any] | None      # paused or slowed on battery
+    index_bytes: int
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Status:
+        return cls(**{**_known(cls, d), "phases": Phases.from_dict(d["phases"])})
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The folders indexed in place (``roots``)."""
+
+    roots: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"roots": list(self.roots)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Roots:
+        return cls([str(r) for r in d["roots"]])
+
+
+@dataclass(frozen=True)
+class RootAdded:
+    """The root ``add`` registered, as the index names it."""
+
+    root: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"root": self.root}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RootAdded:
+        return cls(str(d["root"]))
+
+
+@dataclass(frozen=True)
+class RootRemoved:
+    """How many entries left the index with the root ``remove`` dropped."""
+
+    removed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"removed": self.removed}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RootRemoved:
+        return cls(int(d["removed"]))
+
+
+@dataclass(frozen=True)
+class Sense:
+    """A file's sense (``sense``), or the one just pinned (``pin``): None before the file is indexed."""
+
+    path: str
+    sense: str | None
+    source: str | None
+    pinned: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sense:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a panel of the web app shows about one file (``file``: its detail; ``preview``: its text at a
+    chunk), as the explorer builds it: a JSON object whose fields the explorer declares."""
+
+    fields: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Shown:
+        return cls(dict(d))

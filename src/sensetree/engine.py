@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import Ignored, Listing, Requeued, TakenBack
+from .answers import Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, Shown, Status, TakenBack
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -41,15 +41,15 @@ from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (BrowseParams, IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
-                         UnignoreParams)
-from .overview import Phases, Queue, Status
+from .operations import (AddRootParams, BrowseParams, FileParams, IgnoreParams, PinParams, PreviewParams, QueueParams,
+                         ReindexParams, RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams,
+                         SimilarParams, StatusParams, TreeParams, UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.intent import FEW_RESULTS, Understood, narrowed, understand
 from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
-from .store.catalog import Catalog, SenseRow
+from .store.catalog import Catalog
 from .store.chunks import ChunkStore
 from .store.location import location
 from .store.manifest import SEARCH_SETTINGS, Manifest
@@ -298,6 +298,18 @@ class Engine:
         """A folder's entries with their index statuses (``sensetree browse``, the explorer, MCP)."""
         return self.explorer().listing(params.path)
 
+    def file_detail(self, params: FileParams) -> Shown:
+        """Everything the web app's detail panel shows about one file or folder."""
+        return Shown(self.explorer().detail(params.path))
+
+    def preview(self, params: PreviewParams) -> Shown:
+        """A file's text with where one chunk (and the range ``mark``) sits in it; the file is indexed next:
+        someone is looking at it."""
+        start, _, end = (params.mark or "").partition(",")
+        shown = self.explorer().preview(params.path, params.chunk, (int(start), int(end)) if params.mark else None)
+        self.prioritize(shown["path"])
+        return Shown(shown)
+
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""
         return Explorer(self.reader(), self.catalog, self.store)
@@ -308,15 +320,15 @@ class Engine:
                       self.ignored())
 
     # what the engine says about itself ----------------------------------------------
-    def status(self) -> Status:
+    def status(self, params: StatusParams = StatusParams()) -> Status:
         """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
         return self.storage.recovering(lambda: overview.status(
             self.data_dir, self.roots(), self.catalog, self.store, self.storage.size_bytes(), self.settings,
             self.models, self.notices))
 
-    def queue(self, limit: int | None = None) -> Queue:
+    def queue(self, params: QueueParams = QueueParams()) -> Queue:
         """Failed files with their errors, then what waits for each phase (the first ``limit`` of each)."""
-        return overview.queue(self.catalog, self.ignored(), limit)
+        return overview.queue(self.catalog, self.ignored(), params.limit)
 
     def phases(self) -> Phases:
         return overview.phases(self.catalog)
@@ -362,20 +374,34 @@ class Engine:
                                 "the other choices are made where it is indexed")
         return self.choices
 
+    def list_roots(self, params: RootsParams) -> Roots:
+        return Roots(self.roots())
+
     def add_root(self, folder: str) -> str:
         return self._choose().add_root(folder)
+
+    def add(self, params: AddRootParams) -> RootAdded:
+        return RootAdded(self.add_root(params.path))
 
     def remove_root(self, folder: str) -> int:
         return self._choose().remove_root(folder)
 
+    def remove(self, params: RemoveRootParams) -> RootRemoved:
+        return RootRemoved(self.remove_root(params.path))
+
     def set_block(self, folder: str, mode: str | None) -> str:
         return self._choose().set_block(folder, mode)
 
-    def pin_sense(self, path: str, sense: str) -> None:
-        self._choose().pin_sense(path, sense)
+    def pin(self, params: PinParams) -> Sense:
+        """Pin a file's sense (a file inside the roots); the next indexing run re-indexes the file with it."""
+        self.reader().check(params.path)
+        self._choose().pin_sense(params.path, params.sense)
+        return self.sense(SenseParams(params.path))
 
-    def sense_of(self, path: str) -> SenseRow | None:
-        return self.choices.sense_of(path)
+    def sense(self, params: SenseParams) -> Sense:
+        stored = self.choices.sense_of(params.path)
+        return Sense(paths.normalize(params.path), stored.text if stored else None, stored.source if stored else None,
+                     bool(stored and stored.pinned))
 
     def retry(self, params: RetryParams) -> Requeued:
         return Requeued(self._choose().retry(params.path))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import Ignored, Listing, Requeued, TakenBack
+from .answers import Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, Shown, Status, TakenBack
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -45,6 +46,7 @@ class Doc:
     tools: bool = True               # offered to models (MCP clients, the assistant) too
     tool_default: int | None = None  # a model reads every result it asks for: fewer by default for it,
     tool_le: int | None = None       # and at most this many
+    pattern: str | None = None       # a text must match this (a regular expression, whole)
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,22 @@ class Operation:
     tool: str | None = None          # offered to MCP clients and the assistant under this name
     detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
     effect: Effect = Effect.READS
+    http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
+    path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
 
     @property
     def route(self) -> str:
-        return f"/api/{self.name}"
+        return self.path or f"/api/{self.name}"
+
+    @property
+    def verb(self) -> str:
+        """The HTTP method: GET for a question, POST for a change, unless ``http`` says otherwise."""
+        return self.http or ("GET" if self.effect is Effect.READS else "POST")
+
+    @property
+    def in_query(self) -> bool:
+        """Whether the parameters travel in the query string (GET, DELETE) rather than a JSON body."""
+        return self.verb in ("GET", "DELETE")
 
     def fields(self, tool: bool = False) -> tuple[Param, ...]:
         """The parameters as people give them, or with ``tool`` as a model is offered them (those it
@@ -166,6 +180,8 @@ class Operation:
                 raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
             if bounded and doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
+            if doc.pattern is not None and isinstance(value, str) and not re.fullmatch(doc.pattern, value):
+                raise BadInput(f"{param.name} must match {doc.pattern}, not {value!r}")
         return params
 
     def query(self, params: Any) -> dict[str, Any]:
@@ -302,5 +318,80 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("unignore", "Take an ignored file or folder back into the index.", UnignoreParams, TakenBack,
               "unignore", effect=Effect.QUEUES),
 ]}
+
+# --- what the engine says about itself, the roots, a file's sense, what the web app shows of a file ---
+
+@dataclass(frozen=True)
+class StatusParams:
+    """``status`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class QueueParams:
+    limit: Annotated[int | None, Doc("How many files of each waiting list; all when left out (every failed file is "
+                                     "listed).", ge=1, tools=False)] = None
+
+
+@dataclass(frozen=True)
+class RootsParams:
+    """``roots`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class AddRootParams:
+    path: Annotated[str, Doc("A folder to index in place (nothing is copied).", argument=True,
+                             max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class RemoveRootParams:
+    path: Annotated[str, Doc("A root to stop indexing; its entries leave the index (the files are untouched).",
+                             argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class SenseParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class PinParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    sense: Annotated[str, Doc("What the file is about, in words: re-indexing never overwrites it.", max_length=4000)]
+
+
+@dataclass(frozen=True)
+class FileParams:
+    path: Annotated[str, Doc("A file or folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class PreviewParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    chunk: Annotated[int, Doc("The chunk whose place in the text is given (a search result's chunk_index).", ge=0,
+                              le=2**31 - 1)] = 0  # chunk numbers are stored as 32-bit integers
+    mark: Annotated[str | None, Doc("start,end: characters of the text to mark (a cited sentence).",
+                                    pattern=r"\d{1,9},\d{1,9}")] = None
+
+
+OPERATIONS.update({op.name: op for op in [
+    Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status, "status"),
+    Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
+              Queue, "queue"),
+    Operation("roots", "The folders indexed in place.", RootsParams, Roots, "list_roots"),
+    Operation("add", "Register a folder as a root (nothing is copied; run `sensetree index` next).", AddRootParams,
+              RootAdded, "add", effect=Effect.QUEUES, path="/api/roots"),
+    Operation("remove", "Stop indexing a root and drop its entries from the index (the files are untouched).",
+              RemoveRootParams, RootRemoved, "remove", effect=Effect.EXCLUSIVE, http="DELETE", path="/api/roots"),
+    Operation("sense", "Show a file's sense: a line on what it is about, from the sense model or pinned by hand.",
+              SenseParams, Sense, "sense"),
+    Operation("pin", "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
+              PinParams, Sense, "pin", effect=Effect.QUEUES, http="PUT", path="/api/sense"),
+    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, Shown,
+              "file_detail"),
+    Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
+              PreviewParams, Shown, "preview"),
+]})
+
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

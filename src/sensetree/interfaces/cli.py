@@ -26,9 +26,9 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths
 from ..config import DEFAULTS, SettingsError, parse_value
 from ..errors import BadInput, DataDirReadOnly, SenseTreeError
+from ..answers import Queue, Roots, Status
 from ..operations import OPERATIONS
 from ..safe_text import without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
@@ -36,7 +36,7 @@ from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
-from .operations_cli import Terminal, add_commands
+from .operations_cli import Terminal, add_commands, answer
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
@@ -86,23 +86,13 @@ def _size(n: float) -> str:
 @app.command()
 def add(folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir):
     """Register folders as roots (nothing is copied; run `sensetree index` next)."""
-    with _engine(data_dir) as engine:
-        for folder in folders:
-            try:
-                console.print(f"added root [bold]{escape(engine.add_root(str(folder)))}[/]")
-            except SenseTreeError as exc:
-                _fail(str(exc))
-
-
-@app.command()
-def remove(folder: Path, data_dir: Optional[Path] = DataDir):
-    """Stop indexing a root and drop its entries from the index (the files are untouched)."""
-    with _engine(data_dir) as engine:
+    op = OPERATIONS["add"]
+    for folder in folders:
         try:
-            n = engine.remove_root(str(folder))
+            added = answer(op, op.parse({"path": str(folder)}, typed=True), data_dir, _engine)
         except SenseTreeError as exc:
             _fail(str(exc))
-        console.print(f"removed root {escape(str(folder))} ({n} entries dropped from the index)")
+        console.print(f"added root [bold]{escape(added.root)}[/]")
 
 
 def _set_block(folder: Path, mode: str, outcome: str, data_dir: Optional[Path]) -> None:
@@ -218,14 +208,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             _fail(str(exc), DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1)
 
 
-@app.command()
-def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Roots, counts per status, models in use, index size."""
-    with _engine(data_dir) as engine:
-        info = engine.status().as_dict()
-    if json_out:
-        _print_json(info)
-        return
+def _print_status(status: Status) -> None:
+    info = status.as_dict()
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
     offline = info["offline_roots"]
@@ -249,14 +233,8 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     console.print(table)
 
 
-@app.command()
-def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Files waiting to be indexed and files that failed, with their last error."""
-    with _engine(data_dir) as engine:
-        info = engine.queue().as_dict()
-    if json_out:
-        _print_json(info)
-        return
+def _print_queue(queue: Queue) -> None:
+    info = queue.as_dict()
     for row in info["failed"]:
         console.print(f"[red]failed[/]  {escape(row['path'])}\n{indented(row['error'] or '')}")
     for row in info["pending"]:
@@ -269,24 +247,28 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")
 
 
-@app.command()
-def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="Correct the sense by hand (pinned)."),
-          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Show a file's sense, or correct it; a corrected sense is never overwritten by re-indexing."""
-    with _engine(data_dir) as engine:
-        try:
-            if set_to is not None:
-                engine.pin_sense(str(path), set_to)
-                errors.print("pinned; run `sensetree index` to re-index the file with it")
-            stored = engine.sense_of(str(path))
-        except SenseTreeError as exc:
-            _fail(str(exc))
-    info = {"path": paths.normalize(str(path)), "sense": stored.text if stored else None,
-            "source": stored.source if stored else None, "pinned": bool(stored and stored.pinned)}
-    if json_out:
-        _print_json(info)
-    else:
-        console.print(escape(info["sense"] or "no sense yet (not indexed)") + (" [dim](pinned)[/]" if info["pinned"] else ""))
+def _pin_first(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[Path]) -> bool:
+    """``sense PATH --set TEXT``: pin the sense, then show it as ``sense PATH`` does."""
+    if own["set_to"] is not None and values.get("path") is not None:
+        op = OPERATIONS["pin"]
+        answer(op, op.parse({"path": values["path"], "sense": own["set_to"]}, typed=True), data_dir, _engine)
+        errors.print("pinned; run `sensetree index` to re-index the file with it")
+    return False
+
+
+SENSE = Terminal(
+    options=(inspect.Parameter("set_to", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=typer.Option(
+        None, "--set", help="Correct the sense by hand (pinned).")),),
+    render=lambda shown, own: console.print(escape(shown.sense or "no sense yet (not indexed)")
+                                            + (" [dim](pinned)[/]" if shown.pinned else "")),
+    instead=_pin_first)
+
+
+def _print_roots(roots: Roots) -> None:
+    for root in roots.roots:
+        console.print(escape(root))
+    if not roots.roots:
+        console.print("none (sensetree add FOLDER)")
 
 
 # settings ---------------------------------------------------------------------------
@@ -559,6 +541,13 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 
 
 add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
+    "status": Terminal(render=lambda status, own: _print_status(status)),
+    "queue": Terminal(render=lambda queue, own: _print_queue(queue)),
+    "roots": Terminal(render=lambda roots, own: _print_roots(roots)),
+    "add": Terminal(command=False),  # takes several folders: the command above
+    "remove": Terminal(render=lambda done, own: console.print(
+        f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)")),
+    "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),

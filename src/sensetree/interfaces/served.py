@@ -95,6 +95,13 @@ def post(server: Server, path: str, body: dict[str, Any]) -> dict | None:
     return _answer("POST", server, path, json=body)
 
 
+def send(server: Server, method: str, path: str, params: dict[str, Any]) -> dict | None:
+    """An operation's request: ``params`` in the query string (GET, DELETE) or as a JSON body (POST, PUT)."""
+    if method in ("GET", "DELETE"):
+        return _answer(method, server, path, params={k: v for k, v in params.items() if v is not None})
+    return _answer(method, server, path, json=params)
+
+
 def _answer(method: str, server: Server, path: str, **request: Any) -> dict | None:
     import httpx
 

@@ -29,10 +29,6 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
-class PathBody(Body):
-    path: str = Field(description="an absolute path inside a root")
-
-
 class OpenBody(Body):
     path: str = Field(description="an absolute path inside a root")
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
@@ -41,11 +37,6 @@ class OpenBody(Body):
 class FolderModeBody(Body):
     path: str
     mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")
-
-
-class SenseBody(Body):
-    path: str
-    sense: str = Field(max_length=4000)
 
 
 class SettingBody(Body):
