@@ -1,0 +1,131 @@
+"""The operations moved onto parameter objects after search (operations.py): status, queue, the
+roots, a file's sense, its detail and its preview, each through the engine, the CLI and the HTTP
+API on a real index (MiniLM, LanceDB), with the routes and JSON fields they had before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sensetree.errors import BadInput
+from sensetree.interfaces.api import ServerOptions, create_app
+from sensetree.operations import OPERATIONS, FileParams, PreviewParams, QueueParams, SenseParams
+
+PORT = 8767
+TOKEN = "q" * 43
+FILES = {
+    "notes/harbour.md": "Minutes of the harbour committee: the quay opens in May, the ferry leaves at seven. " * 3,
+    "notes/bread.txt": "A recipe for sourdough bread with rye flour and a long cold proof. " * 3,
+    "notes/tides.txt": "Tide tables for the harbour: high water at noon, low water in the evening. " * 3,
+    "broken.pdf": "%PDF-1.4 this is not really a pdf",
+}
+
+
+@pytest.fixture(scope="module")
+def harbour(tmp_path_factory, write_tree, make_engine):
+    base = tmp_path_factory.mktemp("state")
+    root = base / "root"
+    write_tree(root, FILES)
+    engine = make_engine(base / "data", root)
+    client = TestClient(create_app(engine, TOKEN, ServerOptions(port=PORT)), base_url=f"http://127.0.0.1:{PORT}",
+                        client=("127.0.0.1", 50000), headers={"Authorization": f"Bearer {TOKEN}"})
+    yield base, root, engine, client
+    engine.close()
+
+
+def _json(cli, data: Path, *args: str | Path) -> dict:
+    shown = cli.invoke(data, *args, "--json")
+    assert shown.exit_code == 0, shown.output
+    return json.loads(shown.output)
+
+
+def test_status_and_queue_are_one_answer_everywhere_with_the_servers_progress_added(harbour, cli):
+    base, root, engine, client = harbour
+    data = base / "data"
+    status = _json(cli, data, "status")
+    served = client.get("/api/status").json()
+    assert list(served)[-1] == "indexing" and {k: v for k, v in served.items() if k != "indexing"}.keys() == status.keys()
+    assert served["roots"] == status["roots"] == [str(root)] and served["counts"] == status["counts"]
+    assert "progress" in cli.invoke(data, "status").output
+
+    queue = _json(cli, data, "queue")
+    assert [Path(f["path"]).name for f in queue["failed"]] == ["broken.pdf"]
+    answer = client.get("/api/queue").json()
+    assert list(answer)[0] == "indexing" and {k: answer[k] for k in queue} == queue
+    assert client.get("/api/queue", params={"limit": 1}).json()["failed"] == queue["failed"]  # every failed file
+    assert client.get("/api/queue", params={"limit": 0}).status_code == 422  # the bound, from Doc
+    assert cli.invoke(data, "queue", "--limit", "0").exit_code == 2
+    assert "1 failed" in cli.invoke(data, "queue").output
+    assert engine.queue(QueueParams(limit=1)).failed == engine.queue().failed
+
+
+def test_roots_are_listed_added_and_removed_on_their_one_route(harbour, cli, write_tree):
+    base, root, engine, client = harbour
+    data = base / "data"
+    extra, other = base / "extra", base / "other"
+    write_tree(extra, {"tide.txt": "High water at noon."})
+    write_tree(other, {"moon.txt": "The moon pulls the tides."})
+    assert client.get("/api/roots").json() == {"roots": [str(root)]} == _json(cli, data, "roots")
+
+    assert client.post("/api/roots", json={"path": str(extra)}).json() == {"root": str(extra)}
+    added = cli.invoke(data, "add", other)
+    assert added.exit_code == 0 and f"added root {other}" in " ".join(added.output.split())
+    assert set(_json(cli, data, "roots")["roots"]) == {str(root), str(extra), str(other)}
+    assert client.post("/api/roots", json={}).status_code == 422
+
+    assert client.delete("/api/roots", params={"path": str(extra)}).json() == {"removed": 0}
+    removed = cli.invoke(data, "remove", other)
+    assert removed.exit_code == 0 and f"removed root {other} (0 entries" in " ".join(removed.output.split())
+    assert client.get("/api/roots").json() == {"roots": [str(root)]}
+    missing = client.delete("/api/roots", params={"path": str(extra)})
+    assert missing.status_code == 400 and "is not a root" in missing.json()["detail"]
+    assert cli.invoke(data, "remove", extra).exit_code == 1
+
+
+def test_a_sense_is_shown_and_pinned_through_every_interface(harbour, cli):
+    base, root, engine, client = harbour
+    data = base / "data"
+    bread = str(root / "notes/bread.txt")
+    shown = _json(cli, data, "sense", bread)
+    assert shown == client.get("/api/sense", params={"path": bread}).json() == engine.sense(SenseParams(bread)).as_dict()
+    assert shown["path"] == bread and shown["sense"] and not shown["pinned"]
+
+    pinned = client.put("/api/sense", json={"path": bread, "sense": "  Rye sourdough, step by step. "})
+    assert pinned.status_code == 200
+    assert pinned.json() == {"path": bread, "sense": "Rye sourdough, step by step.", "source": "pinned", "pinned": True}
+    assert client.put("/api/sense", json={"path": "/etc/hosts", "sense": "x"}).status_code == 403
+    assert client.put("/api/sense", json={"path": bread, "sense": "x" * 4001}).status_code == 422
+
+    harbour_md = str(root / "notes/harbour.md")
+    done = cli.invoke(data, "sense", harbour_md, "--set", "Harbour committee minutes.")
+    assert done.exit_code == 0 and "pinned; run `sensetree index`" in done.output
+    assert "Harbour committee minutes. (pinned)" in done.output
+    assert _json(cli, data, "sense", harbour_md)["sense"] == "Harbour committee minutes."
+    refused = cli.invoke(data, "sense", "/etc/hosts", "--set", "x")
+    assert refused.exit_code == 1 and "outside the folders" in " ".join(refused.output.split())
+
+
+def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
+    base, root, engine, client = harbour
+    data = base / "data"
+    tides = str(root / "notes/tides.txt")
+    detail = client.get("/api/file", params={"path": tides}).json()
+    assert detail["status"] == "indexed" and detail["chunks"] and detail["name"] == "tides.txt"
+    assert _json(cli, data, "file", tides)["chunks"] == detail["chunks"]
+    assert engine.file_detail(FileParams(tides))["status"] == "indexed"
+
+    preview = client.get("/api/preview", params={"path": tides, "chunk": 0, "mark": "0,7"}).json()
+    assert preview["text"].startswith("Tide tables") and preview["mark"] == {"start": 0, "end": 7}
+    assert preview["start"] >= 0 and preview["end"] > preview["start"]
+    assert _json(cli, data, "preview", tides, "--mark", "0,7") == preview
+    assert client.get("/api/preview", params={"path": tides, "mark": "seven"}).status_code == 422
+    assert client.get("/api/preview", params={"path": tides, "chunk": -1}).status_code == 422
+    assert client.get("/api/preview", params={"path": "/etc/passwd"}).status_code == 403
+    assert client.get("/api/file", params={"path": str(root / "gone.txt")}).status_code == 404
+    assert cli.invoke(data, "preview", tides, "--mark", "seven").exit_code == 1
+    with pytest.raises(BadInput, match="mark must match"):
+        OPERATIONS["preview"].parse({"path": tides, "mark": "1,2,3"})
+    assert engine.preview(PreviewParams(tides)).as_dict()["chunk_index"] == 0
