@@ -129,3 +129,28 @@ def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
     with pytest.raises(BadInput, match="mark must match"):
         OPERATIONS["preview"].parse({"path": tides, "mark": "1,2,3"})
     assert engine.preview(PreviewParams(tides)).as_dict()["chunk_index"] == 0
+
+
+def test_settings_are_read_and_changed_through_their_operations(harbour, cli):
+    base, root, engine, client = harbour
+    data = base / "data"
+    view = client.get("/api/settings").json()
+    assert {"embedding", "reranker", "chat"} <= set(view["models"])
+    values = {s["key"]: s["value"] for s in view["settings"]}
+    assert _json(cli, data, "config", "get") == values
+    assert "retrieval.rerank = " in cli.invoke(data, "config", "get").output
+
+    changed = client.put("/api/settings", json={"key": "retrieval.collapse_duplicates", "value": not values["retrieval.collapse_duplicates"]})
+    assert changed.json() == {"key": "retrieval.collapse_duplicates", "value": not values["retrieval.collapse_duplicates"], "notice": None}
+    assert client.put("/api/settings", json={"key": "indexing.chunk_size", "value": "800"}).json()["value"] == 800
+    for body in ({"key": "retrieval.rerank", "value": "maybe"}, {"key": "no.such", "value": 1}, {"key": "x"}):
+        assert client.put("/api/settings", json=body).status_code == 422, body
+    client.put("/api/settings", json={"key": "retrieval.collapse_duplicates", "value": values["retrieval.collapse_duplicates"]})
+    client.put("/api/settings", json={"key": "indexing.chunk_size", "value": values["indexing.chunk_size"]})
+
+    done = cli.invoke(data, "config", "set", "indexing.chunk_size", "900")
+    assert done.exit_code == 0 and "indexing.chunk_size = 900" in done.output
+    assert _json(cli, data, "config", "get", "indexing.chunk_size") == 900
+    bad = cli.invoke(data, "config", "set", "indexing.chunk_size", "big")
+    assert bad.exit_code == 1 and "indexing.chunk_size" in bad.output
+    cli.invoke(data, "config", "set", "indexing.chunk_size", str(values["indexing.chunk_size"]))

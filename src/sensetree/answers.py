@@ -239,3 +239,37 @@ class Shown:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Shown:
         return cls(dict(d))
+
+
+@dataclass(frozen=True)
+class SettingsView:
+    """Every setting with its value, default, help and type (``settings``), and the models per role."""
+
+    settings: list[dict[str, Any]]
+    models: dict[str, list[dict[str, Any]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "models": self.models}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SettingsView:
+        return cls(list(d["settings"]), dict(d["models"]))
+
+    def values(self) -> dict[str, Any]:
+        return {s["key"]: s["value"] for s in self.settings}
+
+
+@dataclass(frozen=True)
+class SettingChanged:
+    """A setting's new value (``set``), and what the change did beside (a new embedding model: the vectors go)."""
+
+    key: str
+    value: Any
+    notice: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "notice": self.notice}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SettingChanged:
+        return cls(str(d["key"]), d["value"], d.get("notice"))

@@ -12,6 +12,7 @@ operations take one parameter object and return one result type (``operations.py
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -22,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import overview, paths
-from .config import Settings, default_data_dir, describe
+from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, Shown, Status, TakenBack
+from .answers import (Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged,
+                      SettingsView, Shown, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -43,7 +45,7 @@ from .notices import Notices
 from .filters import parse_filters
 from .operations import (AddRootParams, BrowseParams, FileParams, IgnoreParams, PinParams, PreviewParams, QueueParams,
                          ReindexParams, RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams,
-                         SimilarParams, StatusParams, TreeParams, UnignoreParams)
+                         SetParams, SettingsParams, SimilarParams, StatusParams, TreeParams, UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -333,9 +335,6 @@ class Engine:
     def phases(self) -> Phases:
         return overview.phases(self.catalog)
 
-    def models_by_role(self) -> dict[str, list[dict[str, Any]]]:
-        return self.models.by_role()
-
     def models_catalogue(self) -> dict[str, list[dict[str, Any]]]:
         return self.models.catalogue()
 
@@ -347,9 +346,16 @@ class Engine:
         return self.models.probe(role, base_url, model, api_key)
 
     # settings ---------------------------------------------------------------------
-    def settings_help(self) -> list[dict[str, Any]]:
-        """Every setting with its value, default, help and type (the web app's settings panel)."""
-        return describe(self.settings)
+    def settings_view(self, params: SettingsParams) -> SettingsView:
+        """Every setting with its value, default, help and type, and the models per role (the web app's
+        settings panel, ``sensetree config get``)."""
+        return SettingsView(describe(self.settings), self.models.by_role())
+
+    def change_setting(self, params: SetParams) -> SettingChanged:
+        """``set_setting`` with the value read by the setting's type (JSON, or text as typed at a terminal)."""
+        value = params.value if isinstance(params.value, str) else json.dumps(params.value)
+        notice = self.set_setting(params.key, parse_value(params.key, value))
+        return SettingChanged(params.key, self.settings[params.key], notice)
 
     def set_setting(self, key: str, value: Any) -> str | None:
         """Change one setting; a change of embedding model wipes the vectors at once and says so."""

@@ -25,7 +25,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, Shown, Status, TakenBack
+from .answers import (Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView,
+                      Shown, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -54,7 +55,7 @@ class Param:
     """One field of a parameter object, as an interface needs it."""
 
     name: str
-    type: type                       # the bare type: str, int, float or bool
+    type: type                       # the bare type: str, int, float or bool; object: any JSON value, or text
     optional: bool                   # None is allowed
     default: Any                     # dataclasses.MISSING when required
     doc: Doc
@@ -195,6 +196,8 @@ class Operation:
 
 def _read(param: Param, value: Any) -> Any:
     kind = param.type
+    if kind is object:  # read where it is used (a setting's value, by the setting's type)
+        return value
     try:
         if kind is bool:
             if isinstance(value, bool):
@@ -374,6 +377,17 @@ class PreviewParams:
                                     pattern=r"\d{1,9},\d{1,9}")] = None
 
 
+@dataclass(frozen=True)
+class SettingsParams:
+    """``settings`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class SetParams:
+    key: Annotated[str, Doc("The setting's name, such as retrieval.rerank.", argument=True, max_length=200)]
+    value: Annotated[object, Doc("A value of the setting's type (JSON), or text to read as one.", argument=True)]
+
+
 OPERATIONS.update({op.name: op for op in [
     Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status, "status"),
     Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
@@ -391,6 +405,9 @@ OPERATIONS.update({op.name: op for op in [
               "file_detail"),
     Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
               PreviewParams, Shown, "preview"),
+    Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
+    Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
+              SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
 ]})
 
 

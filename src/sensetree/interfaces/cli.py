@@ -26,7 +26,6 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..config import DEFAULTS, SettingsError, parse_value
 from ..errors import BadInput, DataDirReadOnly, SenseTreeError
 from ..answers import Queue, Roots, Status
 from ..operations import OPERATIONS
@@ -275,8 +274,12 @@ def _print_roots(roots: Roots) -> None:
 @config_app.command("get")
 def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Show one setting, or all of them."""
-    with _engine(data_dir) as engine:
-        values = engine.settings.as_dict()
+    op = OPERATIONS["settings"]
+    try:
+        view = answer(op, op.parse({}), data_dir, _engine)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+    values = view.values()
     if key is not None and key not in values:
         _fail(f"unknown setting {key!r}; known: {', '.join(sorted(values))}")
     if json_out:
@@ -284,21 +287,21 @@ def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonO
     elif key:
         console.print(escape(str(values[key])))
     else:
-        for name, value in values.items():
-            console.print(f"{name} = {escape(json.dumps(value))}  [dim]# {escape(DEFAULTS[name][1])}[/]")
+        for setting in view.settings:
+            console.print(f"{setting['key']} = {escape(json.dumps(setting['value']))}  [dim]# {escape(setting['help'])}[/]")
 
 
 @config_app.command("set")
 def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
     """Change one setting (written to settings.toml)."""
-    with _engine(data_dir) as engine:
-        try:
-            message = engine.set_setting(key, parse_value(key, value))
-        except (SettingsError, SenseTreeError) as exc:
-            _fail(str(exc))
-        console.print(f"{key} = {escape(json.dumps(engine.settings.get(key)))}")
-        if message:
-            errors.print(f"[yellow]{escape(message)}[/]")
+    op = OPERATIONS["set"]
+    try:
+        changed = answer(op, op.parse({"key": key, "value": value}, typed=True), data_dir, _engine)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+    console.print(f"{changed.key} = {escape(json.dumps(changed.value))}")
+    if changed.notice:
+        errors.print(f"[yellow]{escape(changed.notice)}[/]")
 
 
 # search -----------------------------------------------------------------------------
@@ -548,6 +551,7 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
     "remove": Terminal(render=lambda done, own: console.print(
         f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)")),
     "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
+    "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),

@@ -39,11 +39,6 @@ class FolderModeBody(Body):
     mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")
 
 
-class SettingBody(Body):
-    key: str
-    value: Any = Field(description="a JSON value of the setting's type, or text to parse")
-
-
 class EndpointTestBody(Body):
     role: str = Field(description="embedding, sense or chat")
     base_url: Optional[str] = None

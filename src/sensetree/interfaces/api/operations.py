@@ -18,11 +18,21 @@ from .context import ApiContext, context
 
 router = APIRouter()
 
-# What a server adds to an operation's answer: the live progress of its own indexing. Status ends with it;
-# the queue, which the web app's queue page reads top down, begins with it.
+
+def _new_chat_settings(ctx: ApiContext, answer: dict[str, Any]) -> dict[str, Any]:
+    """The assistant's conversations start again with a changed chat setting (another model, endpoint)."""
+    if answer["key"].startswith("chat."):
+        ctx.chats.reset()
+    return answer
+
+
+# What a server adds to an operation's answer, or does after it, of its own: the live progress of its
+# indexing (status ends with it; the queue, which the web app's queue page reads top down, begins with
+# it), and its chats, which a chat setting resets.
 SERVER_ADDS: dict[str, Callable[[ApiContext, dict[str, Any]], dict[str, Any]]] = {
     "status": lambda ctx, answer: {**answer, "indexing": ctx.progress()},
     "queue": lambda ctx, answer: {"indexing": ctx.progress(), **answer},
+    "set": _new_chat_settings,
 }
 
 
