@@ -154,3 +154,20 @@ def test_settings_are_read_and_changed_through_their_operations(harbour, cli):
     bad = cli.invoke(data, "config", "set", "indexing.chunk_size", "big")
     assert bad.exit_code == 1 and "indexing.chunk_size" in bad.output
     cli.invoke(data, "config", "set", "indexing.chunk_size", str(values["indexing.chunk_size"]))
+
+
+def test_a_folders_mode_is_set_through_its_operation(harbour, cli):
+    base, root, engine, client = harbour
+    data = base / "data"
+    notes = str(root / "notes")
+    assert client.post("/api/folder-mode", json={"path": notes, "mode": "block"}).json() == {"path": notes,
+                                                                                             "mode": "block"}
+    assert client.get("/api/file", params={"path": notes}).json()["folder_mode"] == "block"
+    assert client.post("/api/folder-mode", json={"path": notes, "mode": "sideways"}).status_code == 422
+    assert client.post("/api/folder-mode", json={"path": str(root), "mode": "block"}).status_code == 400  # a root
+    assert client.post("/api/folder-mode", json={"path": notes, "mode": None}).json() == {"path": notes, "mode": None}
+    done = cli.invoke(data, "unblock", notes)
+    assert done.exit_code == 0 and f"{notes} will be indexed file by file" in " ".join(done.output.split())
+    assert client.get("/api/file", params={"path": notes}).json()["folder_mode"] == "recursive"
+    assert cli.invoke(data, "block", root).exit_code == 1
+    client.post("/api/folder-mode", json={"path": notes})

@@ -273,3 +273,19 @@ class SettingChanged:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SettingChanged:
         return cls(str(d["key"]), d["value"], d.get("notice"))
+
+
+@dataclass(frozen=True)
+class FolderMode:
+    """How a folder is indexed from now on (``folder-mode``): as one block, file by file, or (None) as the
+    heuristics decide."""
+
+    path: str
+    mode: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "mode": self.mode}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FolderMode:
+        return cls(str(d["path"]), d.get("mode"))

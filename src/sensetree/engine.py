@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import (Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged,
+from .answers import (FolderMode, Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged,
                       SettingsView, Shown, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
@@ -43,9 +43,10 @@ from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (AddRootParams, BrowseParams, FileParams, IgnoreParams, PinParams, PreviewParams, QueueParams,
-                         ReindexParams, RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams,
-                         SetParams, SettingsParams, SimilarParams, StatusParams, TreeParams, UnignoreParams)
+from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, PinParams,
+                         PreviewParams, QueueParams, ReindexParams, RemoveRootParams, RetryParams, RootsParams,
+                         SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams, StatusParams, TreeParams,
+                         UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -395,8 +396,8 @@ class Engine:
     def remove(self, params: RemoveRootParams) -> RootRemoved:
         return RootRemoved(self.remove_root(params.path))
 
-    def set_block(self, folder: str, mode: str | None) -> str:
-        return self._choose().set_block(folder, mode)
+    def folder_mode(self, params: FolderModeParams) -> FolderMode:
+        return FolderMode(self._choose().set_block(params.path, params.mode), params.mode)
 
     def pin(self, params: PinParams) -> Sense:
         """Pin a file's sense (a file inside the roots); the next indexing run re-indexes the file with it."""

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import (Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView,
+from .answers import (FolderMode, Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView,
                       Shown, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
@@ -378,6 +378,13 @@ class PreviewParams:
 
 
 @dataclass(frozen=True)
+class FolderModeParams:
+    path: Annotated[str, Doc("A folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    mode: Annotated[str | None, Doc("block (indexed as one unit), recursive (file by file), or none to go back to "
+                                    "the heuristics.", pattern="block|recursive")] = None
+
+
+@dataclass(frozen=True)
 class SettingsParams:
     """``settings`` takes nothing."""
 
@@ -405,6 +412,8 @@ OPERATIONS.update({op.name: op for op in [
               "file_detail"),
     Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
               PreviewParams, Shown, "preview"),
+    Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
+              "decide).", FolderModeParams, FolderMode, "folder_mode", effect=Effect.QUEUES),
     Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
     Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
               SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),

@@ -95,11 +95,12 @@ def add(folders: list[Path] = typer.Argument(..., help="Folders to index in plac
 
 
 def _set_block(folder: Path, mode: str, outcome: str, data_dir: Optional[Path]) -> None:
-    with _engine(data_dir) as engine:
-        try:
-            console.print(f"{escape(engine.set_block(str(folder), mode))} {outcome}; run `sensetree index`")
-        except SenseTreeError as exc:
-            _fail(str(exc))
+    op = OPERATIONS["folder-mode"]
+    try:
+        done = answer(op, op.parse({"path": str(folder), "mode": mode}, typed=True), data_dir, _engine)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+    console.print(f"{escape(done.path)} {outcome}; run `sensetree index`")
 
 
 @app.command()
@@ -552,6 +553,7 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
         f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)")),
     "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
     "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
+    "folder-mode": Terminal(command=False),  # `block`, `unblock`
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),

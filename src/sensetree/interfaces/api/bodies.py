@@ -34,11 +34,6 @@ class OpenBody(Body):
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
 
 
-class FolderModeBody(Body):
-    path: str
-    mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")
-
-
 class EndpointTestBody(Body):
     role: str = Field(description="embedding, sense or chat")
     base_url: Optional[str] = None

@@ -1,5 +1,5 @@
-"""Opening a file with the system's application, and a folder's mode (the roots, a file's detail, its
-preview and its sense are engine operations: ``operations.py``)."""
+"""Opening a file with the system's application (the roots, a file's detail, its preview, its sense and a
+folder's mode are engine operations: ``operations.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException
 
 from ...reader import archive_of
-from .bodies import FolderModeBody, OpenBody
+from .bodies import OpenBody
 from .context import ApiContext, context
 
 router = APIRouter()
@@ -29,15 +29,6 @@ def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, A
     except OSError as exc:
         raise HTTPException(501, f"cannot open files on this system: {exc}") from None
     return {"opened": opened, "page": at_page}
-
-
-@router.post("/api/folder-mode", summary="Treat a folder as one block, or index its contents file by file")
-def folder_mode(body: FolderModeBody, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    if body.mode not in (None, "block", "recursive"):
-        raise HTTPException(422, "mode is block, recursive or null")
-    path = ctx.engine.set_block(body.path, body.mode)
-    ctx.kick()
-    return {"path": path, "mode": body.mode}
 
 
 # PDF viewers that take a page on their command line, as the desktop's default for PDFs names them.
