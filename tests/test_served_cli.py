@@ -83,6 +83,10 @@ def test_search_tree_and_ask_are_answered_by_the_running_service(indexed):
         assert code == 0 and not loaded and f"added root {extra}" in out, err
         code, out, err, loaded = sensetree(data, "remove", str(extra))
         assert code == 0 and not loaded and f"removed root {extra}" in out, err
+        code, out, err, loaded = sensetree(data, "config", "get", "retrieval.rerank", "--json")
+        assert code == 0 and not loaded and json.loads(out) is False, err
+        code, out, err, loaded = sensetree(data, "config", "set", "retrieval.rerank", "false")
+        assert code == 0 and not loaded and "retrieval.rerank = false" in out, err
 
         # a flag the API lacks (--queries) is answered in-process, the same way
         batch = data.parent / "queries.jsonl"
