@@ -115,7 +115,7 @@ def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
     detail = client.get("/api/file", params={"path": tides}).json()
     assert detail["status"] == "indexed" and detail["chunks"] and detail["name"] == "tides.txt"
     assert _json(cli, data, "file", tides)["chunks"] == detail["chunks"]
-    assert engine.file_detail(FileParams(tides))["status"] == "indexed"
+    assert engine.file_detail(FileParams(tides)).status == "indexed"
 
     preview = client.get("/api/preview", params={"path": tides, "chunk": 0, "mark": "0,7"}).json()
     assert preview["text"].startswith("Tide tables") and preview["mark"] == {"start": 0, "end": 7}
@@ -128,7 +128,7 @@ def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
     assert cli.invoke(data, "preview", tides, "--mark", "seven").exit_code == 1
     with pytest.raises(BadInput, match="mark must match"):
         OPERATIONS["preview"].parse({"path": tides, "mark": "1,2,3"})
-    assert engine.preview(PreviewParams(tides)).as_dict()["chunk_index"] == 0
+    assert engine.preview(PreviewParams(tides)).chunk_index == 0
 
 
 def test_settings_are_read_and_changed_through_their_operations(harbour, cli):

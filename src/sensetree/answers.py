@@ -224,21 +224,55 @@ class Sense:
 
 
 @dataclass(frozen=True)
-class Shown:
-    """What a panel of the web app shows about one file (``file``: its detail; ``preview``: its text at a
-    chunk), as the explorer builds it: a JSON object whose fields the explorer declares."""
+class FileDetail:
+    """Everything the web app's detail panel shows about one file or folder (``file``)."""
 
-    fields: dict[str, Any]
-
-    def __getitem__(self, key: str) -> Any:
-        return self.fields[key]
+    path: str
+    name: str
+    is_dir: bool
+    is_root: bool
+    kind: str                      # file, folder or block
+    status: str | None             # None: not in the index
+    doc_type: str | None
+    size: int
+    mtime: float
+    chunks_count: int
+    attempts: int
+    error: str | None
+    sense: dict[str, Any] | None   # text, source, pinned
+    chunks: list[dict[str, Any]]   # chunk_index, text
+    folder_mode: str | None        # block or recursive, as the user chose
+    block_reason: str | None       # why a folder looks like a block
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.fields)
+        return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Shown:
-        return cls(dict(d))
+    def from_dict(cls, d: dict[str, Any]) -> FileDetail:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A file's extracted text, where one chunk sits in it and a range to mark (``preview``)."""
+
+    path: str
+    name: str
+    text: str
+    start: int                     # the chunk's characters in the text; -1 when not found
+    end: int
+    chunk_index: int
+    location: dict[str, Any] | None
+    location_label: str
+    truncated: bool
+    mark: dict[str, int] | None    # start, end
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Preview:
+        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import (FolderMode, Ignored, Listing, Phases, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged,
-                      SettingsView, Shown, Status, TakenBack)
+from .answers import (FileDetail, FolderMode, Ignored, Listing, Phases, Preview, Queue, Requeued, RootAdded,
+                      RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -301,17 +301,17 @@ class Engine:
         """A folder's entries with their index statuses (``sensetree browse``, the explorer, MCP)."""
         return self.explorer().listing(params.path)
 
-    def file_detail(self, params: FileParams) -> Shown:
+    def file_detail(self, params: FileParams) -> FileDetail:
         """Everything the web app's detail panel shows about one file or folder."""
-        return Shown(self.explorer().detail(params.path))
+        return FileDetail(**self.explorer().detail(params.path))
 
-    def preview(self, params: PreviewParams) -> Shown:
+    def preview(self, params: PreviewParams) -> Preview:
         """A file's text with where one chunk (and the range ``mark``) sits in it; the file is indexed next:
         someone is looking at it."""
         start, _, end = (params.mark or "").partition(",")
         shown = self.explorer().preview(params.path, params.chunk, (int(start), int(end)) if params.mark else None)
         self.prioritize(shown["path"])
-        return Shown(shown)
+        return Preview(**shown)
 
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""

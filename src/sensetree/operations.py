@@ -25,8 +25,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import (FolderMode, Ignored, Listing, Queue, Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView,
-                      Shown, Status, TakenBack)
+from .answers import (FileDetail, FolderMode, Ignored, Listing, Preview, Queue, Requeued, RootAdded, RootRemoved, Roots,
+                      Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -408,10 +408,10 @@ OPERATIONS.update({op.name: op for op in [
               SenseParams, Sense, "sense"),
     Operation("pin", "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
               PinParams, Sense, "pin", effect=Effect.QUEUES, http="PUT", path="/api/sense"),
-    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, Shown,
+    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail,
               "file_detail"),
     Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
-              PreviewParams, Shown, "preview"),
+              PreviewParams, Preview, "preview"),
     Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
               "decide).", FolderModeParams, FolderMode, "folder_mode", effect=Effect.QUEUES),
     Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
