@@ -171,3 +171,13 @@ def test_a_folders_mode_is_set_through_its_operation(harbour, cli):
     assert client.get("/api/file", params={"path": notes}).json()["folder_mode"] == "recursive"
     assert cli.invoke(data, "block", root).exit_code == 1
     client.post("/api/folder-mode", json={"path": notes})
+
+
+def test_an_endpoint_is_tried_through_its_operation(harbour):
+    base, root, engine, client = harbour
+    down = client.post("/api/endpoint-test", json={"role": "chat", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    assert down.status_code == 200 and set(down.json()) == {"ok", "reachable", "model_present", "dimension", "message"}
+    assert not down.json()["reachable"] and "unreachable" in down.json()["message"]
+    assert client.post("/api/endpoint-test", json={"role": "nonsense"}).status_code == 400
+    assert client.post("/api/endpoint-test", json={}).status_code == 422
+    assert client.get("/api/endpoint-test").status_code == 405  # a key is never put in an address

@@ -323,3 +323,21 @@ class FolderMode:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FolderMode:
         return cls(str(d["path"]), d.get("mode"))
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """Whether an endpoint answers, has the model, and which dimension its vectors have (``endpoint-test``)."""
+
+    ok: bool
+    reachable: bool
+    model_present: bool | None  # None: the server does not list its models
+    dimension: int | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
+        return cls(**_known(cls, d))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import (FileDetail, FolderMode, Ignored, Listing, Phases, Preview, Queue, Requeued, RootAdded,
+from .answers import (FileDetail, FolderMode, Ignored, Listing, Phases, Preview, ProbeReport, Queue, Requeued, RootAdded,
                       RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
@@ -40,11 +40,10 @@ if TYPE_CHECKING:
 from .ingest.workers import Pool, WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
-from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
 from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, PinParams,
-                         PreviewParams, QueueParams, ReindexParams, RemoveRootParams, RetryParams, RootsParams,
+                         PreviewParams, ProbeParams, QueueParams, ReindexParams, RemoveRootParams, RetryParams, RootsParams,
                          SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams, StatusParams, TreeParams,
                          UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
@@ -342,9 +341,9 @@ class Engine:
     def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
         return self.models.pull_reranker(name, progress)
 
-    def probe_endpoint(self, role: str, base_url: str | None = None, model: str | None = None,
-                       api_key: str | None = None) -> ProbeReport:
-        return self.models.probe(role, base_url, model, api_key)
+    def probe(self, params: ProbeParams) -> ProbeReport:
+        """Try an endpoint before saving it (the settings page's "test" buttons)."""
+        return self.models.probe(params.role, params.base_url, params.model, params.api_key)
 
     # settings ---------------------------------------------------------------------
     def settings_view(self, params: SettingsParams) -> SettingsView:

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import (FileDetail, FolderMode, Ignored, Listing, Preview, Queue, Requeued, RootAdded, RootRemoved, Roots,
+from .answers import (FileDetail, FolderMode, Ignored, Listing, Preview, ProbeReport, Queue, Requeued, RootAdded, RootRemoved, Roots,
                       Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
@@ -395,6 +395,14 @@ class SetParams:
     value: Annotated[object, Doc("A value of the setting's type (JSON), or text to read as one.", argument=True)]
 
 
+@dataclass(frozen=True)
+class ProbeParams:
+    role: Annotated[str, Doc("embedding, sense or chat.")]
+    base_url: Annotated[str | None, Doc("The endpoint to try; the role's setting when left out.")] = None
+    model: Annotated[str | None, Doc("The model it should have; the role's setting when left out.")] = None
+    api_key: Annotated[str | None, Doc("Its key; the role's setting when left out.")] = None
+
+
 OPERATIONS.update({op.name: op for op in [
     Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status, "status"),
     Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
@@ -417,6 +425,8 @@ OPERATIONS.update({op.name: op for op in [
     Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
     Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
               SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
+    Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
+              ProbeReport, "probe", http="POST"),  # a key travels in a body, never in an address
 ]})
 
 

@@ -554,6 +554,7 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
     "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
     "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
     "folder-mode": Terminal(command=False),  # `block`, `unblock`
+    "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),

@@ -14,7 +14,7 @@ from ...engine import Engine
 from ...errors import BadInput, ModelError, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
 from ...reader import OutsideRoots, Unreadable
 from ..background import BackgroundIndexer
-from . import chat, files, operations, settings
+from . import chat, files, operations
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
 
@@ -45,7 +45,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
         return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=WEB), name="static")
-    for module in (operations, files, settings, chat):
+    for module in (operations, files, chat):
         app.include_router(module.router)
     return app
 

@@ -34,13 +34,6 @@ class OpenBody(Body):
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
 
 
-class EndpointTestBody(Body):
-    role: str = Field(description="embedding, sense or chat")
-    base_url: Optional[str] = None
-    model: Optional[str] = None
-    api_key: Optional[str] = None
-
-
 class ChatBody(Body):
     question: str = Field(min_length=1, max_length=10_000)
     scope: Optional[str] = None
