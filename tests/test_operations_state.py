@@ -181,3 +181,14 @@ def test_an_endpoint_is_tried_through_its_operation(harbour):
     assert client.post("/api/endpoint-test", json={"role": "nonsense"}).status_code == 400
     assert client.post("/api/endpoint-test", json={}).status_code == 422
     assert client.get("/api/endpoint-test").status_code == 405  # a key is never put in an address
+
+
+def test_the_assistants_question_is_read_from_its_one_declaration(harbour):
+    base, root, engine, client = harbour
+    assert client.post("/api/chat", json={"question": ""}).status_code == 422
+    assert client.post("/api/chat", json={"question": "x" * 10_001}).status_code == 422
+    assert client.post("/api/chat", json={"scope": str(root)}).status_code == 422
+    schema = client.get("/openapi.json").json()
+    body = schema["paths"]["/api/chat"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    fields = schema["components"]["schemas"][body.rsplit("/", 1)[1]]["properties"]
+    assert set(fields) == {"question", "scope", "conversation"} and fields["question"]["maxLength"] == 10_000

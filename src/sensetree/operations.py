@@ -40,6 +40,7 @@ class Doc:
     ge: int | None = None            # bounds of a number
     le: int | None = None
     max_length: int | None = None    # of a text
+    min_length: int | None = None
     flag: str | None = None          # the CLI option ("--limit"); "--<name>" when None
     short: str | None = None         # its short form ("-n")
     argument: bool = False           # a CLI argument (positional) rather than an option
@@ -179,6 +180,9 @@ class Operation:
                                                                              is not None else "") + f", not {value}")
             if doc.le is not None and value > doc.le:
                 raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
+            if doc.min_length is not None and isinstance(value, str) and len(value) < doc.min_length:
+                raise BadInput(f"{param.name} must have at least {doc.min_length} character"
+                               f"{'s' if doc.min_length != 1 else ''}")
             if bounded and doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
             if doc.pattern is not None and isinstance(value, str) and not re.fullmatch(doc.pattern, value):
@@ -428,6 +432,17 @@ OPERATIONS.update({op.name: op for op in [
     Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
               ProbeReport, "probe", http="POST"),  # a key travels in a body, never in an address
 ]})
+
+
+# The assistant's question: its answer streams (tokens, tool steps) from the chat layer above the engine,
+# so it is no ``Operation``; its parameters are declared here all the same, and the API's body is made
+# from them (``POST /api/chat``).
+@dataclass(frozen=True)
+class AskParams:
+    question: Annotated[str, Doc("The question.", min_length=1, max_length=10_000, argument=True)]
+    scope: Annotated[str | None, Doc("Only use files under this folder.")] = None
+    conversation: Annotated[str | None, Doc("Go on with this conversation (its start event names it); a new one "
+                                            "when left out.", tools=False)] = None
 
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

@@ -32,9 +32,3 @@ def _cleaned(value: Any) -> Any:
 class OpenBody(Body):
     path: str = Field(description="an absolute path inside a root")
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
-
-
-class ChatBody(Body):
-    question: str = Field(min_length=1, max_length=10_000)
-    scope: Optional[str] = None
-    conversation: Optional[str] = None

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 from fastapi import APIRouter, Body, Depends, Query
 from pydantic import Field, create_model
 
-from ...operations import OPERATIONS, Effect, Operation, Param
+from ...operations import OPERATIONS, Effect, Operation, Param, params_of
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
 
@@ -64,18 +64,25 @@ def _in_query(op: Operation):
 def _query_parameter(param: Param) -> inspect.Parameter:
     doc = param.doc
     declared = Query(... if param.required else param.default, alias=doc.http, description=doc.help, ge=doc.ge,
-                     le=doc.le, max_length=doc.max_length, pattern=doc.pattern and f"^{doc.pattern}$")
+                     le=doc.le, min_length=doc.min_length, max_length=doc.max_length,
+                     pattern=doc.pattern and f"^{doc.pattern}$")
     kind = Optional[param.type] if param.optional else param.type
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
 
-def _in_body(op: Operation):
-    """The body's fields from the parameter object; with no required field the body may be left out."""
+def body_model(params: type) -> type[JsonBody]:
+    """A JSON body with the fields of the parameter class ``params``, their bounds and help."""
     fields = {p.name: (Optional[p.type] if p.optional else p.type,
                        Field(... if p.required else p.default, description=p.doc.help, ge=p.doc.ge, le=p.doc.le,
-                             max_length=p.doc.max_length, pattern=p.doc.pattern and f"^{p.doc.pattern}$"))
-              for p in op.fields()}
-    model = create_model(f"{op.params.__name__}Body", __base__=JsonBody, **fields)
+                             min_length=p.doc.min_length, max_length=p.doc.max_length,
+                             pattern=p.doc.pattern and f"^{p.doc.pattern}$"))
+              for p in params_of(params)}
+    return create_model(f"{params.__name__.removesuffix('Params')}Body", __base__=JsonBody, **fields)
+
+
+def _in_body(op: Operation):
+    """The body's fields from the parameter object; with no required field the body may be left out."""
+    model = body_model(op.params)
     optional = not any(p.required for p in op.fields())
 
     def answer(ctx: ApiContext = Depends(context), body: Any = None) -> dict[str, Any]:
