@@ -138,14 +138,17 @@ def test_settings_are_read_and_changed_through_their_operations(harbour, cli):
     assert {"embedding", "reranker", "chat"} <= set(view["models"])
     values = {s["key"]: s["value"] for s in view["settings"]}
     assert _json(cli, data, "config", "get") == values
+    models = _json(cli, data, "models", "list")
+    assert models == client.get("/api/models").json() and models["embedding"] and "rerankers" in models
     assert "retrieval.rerank = " in cli.invoke(data, "config", "get").output
 
-    changed = client.put("/api/settings", json={"key": "retrieval.collapse_duplicates", "value": not values["retrieval.collapse_duplicates"]})
-    assert changed.json() == {"key": "retrieval.collapse_duplicates", "value": not values["retrieval.collapse_duplicates"], "notice": None}
+    key = "retrieval.collapse_duplicates"
+    changed = client.put("/api/settings", json={"key": key, "value": not values[key]})
+    assert changed.json() == {"key": key, "value": not values[key], "notice": None}
     assert client.put("/api/settings", json={"key": "indexing.chunk_size", "value": "800"}).json()["value"] == 800
     for body in ({"key": "retrieval.rerank", "value": "maybe"}, {"key": "no.such", "value": 1}, {"key": "x"}):
         assert client.put("/api/settings", json=body).status_code == 422, body
-    client.put("/api/settings", json={"key": "retrieval.collapse_duplicates", "value": values["retrieval.collapse_duplicates"]})
+    client.put("/api/settings", json={"key": key, "value": values[key]})
     client.put("/api/settings", json={"key": "indexing.chunk_size", "value": values["indexing.chunk_size"]})
 
     done = cli.invoke(data, "config", "set", "indexing.chunk_size", "900")

@@ -341,3 +341,19 @@ class ProbeReport:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
         return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class ModelsCatalogue:
+    """The embedding models bundled with the install (which one is in use) and the rerankers the registry
+    knows, installed or not (``models``)."""
+
+    embedding: list[dict[str, Any]]   # name, about, in_use
+    rerankers: list[dict[str, Any]]   # name, size, licence, installed, where
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"embedding": self.embedding, "rerankers": self.rerankers}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
+        return cls(list(d["embedding"]), list(d["rerankers"]))

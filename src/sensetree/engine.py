@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import (FileDetail, FolderMode, Ignored, Listing, Phases, Preview, ProbeReport, Queue, Requeued, RootAdded,
-                      RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
+from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
+                      Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -42,10 +42,10 @@ from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, PinParams,
-                         PreviewParams, ProbeParams, QueueParams, ReindexParams, RemoveRootParams, RetryParams, RootsParams,
-                         SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams, StatusParams, TreeParams,
-                         UnignoreParams)
+from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, ModelsParams,
+                         PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams, RemoveRootParams,
+                         RetryParams, RootsParams, SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams,
+                         StatusParams, TreeParams, UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -335,8 +335,8 @@ class Engine:
     def phases(self) -> Phases:
         return overview.phases(self.catalog)
 
-    def models_catalogue(self) -> dict[str, list[dict[str, Any]]]:
-        return self.models.catalogue()
+    def models_catalogue(self, params: ModelsParams) -> ModelsCatalogue:
+        return ModelsCatalogue(**self.models.catalogue())
 
     def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
         return self.models.pull_reranker(name, progress)

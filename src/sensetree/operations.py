@@ -25,8 +25,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import (FileDetail, FolderMode, Ignored, Listing, Preview, ProbeReport, Queue, Requeued, RootAdded, RootRemoved, Roots,
-                      Sense, SettingChanged, SettingsView, Status, TakenBack)
+from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Preview, ProbeReport, Queue, Requeued,
+                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -400,6 +400,11 @@ class SetParams:
 
 
 @dataclass(frozen=True)
+class ModelsParams:
+    """``models`` takes nothing."""
+
+
+@dataclass(frozen=True)
 class ProbeParams:
     role: Annotated[str, Doc("embedding, sense or chat.")]
     base_url: Annotated[str | None, Doc("The endpoint to try; the role's setting when left out.")] = None
@@ -429,6 +434,8 @@ OPERATIONS.update({op.name: op for op in [
     Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
     Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
               SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
+    Operation("models", "Embedding models bundled with the install, and the rerankers known to the registry.",
+              ModelsParams, ModelsCatalogue, "models_catalogue"),
     Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
               ProbeReport, "probe", http="POST"),  # a key travels in a body, never in an address
 ]})

@@ -468,8 +468,11 @@ def _print_tree_response(response: TreeResponse) -> None:
 @models_app.command("list")
 def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Embedding models bundled with the install, and the rerankers known to the registry."""
-    with _engine(data_dir) as engine:
-        info = engine.models_catalogue()
+    op = OPERATIONS["models"]
+    try:
+        info = answer(op, op.parse({}), data_dir, _engine).as_dict()
+    except SenseTreeError as exc:
+        _fail(str(exc))
     rerankers = info["rerankers"]
     if json_out:
         _print_json(info)
@@ -554,6 +557,7 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
     "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
     "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
     "folder-mode": Terminal(command=False),  # `block`, `unblock`
+    "models": Terminal(command=False),  # `models list`
     "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
