@@ -73,6 +73,16 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def _run(name: str, values: dict[str, Any], data_dir: Optional[Path]) -> Any:
+    """The result of the operation ``name`` for what was typed (``operations_cli.answer``: a running server
+    answers when there is one); its refusal ends the command."""
+    op = OPERATIONS[name]
+    try:
+        return answer(op, op.parse(values, typed=True), data_dir, _engine)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+
+
 def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024:
@@ -85,21 +95,13 @@ def _size(n: float) -> str:
 @app.command()
 def add(folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir):
     """Register folders as roots (nothing is copied; run `sensetree index` next)."""
-    op = OPERATIONS["add"]
     for folder in folders:
-        try:
-            added = answer(op, op.parse({"path": str(folder)}, typed=True), data_dir, _engine)
-        except SenseTreeError as exc:
-            _fail(str(exc))
+        added = _run("add", {"path": str(folder)}, data_dir)
         console.print(f"added root [bold]{escape(added.root)}[/]")
 
 
 def _set_block(folder: Path, mode: str, outcome: str, data_dir: Optional[Path]) -> None:
-    op = OPERATIONS["folder-mode"]
-    try:
-        done = answer(op, op.parse({"path": str(folder), "mode": mode}, typed=True), data_dir, _engine)
-    except SenseTreeError as exc:
-        _fail(str(exc))
+    done = _run("folder-mode", {"path": str(folder), "mode": mode}, data_dir)
     console.print(f"{escape(done.path)} {outcome}; run `sensetree index`")
 
 
@@ -250,7 +252,7 @@ def _print_queue(queue: Queue) -> None:
 def _pin_first(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[Path]) -> bool:
     """``sense PATH --set TEXT``: pin the sense, then show it as ``sense PATH`` does."""
     if own["set_to"] is not None and values.get("path") is not None:
-        op = OPERATIONS["pin"]
+        op = OPERATIONS["pin"]  # a refusal ends the command: its runner says why
         answer(op, op.parse({"path": values["path"], "sense": own["set_to"]}, typed=True), data_dir, _engine)
         errors.print("pinned; run `sensetree index` to re-index the file with it")
     return False
@@ -275,11 +277,7 @@ def _print_roots(roots: Roots) -> None:
 @config_app.command("get")
 def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Show one setting, or all of them."""
-    op = OPERATIONS["settings"]
-    try:
-        view = answer(op, op.parse({}), data_dir, _engine)
-    except SenseTreeError as exc:
-        _fail(str(exc))
+    view = _run("settings", {}, data_dir)
     values = view.values()
     if key is not None and key not in values:
         _fail(f"unknown setting {key!r}; known: {', '.join(sorted(values))}")
@@ -295,11 +293,7 @@ def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonO
 @config_app.command("set")
 def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
     """Change one setting (written to settings.toml)."""
-    op = OPERATIONS["set"]
-    try:
-        changed = answer(op, op.parse({"key": key, "value": value}, typed=True), data_dir, _engine)
-    except SenseTreeError as exc:
-        _fail(str(exc))
+    changed = _run("set", {"key": key, "value": value}, data_dir)
     console.print(f"{changed.key} = {escape(json.dumps(changed.value))}")
     if changed.notice:
         errors.print(f"[yellow]{escape(changed.notice)}[/]")
@@ -468,11 +462,7 @@ def _print_tree_response(response: TreeResponse) -> None:
 @models_app.command("list")
 def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Embedding models bundled with the install, and the rerankers known to the registry."""
-    op = OPERATIONS["models"]
-    try:
-        info = answer(op, op.parse({}), data_dir, _engine).as_dict()
-    except SenseTreeError as exc:
-        _fail(str(exc))
+    info = _run("models", {}, data_dir).as_dict()
     rerankers = info["rerankers"]
     if json_out:
         _print_json(info)
