@@ -11,7 +11,7 @@ import pytest
 
 from sensetree.engine import Engine, SenseTreeError, WriterBusy
 from tests.support.corpus import build_corpus
-from sensetree.operations import SearchParams
+from sensetree.operations import FolderModeParams, SearchParams
 
 pytestmark = pytest.mark.slow  # the default E5 model indexes the whole corpus
 
@@ -174,4 +174,4 @@ def test_roots_are_checked(tmp_path):
         engine.add_root(str(tmp_path / "a"))  # a wider root absorbs the narrower one
         assert engine.roots() == [os.path.normpath(str(tmp_path / "a"))]
         with pytest.raises(SenseTreeError):
-            engine.set_block(str(tmp_path / "a"), "block")
+            engine.folder_mode(FolderModeParams(str(tmp_path / "a"), "block"))

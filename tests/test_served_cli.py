@@ -51,7 +51,8 @@ def indexed(tmp_path_factory, make_engine, write_tree):
 def test_search_tree_and_ask_are_answered_by_the_running_service(indexed):
     data, tree = indexed
     queries = [("search", "sourdough", "--json", "--type", "txt", "--scope", str(tree / "kitchen")),
-               ("tree", "tides of the harbour", "--json")]
+               ("tree", "tides of the harbour", "--json"),
+               ("queue", "--json"), ("roots", "--json"), ("sense", str(tree / "kitchen/bread.txt"), "--json")]
     local = {q: sensetree(data, *q, in_process=True) for q in queries}
     assert all(code == 0 and loaded for code, _, _, loaded in local.values())
     text_local = sensetree(data, "search", "ferry", "--explain", in_process=True)
@@ -72,6 +73,20 @@ def test_search_tree_and_ask_are_answered_by_the_running_service(indexed):
             assert without_timings(json.loads(out)) == without_timings(expected)
         code, out, err, loaded = sensetree(data, "search", "ferry", "--explain")
         assert code == 0 and not loaded and out == text_local[1]
+        code, out, err, loaded = sensetree(data, "status", "--json")
+        assert code == 0 and not loaded and json.loads(out)["roots"] == [str(tree)] and "indexing" not in json.loads(out), err
+
+        # a change the server makes (it holds the writer lock): a root added, then removed
+        extra = data.parent / "extra"
+        extra.mkdir(exist_ok=True)
+        code, out, err, loaded = sensetree(data, "add", str(extra))
+        assert code == 0 and not loaded and f"added root {extra}" in out, err
+        code, out, err, loaded = sensetree(data, "remove", str(extra))
+        assert code == 0 and not loaded and f"removed root {extra}" in out, err
+        code, out, err, loaded = sensetree(data, "config", "get", "retrieval.rerank", "--json")
+        assert code == 0 and not loaded and json.loads(out) is False, err
+        code, out, err, loaded = sensetree(data, "config", "set", "retrieval.rerank", "false")
+        assert code == 0 and not loaded and "retrieval.rerank = false" in out, err
 
         # a flag the API lacks (--queries) is answered in-process, the same way
         batch = data.parent / "queries.jsonl"

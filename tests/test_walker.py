@@ -9,6 +9,7 @@ import pytest
 
 from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
+from sensetree.operations import FolderModeParams, PinParams
 from sensetree.store.catalog import SenseRow
 
 
@@ -54,8 +55,8 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
     with make_engine(tmp_path / "data", tree) as engine:
         archive, modules = str(tree / "archive"), str(tree / "node_modules")
         assert engine.catalog.files.get(modules).kind == "block"
-        engine.set_block(archive, "block")
-        engine.set_block(modules, "recursive")
+        engine.folder_mode(FolderModeParams(archive, "block"))
+        engine.folder_mode(FolderModeParams(modules, "recursive"))
         engine.index()
         assert engine.catalog.files.get(archive).kind == "block" and engine.catalog.files.get(archive).members == 3
         assert engine.catalog.files.get(str(tree / "archive" / "letter0.txt")) is None
@@ -63,7 +64,7 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
         assert engine.catalog.files.get(modules) is None
 
         js = str(tree / "node_modules" / "pkg" / "index.js")
-        engine.pin_sense(js, "The leftpad package entry point, pinned by hand.")
+        engine.pin(PinParams(js, "The leftpad package entry point, pinned by hand."))
         engine.index()
         assert engine.store.queries.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")

@@ -1,10 +1,11 @@
-"""Answers of the engine's operations that belong to no search stage: a folder's listing and what a
-change to the queue did. Light on purpose: every interface imports them (a command answered by a
-running server loads neither the stores nor the models)."""
+"""Answers of the engine's operations that belong to no search stage: a folder's listing, what a
+change to the queue or the roots did, status and the queue, a file's sense, what the web app shows of
+a file. Light on purpose: every interface imports them (a command answered by a running server loads
+neither the stores nor the models)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -77,3 +78,283 @@ class TakenBack:
     @classmethod
     def from_dict(cls, d: dict) -> TakenBack:
         return cls(str(d["path"]))
+
+
+# --- what the engine says about itself (built by overview.py) and about one file --------------------
+
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """``d``'s fields of the dataclass ``cls``: a server may add its own (``indexing``)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+@dataclass(frozen=True)
+class Phases:
+    """keyword-ready N / M and semantic N / M, with an ETA while an indexer embeds (in any process)."""
+
+    files: int
+    keyword_ready: int
+    semantic: int
+    chunks_left: int
+    embed_rate: float            # chunks a second, while an indexer is embedding
+    semantic_eta_s: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Phases:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class QueuedFile:
+    path: str
+    kind: str
+    status: str
+    attempts: int
+    error: str | None
+    notes: str | None
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Failed files with their errors, then what waits for each phase, then what carries a note."""
+
+    failed: list[QueuedFile]
+    pending: list[QueuedFile]
+    pending_count: int
+    keyword: list[QueuedFile]
+    keyword_count: int
+    noted: list[QueuedFile]
+    ignored: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Queue:
+        rows = {name: [QueuedFile(**row) for row in d[name]] for name in ("failed", "pending", "keyword", "noted")}
+        return cls(**rows, pending_count=d["pending_count"], keyword_count=d["keyword_count"], ignored=d["ignored"])
+
+
+@dataclass(frozen=True)
+class Status:
+    """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
+
+    data_dir: str
+    roots: list[str]
+    offline_roots: dict[str, float]  # root -> offline since (epoch s): kept, out of results until back
+    counts: dict[str, int]
+    phases: Phases
+    chunks: int
+    embedding_model: str
+    sense_model: str
+    reranker: str
+    devices: list[dict[str, Any]]
+    pace: dict[str, Any] | None      # paused or slowed on battery
+    index_bytes: int
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Status:
+        return cls(**{**_known(cls, d), "phases": Phases.from_dict(d["phases"])})
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The folders indexed in place (``roots``)."""
+
+    roots: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"roots": list(self.roots)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Roots:
+        return cls([str(r) for r in d["roots"]])
+
+
+@dataclass(frozen=True)
+class RootAdded:
+    """The root ``add`` registered, as the index names it."""
+
+    root: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"root": self.root}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RootAdded:
+        return cls(str(d["root"]))
+
+
+@dataclass(frozen=True)
+class RootRemoved:
+    """How many entries left the index with the root ``remove`` dropped."""
+
+    removed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"removed": self.removed}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RootRemoved:
+        return cls(int(d["removed"]))
+
+
+@dataclass(frozen=True)
+class Sense:
+    """A file's sense (``sense``), or the one just pinned (``pin``): None before the file is indexed."""
+
+    path: str
+    sense: str | None
+    source: str | None
+    pinned: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sense:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class FileDetail:
+    """Everything the web app's detail panel shows about one file or folder (``file``)."""
+
+    path: str
+    name: str
+    is_dir: bool
+    is_root: bool
+    kind: str                      # file, folder or block
+    status: str | None             # None: not in the index
+    doc_type: str | None
+    size: int
+    mtime: float
+    chunks_count: int
+    attempts: int
+    error: str | None
+    sense: dict[str, Any] | None   # text, source, pinned
+    chunks: list[dict[str, Any]]   # chunk_index, text
+    folder_mode: str | None        # block or recursive, as the user chose
+    block_reason: str | None       # why a folder looks like a block
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FileDetail:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A file's extracted text, where one chunk sits in it and a range to mark (``preview``)."""
+
+    path: str
+    name: str
+    text: str
+    start: int                     # the chunk's characters in the text; -1 when not found
+    end: int
+    chunk_index: int
+    location: dict[str, Any] | None
+    location_label: str
+    truncated: bool
+    mark: dict[str, int] | None    # start, end
+    page_mark: dict[str, Any] | None = None  # a PDF's marked range on its page: page, aspect, boxes (pages.py)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Preview:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class SettingsView:
+    """Every setting with its value, default, help and type (``settings``), and the models per role."""
+
+    settings: list[dict[str, Any]]
+    models: dict[str, list[dict[str, Any]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "models": self.models}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SettingsView:
+        return cls(list(d["settings"]), dict(d["models"]))
+
+    def values(self) -> dict[str, Any]:
+        return {s["key"]: s["value"] for s in self.settings}
+
+
+@dataclass(frozen=True)
+class SettingChanged:
+    """A setting's new value (``set``), and what the change did beside (a new embedding model: the vectors go)."""
+
+    key: str
+    value: Any
+    notice: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "notice": self.notice}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SettingChanged:
+        return cls(str(d["key"]), d["value"], d.get("notice"))
+
+
+@dataclass(frozen=True)
+class FolderMode:
+    """How a folder is indexed from now on (``folder-mode``): as one block, file by file, or (None) as the
+    heuristics decide."""
+
+    path: str
+    mode: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "mode": self.mode}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FolderMode:
+        return cls(str(d["path"]), d.get("mode"))
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """Whether an endpoint answers, has the model, and which dimension its vectors have (``endpoint-test``)."""
+
+    ok: bool
+    reachable: bool
+    model_present: bool | None  # None: the server does not list its models
+    dimension: int | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
+        return cls(**_known(cls, d))
+
+
+@dataclass(frozen=True)
+class ModelsCatalogue:
+    """The embedding models bundled with the install (which one is in use) and the rerankers the registry
+    knows, installed or not (``models``)."""
+
+    embedding: list[dict[str, Any]]   # name, about, in_use
+    rerankers: list[dict[str, Any]]   # name, size, licence, installed, where
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"embedding": self.embedding, "rerankers": self.rerankers}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
+        return cls(list(d["embedding"]), list(d["rerankers"]))

@@ -12,6 +12,7 @@ operations take one parameter object and return one result type (``operations.py
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -22,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import overview, paths
-from .config import Settings, default_data_dir, describe
+from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import Ignored, Listing, Requeued, TakenBack
+from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
+                      Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -38,18 +40,18 @@ if TYPE_CHECKING:
 from .ingest.workers import Pool, WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
-from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (BrowseParams, IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
-                         UnignoreParams)
-from .overview import Phases, Queue, Status
+from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, ModelsParams,
+                         PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams, RemoveRootParams,
+                         RetryParams, RootsParams, SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams,
+                         StatusParams, TreeParams, UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.intent import FEW_RESULTS, Understood, narrowed, understand
 from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
-from .store.catalog import Catalog, SenseRow
+from .store.catalog import Catalog
 from .store.chunks import ChunkStore
 from .store.location import location
 from .store.manifest import SEARCH_SETTINGS, Manifest
@@ -298,6 +300,22 @@ class Engine:
         """A folder's entries with their index statuses (``sensetree browse``, the explorer, MCP)."""
         return self.explorer().listing(params.path)
 
+    def file_detail(self, params: FileParams) -> FileDetail:
+        """Everything the web app's detail panel shows about one file or folder."""
+        return FileDetail(**self.explorer().detail(params.path))
+
+    def preview(self, params: PreviewParams) -> Preview:
+        """A file's text with where one chunk (and the range ``mark``) sits in it; the file is indexed next:
+        someone is looking at it."""
+        start, _, end = (params.mark or "").partition(",")
+        shown = self.explorer().preview(params.path, params.chunk, (int(start), int(end)) if params.mark else None)
+        self.prioritize(shown["path"])
+        return Preview(**shown)
+
+    def page_image(self, path: str, page: int) -> bytes:
+        """Page ``page`` of a PDF inside the roots as a PNG: the preview shows a cited sentence where it is printed."""
+        return self.explorer().page_image(path, page)
+
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""
         return Explorer(self.reader(), self.catalog, self.store)
@@ -308,36 +326,40 @@ class Engine:
                       self.ignored())
 
     # what the engine says about itself ----------------------------------------------
-    def status(self) -> Status:
+    def status(self, params: StatusParams = StatusParams()) -> Status:
         """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
         return self.storage.recovering(lambda: overview.status(
             self.data_dir, self.roots(), self.catalog, self.store, self.storage.size_bytes(), self.settings,
             self.models, self.notices))
 
-    def queue(self, limit: int | None = None) -> Queue:
+    def queue(self, params: QueueParams = QueueParams()) -> Queue:
         """Failed files with their errors, then what waits for each phase (the first ``limit`` of each)."""
-        return overview.queue(self.catalog, self.ignored(), limit)
+        return overview.queue(self.catalog, self.ignored(), params.limit)
 
     def phases(self) -> Phases:
         return overview.phases(self.catalog)
 
-    def models_by_role(self) -> dict[str, list[dict[str, Any]]]:
-        return self.models.by_role()
-
-    def models_catalogue(self) -> dict[str, list[dict[str, Any]]]:
-        return self.models.catalogue()
+    def models_catalogue(self, params: ModelsParams) -> ModelsCatalogue:
+        return ModelsCatalogue(**self.models.catalogue())
 
     def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
         return self.models.pull_reranker(name, progress)
 
-    def probe_endpoint(self, role: str, base_url: str | None = None, model: str | None = None,
-                       api_key: str | None = None) -> ProbeReport:
-        return self.models.probe(role, base_url, model, api_key)
+    def probe(self, params: ProbeParams) -> ProbeReport:
+        """Try an endpoint before saving it (the settings page's "test" buttons)."""
+        return self.models.probe(params.role, params.base_url, params.model, params.api_key)
 
     # settings ---------------------------------------------------------------------
-    def settings_help(self) -> list[dict[str, Any]]:
-        """Every setting with its value, default, help and type (the web app's settings panel)."""
-        return describe(self.settings)
+    def settings_view(self, params: SettingsParams) -> SettingsView:
+        """Every setting with its value, default, help and type, and the models per role (the web app's
+        settings panel, ``sensetree config get``)."""
+        return SettingsView(describe(self.settings), self.models.by_role())
+
+    def change_setting(self, params: SetParams) -> SettingChanged:
+        """``set_setting`` with the value read by the setting's type (JSON, or text as typed at a terminal)."""
+        value = params.value if isinstance(params.value, str) else json.dumps(params.value)
+        notice = self.set_setting(params.key, parse_value(params.key, value))
+        return SettingChanged(params.key, self.settings[params.key], notice)
 
     def set_setting(self, key: str, value: Any) -> str | None:
         """Change one setting; a change of embedding model wipes the vectors at once and says so."""
@@ -362,20 +384,34 @@ class Engine:
                                 "the other choices are made where it is indexed")
         return self.choices
 
+    def list_roots(self, params: RootsParams) -> Roots:
+        return Roots(self.roots())
+
     def add_root(self, folder: str) -> str:
         return self._choose().add_root(folder)
+
+    def add(self, params: AddRootParams) -> RootAdded:
+        return RootAdded(self.add_root(params.path))
 
     def remove_root(self, folder: str) -> int:
         return self._choose().remove_root(folder)
 
-    def set_block(self, folder: str, mode: str | None) -> str:
-        return self._choose().set_block(folder, mode)
+    def remove(self, params: RemoveRootParams) -> RootRemoved:
+        return RootRemoved(self.remove_root(params.path))
 
-    def pin_sense(self, path: str, sense: str) -> None:
-        self._choose().pin_sense(path, sense)
+    def folder_mode(self, params: FolderModeParams) -> FolderMode:
+        return FolderMode(self._choose().set_block(params.path, params.mode), params.mode)
 
-    def sense_of(self, path: str) -> SenseRow | None:
-        return self.choices.sense_of(path)
+    def pin(self, params: PinParams) -> Sense:
+        """Pin a file's sense (a file inside the roots); the next indexing run re-indexes the file with it."""
+        self.reader().check(params.path)
+        self._choose().pin_sense(params.path, params.sense)
+        return self.sense(SenseParams(params.path))
+
+    def sense(self, params: SenseParams) -> Sense:
+        stored = self.choices.sense_of(params.path)
+        return Sense(paths.normalize(params.path), stored.text if stored else None, stored.source if stored else None,
+                     bool(stored and stored.pinned))
 
     def retry(self, params: RetryParams) -> Requeued:
         return Requeued(self._choose().retry(params.path))

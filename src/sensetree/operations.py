@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
-from .answers import Ignored, Listing, Requeued, TakenBack
+from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Preview, ProbeReport, Queue, Requeued,
+                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -38,6 +40,7 @@ class Doc:
     ge: int | None = None            # bounds of a number
     le: int | None = None
     max_length: int | None = None    # of a text
+    min_length: int | None = None
     flag: str | None = None          # the CLI option ("--limit"); "--<name>" when None
     short: str | None = None         # its short form ("-n")
     argument: bool = False           # a CLI argument (positional) rather than an option
@@ -45,6 +48,7 @@ class Doc:
     tools: bool = True               # offered to models (MCP clients, the assistant) too
     tool_default: int | None = None  # a model reads every result it asks for: fewer by default for it,
     tool_le: int | None = None       # and at most this many
+    pattern: str | None = None       # a text must match this (a regular expression, whole)
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class Param:
     """One field of a parameter object, as an interface needs it."""
 
     name: str
-    type: type                       # the bare type: str, int, float or bool
+    type: type                       # the bare type: str, int, float or bool; object: any JSON value, or text
     optional: bool                   # None is allowed
     default: Any                     # dataclasses.MISSING when required
     doc: Doc
@@ -117,10 +121,22 @@ class Operation:
     tool: str | None = None          # offered to MCP clients and the assistant under this name
     detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
     effect: Effect = Effect.READS
+    http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
+    path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
 
     @property
     def route(self) -> str:
-        return f"/api/{self.name}"
+        return self.path or f"/api/{self.name}"
+
+    @property
+    def verb(self) -> str:
+        """The HTTP method: GET for a question, POST for a change, unless ``http`` says otherwise."""
+        return self.http or ("GET" if self.effect is Effect.READS else "POST")
+
+    @property
+    def in_query(self) -> bool:
+        """Whether the parameters travel in the query string (GET, DELETE) rather than a JSON body."""
+        return self.verb in ("GET", "DELETE")
 
     def fields(self, tool: bool = False) -> tuple[Param, ...]:
         """The parameters as people give them, or with ``tool`` as a model is offered them (those it
@@ -164,8 +180,13 @@ class Operation:
                                                                              is not None else "") + f", not {value}")
             if doc.le is not None and value > doc.le:
                 raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
+            if doc.min_length is not None and isinstance(value, str) and len(value) < doc.min_length:
+                raise BadInput(f"{param.name} must have at least {doc.min_length} character"
+                               f"{'s' if doc.min_length != 1 else ''}")
             if bounded and doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
+            if doc.pattern is not None and isinstance(value, str) and not re.fullmatch(doc.pattern, value):
+                raise BadInput(f"{param.name} must match {doc.pattern}, not {value!r}")
         return params
 
     def query(self, params: Any) -> dict[str, Any]:
@@ -179,6 +200,8 @@ class Operation:
 
 def _read(param: Param, value: Any) -> Any:
     kind = param.type
+    if kind is object:  # read where it is used (a setting's value, by the setting's type)
+        return value
     try:
         if kind is bool:
             if isinstance(value, bool):
@@ -302,5 +325,131 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("unignore", "Take an ignored file or folder back into the index.", UnignoreParams, TakenBack,
               "unignore", effect=Effect.QUEUES),
 ]}
+
+# --- what the engine says about itself, the roots, a file's sense, what the web app shows of a file ---
+
+@dataclass(frozen=True)
+class StatusParams:
+    """``status`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class QueueParams:
+    limit: Annotated[int | None, Doc("How many files of each waiting list; all when left out (every failed file is "
+                                     "listed).", ge=1, tools=False)] = None
+
+
+@dataclass(frozen=True)
+class RootsParams:
+    """``roots`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class AddRootParams:
+    path: Annotated[str, Doc("A folder to index in place (nothing is copied).", argument=True,
+                             max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class RemoveRootParams:
+    path: Annotated[str, Doc("A root to stop indexing; its entries leave the index (the files are untouched).",
+                             argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class SenseParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class PinParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    sense: Annotated[str, Doc("What the file is about, in words: re-indexing never overwrites it.", max_length=4000)]
+
+
+@dataclass(frozen=True)
+class FileParams:
+    path: Annotated[str, Doc("A file or folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+
+
+@dataclass(frozen=True)
+class PreviewParams:
+    path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    chunk: Annotated[int, Doc("The chunk whose place in the text is given (a search result's chunk_index).", ge=0,
+                              le=2**31 - 1)] = 0  # chunk numbers are stored as 32-bit integers
+    mark: Annotated[str | None, Doc("start,end: characters of the text to mark (a cited sentence).",
+                                    pattern=r"\d{1,9},\d{1,9}")] = None
+
+
+@dataclass(frozen=True)
+class FolderModeParams:
+    path: Annotated[str, Doc("A folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    mode: Annotated[str | None, Doc("block (indexed as one unit), recursive (file by file), or none to go back to "
+                                    "the heuristics.", pattern="block|recursive")] = None
+
+
+@dataclass(frozen=True)
+class SettingsParams:
+    """``settings`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class SetParams:
+    key: Annotated[str, Doc("The setting's name, such as retrieval.rerank.", argument=True, max_length=200)]
+    value: Annotated[object, Doc("A value of the setting's type (JSON), or text to read as one.", argument=True)]
+
+
+@dataclass(frozen=True)
+class ModelsParams:
+    """``models`` takes nothing."""
+
+
+@dataclass(frozen=True)
+class ProbeParams:
+    role: Annotated[str, Doc("embedding, sense or chat.")]
+    base_url: Annotated[str | None, Doc("The endpoint to try; the role's setting when left out.")] = None
+    model: Annotated[str | None, Doc("The model it should have; the role's setting when left out.")] = None
+    api_key: Annotated[str | None, Doc("Its key; the role's setting when left out.")] = None
+
+
+OPERATIONS.update({op.name: op for op in [
+    Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status, "status"),
+    Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
+              Queue, "queue"),
+    Operation("roots", "The folders indexed in place.", RootsParams, Roots, "list_roots"),
+    Operation("add", "Register a folder as a root (nothing is copied; run `sensetree index` next).", AddRootParams,
+              RootAdded, "add", effect=Effect.QUEUES, path="/api/roots"),
+    Operation("remove", "Stop indexing a root and drop its entries from the index (the files are untouched).",
+              RemoveRootParams, RootRemoved, "remove", effect=Effect.EXCLUSIVE, http="DELETE", path="/api/roots"),
+    Operation("sense", "Show a file's sense: a line on what it is about, from the sense model or pinned by hand.",
+              SenseParams, Sense, "sense"),
+    Operation("pin", "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
+              PinParams, Sense, "pin", effect=Effect.QUEUES, http="PUT", path="/api/sense"),
+    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail,
+              "file_detail"),
+    Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
+              PreviewParams, Preview, "preview"),
+    Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
+              "decide).", FolderModeParams, FolderMode, "folder_mode", effect=Effect.QUEUES),
+    Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
+    Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
+              SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
+    Operation("models", "Embedding models bundled with the install, and the rerankers known to the registry.",
+              ModelsParams, ModelsCatalogue, "models_catalogue"),
+    Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
+              ProbeReport, "probe", http="POST"),  # a key travels in a body, never in an address
+]})
+
+
+# The assistant's question: its answer streams (tokens, tool steps) from the chat layer above the engine,
+# so it is no ``Operation``; its parameters are declared here all the same, and the API's body is made
+# from them (``POST /api/chat``).
+@dataclass(frozen=True)
+class AskParams:
+    question: Annotated[str, Doc("The question.", min_length=1, max_length=10_000, argument=True)]
+    scope: Annotated[str | None, Doc("Only use files under this folder.")] = None
+    conversation: Annotated[str | None, Doc("Go on with this conversation (its start event names it); a new one "
+                                            "when left out.", tools=False)] = None
+
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

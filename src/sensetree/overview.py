@@ -1,15 +1,16 @@
 """What the engine says about itself: status, the queue and the two progress figures, as typed
-results. Every interface renders these (the CLI's tables, the API's and ``--json``'s one JSON
-shape, the web app's status bar) and none reads the catalog or the store for them."""
+results (declared in ``answers.py``: a command a server answers reads them without loading these).
+Every interface renders them (the CLI's tables, the API's and ``--json``'s one JSON shape, the web
+app's status bar) and none reads the catalog or the store for them."""
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answers import Phases, Queue, QueuedFile, Status
 from .config import Settings
 from .ingest.pace import PACE_META, recorded_pace
 from .ingest.semantic import RATE_META
@@ -20,73 +21,6 @@ from .store.catalog import Catalog, FileRow
 from .store.chunks import ChunkStore
 
 RATE_FRESH_SECONDS = 120.0  # an embedding rate older than this belongs to an indexer that is not running
-
-
-@dataclass(frozen=True)
-class Phases:
-    """keyword-ready N / M and semantic N / M, with an ETA while an indexer embeds (in any process)."""
-
-    files: int
-    keyword_ready: int
-    semantic: int
-    chunks_left: int
-    embed_rate: float            # chunks a second, while an indexer is embedding
-    semantic_eta_s: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class QueuedFile:
-    path: str
-    kind: str
-    status: str
-    attempts: int
-    error: str | None
-    notes: str | None
-
-    @classmethod
-    def of(cls, row: FileRow) -> QueuedFile:
-        return cls(row.path, row.kind, row.status, row.attempts, row.error, row.notes)
-
-
-@dataclass(frozen=True)
-class Queue:
-    """Failed files with their errors, then what waits for each phase, then what carries a note."""
-
-    failed: list[QueuedFile]
-    pending: list[QueuedFile]
-    pending_count: int
-    keyword: list[QueuedFile]
-    keyword_count: int
-    noted: list[QueuedFile]
-    ignored: list[str]
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Status:
-    """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
-
-    data_dir: str
-    roots: list[str]
-    offline_roots: dict[str, float]  # root -> offline since (epoch s): kept, out of results until back
-    counts: dict[str, int]
-    phases: Phases
-    chunks: int
-    embedding_model: str
-    sense_model: str
-    reranker: str
-    devices: list[dict[str, Any]]
-    pace: dict[str, Any] | None      # paused or slowed on battery
-    index_bytes: int
-    notices: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def phases(catalog: Catalog) -> Phases:
@@ -112,7 +46,7 @@ def queue(catalog: Catalog, ignored: list[str], limit: int | None = None) -> Que
 
 
 def _queued(rows: list[FileRow]) -> list[QueuedFile]:
-    return [QueuedFile.of(row) for row in rows]
+    return [QueuedFile(row.path, row.kind, row.status, row.attempts, row.error, row.notes) for row in rows]
 
 
 def devices(catalog: Catalog, settings: Settings, models: Models) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from .. import paths
+from ..operations import AskParams, params_of
 from . import served
 from .open import open_engine
 from ..safe_text import printable
@@ -28,7 +29,8 @@ console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 
 DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
-Scope = typer.Option(None, "--scope", help="Only use files under this folder.")
+ASKED = {p.name: p.doc for p in params_of(AskParams)}  # the question's parameters, declared in operations.py
+Scope = typer.Option(None, "--scope", help=ASKED["scope"].help)
 
 _STEP_STYLE = {"search_files": "cyan", "seed": "cyan", "read_file": "cyan", "list_directory": "cyan",
                "fallback": "yellow", "trim": "yellow", "limit": "yellow", "citations": "yellow", "notice": "yellow"}
@@ -128,7 +130,7 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
             _fail(str(exc))
 
 
-def ask(question: str = typer.Argument(..., help="The question."), scope: Optional[str] = Scope,
+def ask(question: str = typer.Argument(..., help=ASKED["question"].help), scope: Optional[str] = Scope,
         json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON."),
         data_dir: Optional[Path] = DataDir):
     """Ask one question; the answer cites the files it comes from."""

@@ -26,9 +26,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths
-from ..config import DEFAULTS, SettingsError, parse_value
 from ..errors import BadInput, DataDirReadOnly, SenseTreeError
+from ..answers import Queue, Roots, Status
 from ..operations import OPERATIONS
 from ..safe_text import without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
@@ -36,7 +35,7 @@ from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
-from .operations_cli import Terminal, add_commands
+from .operations_cli import Terminal, add_commands, answer
 from .open import open_engine
 from .serve import register as register_serve
 from .service import register as register_service
@@ -74,6 +73,16 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def _run(name: str, values: dict[str, Any], data_dir: Optional[Path]) -> Any:
+    """The result of the operation ``name`` for what was typed (``operations_cli.answer``: a running server
+    answers when there is one); its refusal ends the command."""
+    op = OPERATIONS[name]
+    try:
+        return answer(op, op.parse(values, typed=True), data_dir, _engine)
+    except SenseTreeError as exc:
+        _fail(str(exc))
+
+
 def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024:
@@ -86,31 +95,14 @@ def _size(n: float) -> str:
 @app.command()
 def add(folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir):
     """Register folders as roots (nothing is copied; run `sensetree index` next)."""
-    with _engine(data_dir) as engine:
-        for folder in folders:
-            try:
-                console.print(f"added root [bold]{escape(engine.add_root(str(folder)))}[/]")
-            except SenseTreeError as exc:
-                _fail(str(exc))
-
-
-@app.command()
-def remove(folder: Path, data_dir: Optional[Path] = DataDir):
-    """Stop indexing a root and drop its entries from the index (the files are untouched)."""
-    with _engine(data_dir) as engine:
-        try:
-            n = engine.remove_root(str(folder))
-        except SenseTreeError as exc:
-            _fail(str(exc))
-        console.print(f"removed root {escape(str(folder))} ({n} entries dropped from the index)")
+    for folder in folders:
+        added = _run("add", {"path": str(folder)}, data_dir)
+        console.print(f"added root [bold]{escape(added.root)}[/]")
 
 
 def _set_block(folder: Path, mode: str, outcome: str, data_dir: Optional[Path]) -> None:
-    with _engine(data_dir) as engine:
-        try:
-            console.print(f"{escape(engine.set_block(str(folder), mode))} {outcome}; run `sensetree index`")
-        except SenseTreeError as exc:
-            _fail(str(exc))
+    done = _run("folder-mode", {"path": str(folder), "mode": mode}, data_dir)
+    console.print(f"{escape(done.path)} {outcome}; run `sensetree index`")
 
 
 @app.command()
@@ -218,14 +210,8 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             _fail(str(exc), DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1)
 
 
-@app.command()
-def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Roots, counts per status, models in use, index size."""
-    with _engine(data_dir) as engine:
-        info = engine.status().as_dict()
-    if json_out:
-        _print_json(info)
-        return
+def _print_status(status: Status) -> None:
+    info = status.as_dict()
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
     offline = info["offline_roots"]
@@ -249,14 +235,8 @@ def status(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     console.print(table)
 
 
-@app.command()
-def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Files waiting to be indexed and files that failed, with their last error."""
-    with _engine(data_dir) as engine:
-        info = engine.queue().as_dict()
-    if json_out:
-        _print_json(info)
-        return
+def _print_queue(queue: Queue) -> None:
+    info = queue.as_dict()
     for row in info["failed"]:
         console.print(f"[red]failed[/]  {escape(row['path'])}\n{indented(row['error'] or '')}")
     for row in info["pending"]:
@@ -269,32 +249,36 @@ def queue(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")
 
 
-@app.command()
-def sense(path: Path, set_to: Optional[str] = typer.Option(None, "--set", help="Correct the sense by hand (pinned)."),
-          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
-    """Show a file's sense, or correct it; a corrected sense is never overwritten by re-indexing."""
-    with _engine(data_dir) as engine:
-        try:
-            if set_to is not None:
-                engine.pin_sense(str(path), set_to)
-                errors.print("pinned; run `sensetree index` to re-index the file with it")
-            stored = engine.sense_of(str(path))
-        except SenseTreeError as exc:
-            _fail(str(exc))
-    info = {"path": paths.normalize(str(path)), "sense": stored.text if stored else None,
-            "source": stored.source if stored else None, "pinned": bool(stored and stored.pinned)}
-    if json_out:
-        _print_json(info)
-    else:
-        console.print(escape(info["sense"] or "no sense yet (not indexed)") + (" [dim](pinned)[/]" if info["pinned"] else ""))
+def _pin_first(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[Path]) -> bool:
+    """``sense PATH --set TEXT``: pin the sense, then show it as ``sense PATH`` does."""
+    if own["set_to"] is not None and values.get("path") is not None:
+        op = OPERATIONS["pin"]  # a refusal ends the command: its runner says why
+        answer(op, op.parse({"path": values["path"], "sense": own["set_to"]}, typed=True), data_dir, _engine)
+        errors.print("pinned; run `sensetree index` to re-index the file with it")
+    return False
+
+
+SENSE = Terminal(
+    options=(inspect.Parameter("set_to", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=typer.Option(
+        None, "--set", help="Correct the sense by hand (pinned).")),),
+    render=lambda shown, own: console.print(escape(shown.sense or "no sense yet (not indexed)")
+                                            + (" [dim](pinned)[/]" if shown.pinned else "")),
+    instead=_pin_first)
+
+
+def _print_roots(roots: Roots) -> None:
+    for root in roots.roots:
+        console.print(escape(root))
+    if not roots.roots:
+        console.print("none (sensetree add FOLDER)")
 
 
 # settings ---------------------------------------------------------------------------
 @config_app.command("get")
 def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Show one setting, or all of them."""
-    with _engine(data_dir) as engine:
-        values = engine.settings.as_dict()
+    view = _run("settings", {}, data_dir)
+    values = view.values()
     if key is not None and key not in values:
         _fail(f"unknown setting {key!r}; known: {', '.join(sorted(values))}")
     if json_out:
@@ -302,21 +286,17 @@ def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonO
     elif key:
         console.print(escape(str(values[key])))
     else:
-        for name, value in values.items():
-            console.print(f"{name} = {escape(json.dumps(value))}  [dim]# {escape(DEFAULTS[name][1])}[/]")
+        for setting in view.settings:
+            console.print(f"{setting['key']} = {escape(json.dumps(setting['value']))}  [dim]# {escape(setting['help'])}[/]")
 
 
 @config_app.command("set")
 def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
     """Change one setting (written to settings.toml)."""
-    with _engine(data_dir) as engine:
-        try:
-            message = engine.set_setting(key, parse_value(key, value))
-        except (SettingsError, SenseTreeError) as exc:
-            _fail(str(exc))
-        console.print(f"{key} = {escape(json.dumps(engine.settings.get(key)))}")
-        if message:
-            errors.print(f"[yellow]{escape(message)}[/]")
+    changed = _run("set", {"key": key, "value": value}, data_dir)
+    console.print(f"{changed.key} = {escape(json.dumps(changed.value))}")
+    if changed.notice:
+        errors.print(f"[yellow]{escape(changed.notice)}[/]")
 
 
 # search -----------------------------------------------------------------------------
@@ -482,8 +462,7 @@ def _print_tree_response(response: TreeResponse) -> None:
 @models_app.command("list")
 def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
     """Embedding models bundled with the install, and the rerankers known to the registry."""
-    with _engine(data_dir) as engine:
-        info = engine.models_catalogue()
+    info = _run("models", {}, data_dir).as_dict()
     rerankers = info["rerankers"]
     if json_out:
         _print_json(info)
@@ -559,6 +538,17 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
 
 
 add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
+    "status": Terminal(render=lambda status, own: _print_status(status)),
+    "queue": Terminal(render=lambda queue, own: _print_queue(queue)),
+    "roots": Terminal(render=lambda roots, own: _print_roots(roots)),
+    "add": Terminal(command=False),  # takes several folders: the command above
+    "remove": Terminal(render=lambda done, own: console.print(
+        f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)")),
+    "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
+    "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
+    "folder-mode": Terminal(command=False),  # `block`, `unblock`
+    "models": Terminal(command=False),  # `models list`
+    "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),

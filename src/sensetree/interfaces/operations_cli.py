@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from ..errors import SenseTreeError
-from ..operations import OPERATIONS, Effect, Operation, Param
+from ..operations import OPERATIONS, Operation, Param
 from . import served
 
 
@@ -24,8 +24,9 @@ class Terminal:
     file), how to print a result with them, and another way to run when one of them asks for it."""
 
     options: tuple[inspect.Parameter, ...] = ()
-    render: Callable[[Any, dict[str, Any]], None] | None = None      # (result, this command's own options)
+    render: Callable[[Any, dict[str, Any]], None] | None = None      # (result, the values given and own options)
     instead: Callable[[dict[str, Any], dict[str, Any], Optional[Path]], bool] | None = None  # True: it ran
+    command: bool = True   # False: no command of its own (another command runs it with ``answer``)
 
 
 def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any], terminals: dict[str, Terminal],
@@ -35,6 +36,8 @@ def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any],
     renderer prints its result as JSON."""
     for op in OPERATIONS.values():
         terminal = terminals.get(op.name, Terminal())
+        if not terminal.command:
+            continue
         run = _runner(op, terminal, open_engine, print_json, fail)
         run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
             *(_cli_parameter(p) for p in op.fields()), *terminal.options,
@@ -71,27 +74,29 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
             if missing:
                 fail(f"give a {missing.name.upper()}: {missing.doc.help}")
                 return
-            params = _absolute_paths(op, op.parse(values, typed=True))
-            server = served.running(data_dir)
-            if not server:
-                answer = None
-            elif op.effect is Effect.READS:
-                answer = served.get(server, op.route, op.query(params))
-            else:  # the server holds the writer lock: it makes the change
-                answer = served.post(server, op.route, asdict(params))
-            if answer:
-                result = op.result.from_dict(answer)
-            else:
-                with open_engine(data_dir) as engine:
-                    result = op.run(engine, params, bounded=False)
+            result = answer(op, op.parse(values, typed=True), data_dir, open_engine)
         except SenseTreeError as exc:
             fail(str(exc))
             return
         if json_out or terminal.render is None:
             print_json(result.as_dict())
         else:
-            terminal.render(result, own)
+            terminal.render(result, {**values, **own})
     return run
+
+
+def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Callable[[Optional[Path]], Any]) -> Any:
+    """``op``'s result for ``params``: from a running server when there is one (it holds the writer lock,
+    so it makes a change), from the engine in this process otherwise."""
+    params = _absolute_paths(op, params)
+    server = served.running(data_dir)
+    if server:
+        given = op.query(params) if op.in_query else asdict(params)
+        answered = served.send(server, op.verb, op.route, given)
+        if answered:
+            return op.result.from_dict(answered)
+    with open_engine(data_dir) as engine:
+        return op.run(engine, params, bounded=False)
 
 
 def _absolute_paths(op: Operation, params: Any) -> Any:

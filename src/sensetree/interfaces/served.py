@@ -2,8 +2,10 @@
 
 A command that answers a query in-process spends seconds loading the index and the models; the
 service has them loaded. ``serve`` announces itself in the data dir (``server.json``: its process,
-address and port; the token is ``server.token``, readable by its owner only), and ``search``,
-``tree`` and ``ask`` call its HTTP API when it answers, printing the same output. Anything else
+address and port; the token is ``server.token``, readable by its owner only), and the commands of
+the engine's operations (``operations_cli.answer``: search, status, add, config set...) and ``ask``
+call its HTTP API when it answers, printing the same output; a change is then made by the server,
+which holds the writer lock. Anything else
 (no server, a dead one, an error status, a flag the API lacks) falls back to the engine in-process,
 which gives the same answer or the same error. ``SENSETREE_IN_PROCESS=1`` skips the service.
 """
@@ -85,14 +87,21 @@ def running(data_dir: Path | str | None) -> Server | None:
 
 def get(server: Server, path: str, params: dict[str, Any]) -> dict | None:
     """``GET`` an API path; the JSON body, or None when the server does not answer it with 200."""
-    return _answer("GET", server, path, params={k: v for k, v in params.items() if v is not None})
+    return send(server, "GET", path, params)
 
 
 def post(server: Server, path: str, body: dict[str, Any]) -> dict | None:
     """``POST`` a JSON body to an API path (a change the server makes, beside its own indexing); the
     JSON answer, or None when the server does not answer it with 200 (the command then makes the same
     change itself, or says the same error: the changes are idempotent)."""
-    return _answer("POST", server, path, json=body)
+    return send(server, "POST", path, body)
+
+
+def send(server: Server, method: str, path: str, params: dict[str, Any]) -> dict | None:
+    """An operation's request: ``params`` in the query string (GET, DELETE) or as a JSON body (POST, PUT)."""
+    if method in ("GET", "DELETE"):
+        return _answer(method, server, path, params={k: v for k, v in params.items() if v is not None})
+    return _answer(method, server, path, json=params)
 
 
 def _answer(method: str, server: Server, path: str, **request: Any) -> dict | None:

@@ -7,23 +7,10 @@ also asked for one vector, so the user sees the dimension the index would get.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import httpx
 
+from ..answers import ProbeReport
 from .embeddings import EmbeddingError, OpenAIEmbeddings
-
-
-@dataclass
-class ProbeReport:
-    ok: bool
-    reachable: bool
-    model_present: bool | None  # None: the server does not list its models
-    dimension: int | None
-    message: str
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def probe_endpoint(role: str, base_url: str, model: str, api_key: str = "", timeout: float = 10.0) -> ProbeReport:

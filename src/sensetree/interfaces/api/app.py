@@ -9,11 +9,12 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from ...chat.sessions import ChatSessions
+from ...config import SettingsError
 from ...engine import Engine
 from ...errors import BadInput, ModelError, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
 from ...reader import OutsideRoots, Unreadable
 from ..background import BackgroundIndexer
-from . import chat, files, operations, queue, settings
+from . import chat, files, operations
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
 
@@ -21,7 +22,7 @@ WEB = Path(__file__).parent.parent / "web"
 
 # The error tree (errors.py) as the HTTP status a caller can act on; the most specific class wins.
 STATUSES: dict[type[Exception], int] = {SenseTreeError: 400, BadInput: 400, OutsideRoots: 403, ReadOnlyIndex: 403,
-                                        FileNotFoundError: 404, WriterBusy: 409, Unreadable: 422,
+                                        FileNotFoundError: 404, WriterBusy: 409, Unreadable: 422, SettingsError: 422,
                                         ModelError: 503, StoreDamaged: 503}
 
 
@@ -44,7 +45,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
         return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=WEB), name="static")
-    for module in (operations, files, queue, settings, chat):
+    for module in (operations, files, chat):
         app.include_router(module.router)
     return app
 

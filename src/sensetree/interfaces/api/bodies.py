@@ -29,38 +29,6 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
-class PathBody(Body):
-    path: str = Field(description="an absolute path inside a root")
-
-
 class OpenBody(Body):
     path: str = Field(description="an absolute path inside a root")
     page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")
-
-
-class FolderModeBody(Body):
-    path: str
-    mode: Optional[str] = Field(None, description="block, recursive, or null to go back to the heuristics")
-
-
-class SenseBody(Body):
-    path: str
-    sense: str = Field(max_length=4000)
-
-
-class SettingBody(Body):
-    key: str
-    value: Any = Field(description="a JSON value of the setting's type, or text to parse")
-
-
-class EndpointTestBody(Body):
-    role: str = Field(description="embedding, sense or chat")
-    base_url: Optional[str] = None
-    model: Optional[str] = None
-    api_key: Optional[str] = None
-
-
-class ChatBody(Body):
-    question: str = Field(min_length=1, max_length=10_000)
-    scope: Optional[str] = None
-    conversation: Optional[str] = None

@@ -14,10 +14,12 @@ from fastapi.responses import StreamingResponse
 from ...chat.agent import ChatError
 from ...chat.sessions import AnswerStopped, ChatSessions
 from ...errors import SenseTreeError
-from .bodies import ChatBody
+from ...operations import AskParams
 from .context import ApiContext, context
+from .operations import body_model
 
 router = APIRouter()
+ChatBody = body_model(AskParams)  # the question, its scope, the conversation it goes on with
 
 
 @router.post("/api/chat", summary="Ask the assistant; the answer streams as server-sent events",

@@ -1,25 +1,58 @@
 """One route per engine operation (``operations.py``): ``GET /api/<name>`` for a question, its query
 parameters from the parameter object; ``POST /api/<name>`` for a change, its JSON body from the same
-object. Bounds and help come from the declaration; the answer is the result's JSON."""
+object (or the method and route the operation names: ``DELETE /api/roots`` takes a query string,
+``PUT /api/sense`` a body). Bounds and help come from the declaration; the answer is the result's
+JSON, with what this server adds of its own (``SERVER_ADDS``)."""
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from fastapi import APIRouter, Body, Depends, Query
 from pydantic import Field, create_model
 
-from ...operations import OPERATIONS, Effect, Operation, Param
+from ...operations import OPERATIONS, Effect, Operation, Param, params_of
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
 
 router = APIRouter()
 
 
-def _question(op: Operation):
+def _new_chat_settings(ctx: ApiContext, answer: dict[str, Any]) -> dict[str, Any]:
+    """The assistant's conversations start again with a changed chat setting (another model, endpoint)."""
+    if answer["key"].startswith("chat."):
+        ctx.chats.reset()
+    return answer
+
+
+# What a server adds to an operation's answer, or does after it, of its own: the live progress of its
+# indexing (status ends with it; the queue, which the web app's queue page reads top down, begins with
+# it), and its chats, which a chat setting resets.
+SERVER_ADDS: dict[str, Callable[[ApiContext, dict[str, Any]], dict[str, Any]]] = {
+    "status": lambda ctx, answer: {**answer, "indexing": ctx.progress()},
+    "queue": lambda ctx, answer: {"indexing": ctx.progress(), **answer},
+    "set": _new_chat_settings,
+}
+
+
+def _run(op: Operation, ctx: ApiContext, params: Any) -> dict[str, Any]:
+    """A change that queues files wakes the server's indexer; one that takes the writer lock has the
+    server's own indexing step aside while it runs."""
+    if op.effect is Effect.EXCLUSIVE:
+        with ctx.exclusive():
+            result = op.run(ctx.engine, params)
+    else:
+        result = op.run(ctx.engine, params)
+    if op.effect is Effect.QUEUES:
+        ctx.kick()
+    answer = result.as_dict()
+    return SERVER_ADDS[op.name](ctx, answer) if op.name in SERVER_ADDS else answer
+
+
+def _in_query(op: Operation):
     def answer(ctx: ApiContext = Depends(context), **values: Any) -> dict[str, Any]:
-        return op.run(ctx.engine, op.params(**values)).as_dict()
+        return _run(op, ctx, op.params(**values))
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         *(_query_parameter(p) for p in op.fields()),
@@ -31,31 +64,29 @@ def _question(op: Operation):
 def _query_parameter(param: Param) -> inspect.Parameter:
     doc = param.doc
     declared = Query(... if param.required else param.default, alias=doc.http, description=doc.help, ge=doc.ge,
-                     le=doc.le, max_length=doc.max_length)
+                     le=doc.le, min_length=doc.min_length, max_length=doc.max_length,
+                     pattern=doc.pattern and f"^{doc.pattern}$")
     kind = Optional[param.type] if param.optional else param.type
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
 
-def _change(op: Operation):
-    """A change: its body's fields from the parameter object; with no required field the body may be left out.
-    A change that queues files wakes the server's indexer; one that takes the writer lock has the server's
-    own indexing step aside while it runs."""
+def body_model(params: type) -> type[JsonBody]:
+    """A JSON body with the fields of the parameter class ``params``, their bounds and help."""
     fields = {p.name: (Optional[p.type] if p.optional else p.type,
                        Field(... if p.required else p.default, description=p.doc.help, ge=p.doc.ge, le=p.doc.le,
-                             max_length=p.doc.max_length)) for p in op.fields()}
-    model = create_model(f"{op.params.__name__}Body", __base__=JsonBody, **fields)
+                             min_length=p.doc.min_length, max_length=p.doc.max_length,
+                             pattern=p.doc.pattern and f"^{p.doc.pattern}$"))
+              for p in params_of(params)}
+    return create_model(f"{params.__name__.removesuffix('Params')}Body", __base__=JsonBody, **fields)
+
+
+def _in_body(op: Operation):
+    """The body's fields from the parameter object; with no required field the body may be left out."""
+    model = body_model(op.params)
     optional = not any(p.required for p in op.fields())
 
     def answer(ctx: ApiContext = Depends(context), body: Any = None) -> dict[str, Any]:
-        params = op.params(**(body or model()).model_dump())
-        if op.effect is Effect.EXCLUSIVE:
-            with ctx.exclusive():
-                result = op.run(ctx.engine, params)
-        else:
-            result = op.run(ctx.engine, params)
-        if op.effect is Effect.QUEUES:
-            ctx.kick()
-        return result.as_dict()
+        return _run(op, ctx, op.params(**(body or model()).model_dump()))
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext),
@@ -66,7 +97,5 @@ def _change(op: Operation):
 
 
 for _op in OPERATIONS.values():
-    if _op.effect is Effect.READS:
-        router.add_api_route(_op.route, _question(_op), methods=["GET"], summary=_op.summary)
-    else:
-        router.add_api_route(_op.route, _change(_op), methods=["POST"], summary=_op.summary)
+    router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
+                         summary=_op.summary)

@@ -50,6 +50,7 @@ async function attempt(action, failureLabel) {
   }
 }
 
+const QUEUE_LIST_LIMIT = 200; // files of each waiting list the queue page shows (the counts say how many wait)
 // What each phase means to the user: "keyword" files are findable by their words, not yet by meaning.
 const STATUS_LABELS = { keyword: "keyword-ready" };
 const STATUS_TITLES = {
@@ -734,7 +735,7 @@ function renderIfChanged(name, data, render) {
 async function pollQueue() {
   clearTimeout(queueTimer);
   if (state.tab !== "queue") return;
-  const queue = await attempt(() => api("/api/queue"), "Could not read the queue");
+  const queue = await attempt(() => api("/api/queue", { query: { limit: QUEUE_LIST_LIMIT } }), "Could not read the queue");
   if (queue) renderQueue(queue);
   if (state.tab === "queue") queueTimer = setTimeout(pollQueue, document.hidden ? 5000 : 1000);
 }
