@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from . import overview, paths
 from .config import Settings, default_data_dir, describe
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
-from .answers import Ignored, Listing, Requeued, TakenBack
+from .answers import Ignored, Listing, Requeued, Summary, TakenBack
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -41,8 +41,8 @@ from .models.manager import Models
 from .models.probe import ProbeReport
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (BrowseParams, IgnoreParams, ReindexParams, RetryParams, SearchParams, SimilarParams, TreeParams,
-                         UnignoreParams)
+from .operations import (BrowseParams, CompareParams, IgnoreParams, ReindexParams, RetryParams, SearchParams,
+                         SimilarParams, SummariseParams, TreeParams, UnignoreParams)
 from .overview import Phases, Queue, Status
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
@@ -52,6 +52,7 @@ from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog, SenseRow
 from .store.chunks import ChunkStore
 from .store.location import location
+from .summaries import ChatModel, Summariser, open_chat_model
 from .store.manifest import SEARCH_SETTINGS, Manifest
 from .store.readonly import ReadOnlyStorage
 from .store.storage import Storage
@@ -82,6 +83,8 @@ class Engine:
         self.choices = Choices(self.storage)
         self.pool: Pool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self._cluster: RayPool | None = None
+        # a process that holds a chat model (the web app's assistant) lends it to summaries; else each opens one
+        self.chat_models: Callable[[], AbstractContextManager[ChatModel]] | None = None
 
     def distribute(self, address: str) -> None:
         """Index on a Ray cluster from now on (``auto``, an address, or ``local`` to start one here): its
@@ -297,6 +300,45 @@ class Engine:
     def browse(self, params: BrowseParams) -> Listing:
         """A folder's entries with their index statuses (``sensetree browse``, the explorer, MCP)."""
         return self.explorer().listing(params.path)
+
+    def summarise(self, params: SummariseParams, on_progress: Callable[[str], None] | None = None,
+                  model: ChatModel | None = None) -> Summary:
+        """A whole file, or each file of a small folder, summarised part by part on the chat model
+        (``sensetree summarise``, ``ask --file``): ``summaries/work.py``. ``on_progress`` hears each step."""
+        path = self._readable(params.path)
+        with self._chat_model(model) as chat:
+            work = Summariser(self.reader(), chat, on_progress, self._stored_sense)
+            return work.folder(path, params.question) if os.path.isdir(path) else work.file(path, params.question)
+
+    def compare(self, params: CompareParams, on_progress: Callable[[str], None] | None = None,
+                model: ChatModel | None = None) -> Summary:
+        """What differs between two files, from the notes on each and the passages that changed."""
+        first, second = self._readable(params.path, folder=False), self._readable(params.other, folder=False)
+        with self._chat_model(model) as chat:
+            return Summariser(self.reader(), chat, on_progress).compare(first, second, params.question)
+
+    def _readable(self, path: str, folder: bool = True) -> str:
+        """The checked path of a file (or a folder) to read, before any model starts."""
+        from .reader import archive_of
+
+        path = self.reader().check(path)
+        if os.path.isdir(path) and folder:
+            return path
+        if not os.path.isfile(path) and archive_of(path) is None:
+            raise FileNotFoundError(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
+        return path
+
+    def _chat_model(self, model: ChatModel | None) -> AbstractContextManager[ChatModel]:
+        if model is not None:
+            return nullcontext(model)
+        if self.chat_models is not None:
+            return self.chat_models()
+        return open_chat_model(self.settings, self.models_dir)
+
+    def _stored_sense(self, path: str) -> str | None:
+        """The summary indexing wrote for a file (by the model, or pinned by the user), if any."""
+        row = self.sense_of(path)
+        return row.text if row and row.source in ("llm", "pinned") and row.text.strip() else None
 
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""
