@@ -18,7 +18,7 @@ def page_text(number: int, topic: str) -> str:
         f"Staff noted that work on {topic} was delayed by weather for {number % 5 + 1} weeks in the winter.",
         f"For next year the plan for {topic} asks for a review by an outside engineer and a public hearing.",
     ]
-    return " ".join(sentences * 3)
+    return " ".join(sentences * 2)
 
 
 def write_report(path: Path, pages: int = 20) -> Path:

