@@ -70,7 +70,8 @@ def test_stdio_tools_search_tree_read_and_list(index):
     async def session():
         async with stdio_session(index) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"search_files", "meaning_tree", "read_file", "list_directory", "similar_files"}
+            assert set(tools) == {"search_files", "meaning_tree", "read_file", "list_directory", "similar_files",
+                                  "summarise_file", "compare_files"}
             assert tools["search_files"].input_schema["required"] == ["query"]
             assert {"query", "scope", "limit"} <= set(tools["search_files"].input_schema["properties"])
             assert tools["read_file"].input_schema["required"] == ["path"]

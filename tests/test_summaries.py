@@ -83,10 +83,10 @@ def test_a_model_going_round_in_a_loop_is_cut_off():
 
 # real summaries on the small model ---------------------------------------------------------
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory):
+def folders(tmp_path_factory, make_engine):
     """A root with the 20-page report, a small folder of notes, two versions of a contract, and a
-    secret beside the root; an engine over the root (nothing indexed: summaries read the files)."""
-    from sensetree.engine import Engine
+    secret beside the root; an engine over the root, indexed (summaries read the files themselves,
+    a folder's files their stored summary where there is one)."""
     from tests.support.report import write_report
 
     base = tmp_path_factory.mktemp("summaries")
@@ -103,8 +103,7 @@ def folders(tmp_path_factory):
     changed[4] = "Clause 5. The rent rises to nine hundred euros a month from June.\n"
     (docs / "contract_v2.txt").write_text("".join(changed))
     (secret / "vault.txt").write_text("the vault code is 1234")
-    engine = Engine(base / "data")
-    engine.add_root(str(docs))
+    engine = make_engine(base / "data", docs)
     yield engine, docs, secret
     engine.close()
 
@@ -171,11 +170,15 @@ def test_a_20_page_pdf_is_summarised_part_by_part_citing_its_pages(folders):
 @pytest.mark.slow  # the model runs
 def test_a_folder_is_summarised_file_by_file(endpoint, folders):
     _, docs, _ = folders
+    pinned = "Mooring prices for the summer season."
+    endpoint.pin_sense(str(docs / "notes" / "fees.md"), pinned)
     progress: list[str] = []
     summary = endpoint.summarise(SummariseParams(str(docs / "notes")), on_progress=progress.append)
-    assert summary.kind == "folder" and summary.summary.strip()
-    assert sorted(n.name for n in summary.notes) == ["fees.md", "ferry.txt"]
-    assert progress[:2] == ["file 1 of 2: fees.md", "file 2 of 2: ferry.txt"]
+    assert summary.kind == "folder" and summary.summary.strip() and summary.paths == [str(docs / "notes")]
+    assert [(n.name, n.where) for n in summary.notes] == [("fees.md", "its stored summary"),
+                                                          ("ferry.txt", "the whole file")]
+    assert summary.notes[0].text == pinned and summary.parts == 1  # the stored summary costs no model call
+    assert progress[:2] == ["file 1 of 2: fees.md (its stored summary)", "file 2 of 2: ferry.txt"]
 
 
 @pytest.mark.slow  # the model runs
@@ -209,3 +212,98 @@ def test_a_dead_endpoint_gives_a_clear_error(folders):
             engine.summarise(SummariseParams(str(docs / "notes" / "ferry.txt")))
     finally:
         engine.set_setting("chat.base_url", "")
+
+
+# the interfaces ------------------------------------------------------------------------------
+@pytest.mark.slow  # the model runs
+def test_the_cli_summarises_with_ask_file_and_compares_with_json(endpoint, folders, cli):
+    import json
+
+    _, docs, secret = folders
+    said = cli.invoke(endpoint.data_dir, "ask", "--file", str(docs / "notes" / "ferry.txt"))
+    assert said.exit_code == 0, said.output
+    assert "⋯ ferry.txt: part 1 of 1" in said.output and "Notes" in said.output and "[1] ferry.txt" in said.output
+    assert "1 part(s) read" in said.output
+    compared = cli.invoke(endpoint.data_dir, "compare", str(docs / "contract_v1.txt"), str(docs / "contract_v2.txt"),
+                          "--json")
+    assert compared.exit_code == 0, compared.output
+    result = json.loads(compared.stdout)
+    assert result["kind"] == "compare" and result["summary"] and any("B says" in n["text"] for n in result["notes"])
+    for args in (["ask", "--file", str(secret / "vault.txt")], ["summarise", str(secret / "vault.txt")]):
+        refused = cli.invoke(endpoint.data_dir, *args)
+        assert refused.exit_code != 0 and "outside" in refused.output and "Traceback" not in refused.output
+        assert "1234" not in refused.output
+
+
+def _events(lines) -> list[tuple[str, dict]]:
+    import json
+
+    found, name = [], "message"
+    for line in lines:
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            found.append((name, json.loads(line[5:])))
+    return found
+
+
+@pytest.mark.slow  # a real sensetree serve process and the model
+def test_http_streams_the_progress_then_the_summary_and_the_cli_uses_it(endpoint, folders, cli):
+    from tests.support.serve_process import Served
+
+    _, docs, secret = folders
+    server = Served(endpoint.data_dir)
+    try:
+        with server.client.stream("POST", "/api/summarise/stream",
+                                  json={"path": str(docs / "contract_v1.txt"), "question": "the rent"}) as response:
+            assert response.status_code == 200
+            events = _events(response.iter_lines())
+        names = [name for name, _ in events]
+        assert names[0] == "progress" and names[-1] == "done" and set(names) == {"progress", "done"}
+        assert "contract_v1.txt: part 1 of 1" in events[0][1]["text"]
+        done = events[-1][1]
+        assert done["kind"] == "file" and done["question"] == "the rent" and done["summary"]
+        assert done["notes"][0]["where"] == "part 1 of 1"
+
+        compared = server.client.get("/api/compare", params={"path": str(docs / "contract_v1.txt"),
+                                                             "other": str(docs / "contract_v2.txt")})
+        assert compared.status_code == 200 and compared.json()["kind"] == "compare"
+        for refused in (server.client.post("/api/summarise/stream", json={"path": str(secret / "vault.txt")}),
+                        server.client.get("/api/summarise", params={"path": str(secret / "vault.txt")})):
+            assert refused.status_code == 403 and "1234" not in refused.text
+        missing = server.client.post("/api/summarise/stream", json={"path": str(docs / "nothing.txt")})
+        assert missing.status_code == 404
+
+        # the command asks the running server, and shows its progress as it streams
+        ran = cli.run(endpoint.data_dir, "ask", "--file", str(docs / "notes" / "ferry.txt"), "when does it leave?")
+        assert "⋯ ferry.txt: part 1 of 1" in ran.stderr and "[1] ferry.txt" in ran.stdout
+        refused = cli.run(endpoint.data_dir, "ask", "--file", str(secret / "vault.txt"), check=False)
+        assert refused.returncode != 0 and "outside" in refused.stderr
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a real MCP server over stdio and the model
+def test_mcp_offers_summarise_file_and_compare_files(endpoint, folders):
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    _, docs, secret = folders
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sensetree.interfaces.cli", "mcp",
+                                                                 "--data-dir", str(endpoint.data_dir)])
+
+    async def session():
+        async with Client(stdio_client(params), read_timeout_seconds=300) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["summarise_file"].input_schema["required"] == ["path"]
+            assert tools["compare_files"].input_schema["required"] == ["path", "other"]
+            done = await client.call_tool("summarise_file", {"path": str(docs / "notes")})
+            assert not done.is_error and done.structured_content["kind"] == "folder"
+            assert done.structured_content["summary"] and len(done.structured_content["notes"]) == 2
+            refused = await client.call_tool("summarise_file", {"path": str(secret / "vault.txt")})
+            assert refused.is_error and "refused" in refused.content[0].text and "1234" not in refused.content[0].text
+
+    anyio.run(session)

@@ -305,7 +305,7 @@ class Engine:
                   model: ChatModel | None = None) -> Summary:
         """A whole file, or each file of a small folder, summarised part by part on the chat model
         (``sensetree summarise``, ``ask --file``): ``summaries/work.py``. ``on_progress`` hears each step."""
-        path = self._readable(params.path)
+        path = self.readable(params.path)
         with self._chat_model(model) as chat:
             work = Summariser(self.reader(), chat, on_progress, self._stored_sense)
             return work.folder(path, params.question) if os.path.isdir(path) else work.file(path, params.question)
@@ -313,11 +313,11 @@ class Engine:
     def compare(self, params: CompareParams, on_progress: Callable[[str], None] | None = None,
                 model: ChatModel | None = None) -> Summary:
         """What differs between two files, from the notes on each and the passages that changed."""
-        first, second = self._readable(params.path, folder=False), self._readable(params.other, folder=False)
+        first, second = self.readable(params.path, folder=False), self.readable(params.other, folder=False)
         with self._chat_model(model) as chat:
             return Summariser(self.reader(), chat, on_progress).compare(first, second, params.question)
 
-    def _readable(self, path: str, folder: bool = True) -> str:
+    def readable(self, path: str, folder: bool = True) -> str:
         """The checked path of a file (or a folder) to read, before any model starts."""
         from .reader import archive_of
 

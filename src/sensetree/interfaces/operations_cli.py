@@ -73,8 +73,11 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
                 return
             params = _absolute_paths(op, op.parse(values, typed=True))
             server = served.running(data_dir)
+            progress = _progress if op.progress else None
             if not server:
                 answer = None
+            elif op.progress:  # long: its steps stream from the server as they come
+                answer = served.operate(server, op.route + "/stream", asdict(params), progress)
             elif op.effect is Effect.READS:
                 answer = served.get(server, op.route, op.query(params))
             else:  # the server holds the writer lock: it makes the change
@@ -83,7 +86,8 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
                 result = op.result.from_dict(answer)
             else:
                 with open_engine(data_dir) as engine:
-                    result = op.run(engine, params, bounded=False)
+                    extra = {"on_progress": progress} if progress else {}
+                    result = op.run(engine, params, bounded=False, **extra)
         except SenseTreeError as exc:
             fail(str(exc))
             return
@@ -94,10 +98,19 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
     return run
 
 
+def _progress(text: str) -> None:
+    """A long operation's step, on stderr (stdout keeps the result, JSON included)."""
+    from rich.console import Console
+
+    from .terminal import escape
+
+    Console(stderr=True, highlight=False).print(f"[dim]  ⋯ {escape(text)}[/]")
+
+
 def _absolute_paths(op: Operation, params: Any) -> Any:
     """A path typed in a shell that names something there is taken from there (the server and the
     engine run elsewhere); any other is left for the engine (relative to a root)."""
     changed = {p.name: os.path.abspath(getattr(params, p.name)) for p in op.fields()
-               if p.name in ("path", "scope") and getattr(params, p.name)
+               if p.name in ("path", "other", "scope") and getattr(params, p.name)
                and not os.path.isabs(getattr(params, p.name)) and os.path.lexists(getattr(params, p.name))}
     return replace(params, **changed)
