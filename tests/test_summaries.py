@@ -94,6 +94,7 @@ def folders(tmp_path_factory, make_engine):
     (docs / "notes").mkdir(parents=True)
     secret.mkdir()
     write_report(docs / "report.pdf")
+    write_report(docs / "brief.pdf", pages=3)
     (docs / "notes" / "ferry.txt").write_text("The ferry to Saltmere leaves at seven and returns at six.\n")
     (docs / "notes" / "fees.md").write_text("# Mooring fees\n\nMooring costs twelve euros a night in summer.\n")
     clauses = [f"Clause {i}. The tenant keeps the boathouse number {i} clean and pays on the first day.\n"
@@ -307,3 +308,28 @@ def test_mcp_offers_summarise_file_and_compare_files(endpoint, folders):
             assert refused.is_error and "refused" in refused.content[0].text and "1234" not in refused.content[0].text
 
     anyio.run(session)
+
+
+@pytest.mark.slow  # the model runs
+def test_the_assistant_summarises_with_its_tool_on_its_own_model_and_shows_the_progress(folders, served_model):
+    from sensetree.chat.agent import Agent, _Run
+    from sensetree.chat.tools import SCHEMAS
+    from sensetree.models.llm import ChatClient
+
+    engine, docs, secret = folders
+    assert {"summarise_file", "compare_files"} <= {s["function"]["name"] for s in SCHEMAS}
+    agent = Agent(engine, ChatClient(served_model.url, "smollm2-135m-instruct", timeout=300), context_window=2048,
+                  max_tokens=128, temperature=0.0)
+    steps = []
+    run = _Run(agent, "summarise brief.pdf", lambda _: None, steps.append)
+    assert run.toolbox.model.client is agent.client  # the conversation's model, not a second one
+    outcome = run.toolbox.run("summarise_file", {"path": str(docs / "brief.pdf")})
+    assert [s.text for s in steps if s.kind == "progress"][0] == "brief.pdf: part 1 of 1 (pp. 1–3)"
+    assert outcome.step.endswith("(1 part(s) read)") and len(outcome.new_sources) == 1
+    source = outcome.new_sources[0]
+    assert source.path == str(docs / "brief.pdf") and outcome.text.startswith("Summary of the whole file")
+    assert f"[{source.n}] brief.pdf — {docs / 'brief.pdf'}\npp. 1–3: " in outcome.text
+    whole = outcome.text.split("\n")[1]
+    assert "(pp. 1–3)" in whole and not re.search(r"\[\d+\]", whole)  # the note marks became pages
+    refused = run.toolbox.run("compare_files", {"path": str(docs / "brief.pdf"), "other": str(secret / "vault.txt")})
+    assert refused.text.startswith("refused") and "1234" not in refused.text

@@ -29,6 +29,7 @@ from .evidence import Evidence, Sentence, split_sentences
 from .quotes import Chunks, attach
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
+from ..summaries import ChatModel
 from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
 
 MAX_TOOL_ROUNDS = 5
@@ -149,7 +150,10 @@ class _Run:
         self.agent, self.question = agent, question
         self.on_token, self.on_step = on_token, on_step
         self.seen: set[int] = set()  # the sources this answer was given
-        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
+        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources,
+                               ChatModel(agent.client, agent.budget.context_window, agent.budget.max_tokens,
+                                         "the assistant's model"),
+                               on_progress=lambda text: self.say("progress", text))
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
         self.budget = agent.budget
