@@ -76,6 +76,22 @@ def test_without_pages_a_part_breaks_at_a_paragraph_then_a_sentence_and_says_whi
     assert place_label([{"sheet": "Q3"}, {"sheet": "Q4"}]) == "sheets Q3, Q4"
 
 
+def test_the_parameters_are_declared_once_for_every_interface():
+    from sensetree.errors import BadInput
+    from sensetree.operations import OPERATIONS, TOOLS
+
+    summarise, compare = OPERATIONS["summarise"], OPERATIONS["compare"]
+    assert TOOLS["summarise_file"] is summarise and TOOLS["compare_files"] is compare
+    assert summarise.progress and compare.progress
+    assert summarise.parse({"path": "/a.pdf", "question": ""}) == SummariseParams("/a.pdf")
+    assert compare.parse({"path": "/a", "other": "/b", "question": "fees"}) == CompareParams("/a", "/b", "fees")
+    for op, values, message in [(compare, {"path": "/a"}, "compare needs other"),
+                                (summarise, {"path": "/a", "question": "q" * 2001}, "longer than"),
+                                (summarise, {"path": "/a", "limit": 3}, "takes no limit")]:
+        with pytest.raises(BadInput, match=message):
+            op.parse(values)
+
+
 def test_a_model_going_round_in_a_loop_is_cut_off():
     assert _unlooped("It covers the fees, the fees, the fees, the fees, the fees.") == "It covers the fees, the fees…"
     assert _unlooped("The fees rose. The fees fell.") == "The fees rose. The fees fell."
@@ -323,6 +339,7 @@ def test_the_assistant_summarises_with_its_tool_on_its_own_model_and_shows_the_p
     steps = []
     run = _Run(agent, "summarise brief.pdf", lambda _: None, steps.append)
     assert run.toolbox.model.client is agent.client  # the conversation's model, not a second one
+    assert {"summarise_file", "compare_files"} <= {s["function"]["name"] for s in run.budget.schemas}
     outcome = run.toolbox.run("summarise_file", {"path": str(docs / "brief.pdf")})
     assert [s.text for s in steps if s.kind == "progress"][0] == "brief.pdf: part 1 of 1 (pp. 1–3)"
     assert outcome.step.endswith("(1 part(s) read)") and len(outcome.new_sources) == 1
@@ -333,3 +350,24 @@ def test_the_assistant_summarises_with_its_tool_on_its_own_model_and_shows_the_p
     assert "(pp. 1–3)" in whole and not re.search(r"\[\d+\]", whole)  # the note marks became pages
     refused = run.toolbox.run("compare_files", {"path": str(docs / "brief.pdf"), "other": str(secret / "vault.txt")})
     assert refused.text.startswith("refused") and "1234" not in refused.text
+
+
+def test_the_whole_file_tools_are_listed_once_a_conversation_asks_for_whole_files(folders):
+    """Every request carries the listed tools' schemas: on a small window the whole-file ones are
+    listed from the first question that asks for a summary, a comparison or a folder's contents."""
+    from sensetree.chat.agent import Agent, _Run
+    from sensetree.chat.tools import SCHEMAS, USUAL_SCHEMAS, asks_for_whole_files
+    from sensetree.models.llm import ChatClient
+
+    engine = folders[0]
+    for question in ("Summarise report.pdf", "compare the two contracts", "what is in the notes folder?",
+                     "eine Zusammenfassung des Berichts", "what changed between v1 and v2?"):
+        assert asks_for_whole_files(question), question
+    for question in ("What is the IBAN for the invoice payment?", "when does the ferry leave?"):
+        assert not asks_for_whole_files(question), question
+    names = lambda schemas: {s["function"]["name"] for s in schemas}  # noqa: E731
+    assert names(SCHEMAS) - names(USUAL_SCHEMAS) == {"summarise_file", "compare_files"}
+    agent = Agent(engine, ChatClient("http://127.0.0.1:9/v1", "any"))
+    assert _Run(agent, "when does the ferry leave?", print, print).budget.schemas is USUAL_SCHEMAS
+    assert _Run(agent, "summarise the report", print, print).budget.schemas is SCHEMAS
+    assert _Run(agent, "and the fees?", print, print).budget.schemas is SCHEMAS  # kept: the prompt stays cached

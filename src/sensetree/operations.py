@@ -273,20 +273,19 @@ class UnignoreParams:
     path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
 
 
-Focus = Annotated[str | None, Doc("What to look for, or a question about the whole (without it: a summary).",
-                                 max_length=2000)]
+Focus = Annotated[str | None, Doc("What to focus on.", max_length=2000)]
 
 
 @dataclass(frozen=True)
 class SummariseParams:
-    path: Annotated[str, Doc("A file, or a small folder, in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    path: Annotated[str, Doc("A file or small folder.", argument=True, max_length=MAX_PATH_CHARS)]
     question: Focus = None
 
 
 @dataclass(frozen=True)
 class CompareParams:
-    path: Annotated[str, Doc("The first file (A).", argument=True, max_length=MAX_PATH_CHARS)]
-    other: Annotated[str, Doc("The second file (B).", argument=True, max_length=MAX_PATH_CHARS)]
+    path: Annotated[str, Doc("The first file.", argument=True, max_length=MAX_PATH_CHARS)]
+    other: Annotated[str, Doc("The second file.", argument=True, max_length=MAX_PATH_CHARS)]
     question: Focus = None
 
 
@@ -306,14 +305,13 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                      "the files closest to it in meaning, in search_files' shape, best first; apart from them "
                      "its identical copies (copies) and its versions: files that share most of its wording, "
                      "newest first, with their modification time and the share of wording they share."),
-    Operation("summarise", "A whole file, or a small folder, summarised part by part on the chat model.",
+    Operation("summarise", "Summarise a whole file or small folder, part by part.",
               SummariseParams, Summary, "summarise", tool="summarise_file", progress=True,
               detail="The whole file is read in parts that fit the model, each part noted with the pages it covers, "
                      "then the whole written from those notes; a folder gives each file's summary, then the whole. "
                      "Returns summary (its sentences cite notes as [n]), notes (n, path, name, where: the pages or "
                      "part, text), parts read and notices (what was left out)."),
-    Operation("compare", "What differs between two files: notes on each, the passages that changed, then the model's "
-                         "comparison.", CompareParams, Summary, "compare", tool="compare_files", progress=True,
+    Operation("compare", "What differs between two files.", CompareParams, Summary, "compare", tool="compare_files", progress=True,
               detail="Give two full paths. Returns summary (what differs, citing notes as [n]) and notes: A's and "
                      "B's parts with their pages, and for two versions of one text each changed passage and its "
                      "page."),

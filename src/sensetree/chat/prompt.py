@@ -23,8 +23,7 @@ RULES = """You are SenseTree's assistant. You answer questions about the user's 
 - You may cite an excerpt by its number in square brackets."""
 
 TOOLS_CLAUSE = (" or on what your tools return. When the excerpts are not enough, call search_files with other "
-                "words, read_file to read a whole file, or list_directory. To summarise a whole file or folder "
-                "call summarise_file; to compare two files, compare_files")
+                "words, read_file to read a whole file, or list_directory")
 
 ANSWER_NOW = ("Answer my question now with what you have found, citing the excerpts by their number like [1]. "
               "Do not call a tool.")

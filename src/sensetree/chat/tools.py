@@ -110,6 +110,18 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
 SCHEMAS = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
 TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
 
+# The whole-file tools are listed once a conversation asks for whole files or folders: every request
+# carries the tools' schemas, and on a small window theirs would push the conversation out sooner.
+WHOLE_FILE_TOOLS = ("summarise_file", "compare_files")
+USUAL_SCHEMAS = [s for s in SCHEMAS if s["function"]["name"] not in WHOLE_FILE_TOOLS]
+_WHOLE = re.compile(r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
+                    r"zusammenfass|vergleich|résum|resum|riassun|confront", re.IGNORECASE)
+
+
+def asks_for_whole_files(question: str) -> bool:
+    """Whether a question asks for a summary, a comparison or a folder's contents (any of a few languages)."""
+    return bool(_WHOLE.search(question))
+
 
 @dataclass
 class ToolOutcome:
