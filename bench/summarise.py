@@ -39,7 +39,7 @@ def run(engine: Engine, pdf: Path, label: str) -> dict:
     row = {"run": label, "model": summary.model, "seconds": round(seconds, 1), "parts": summary.parts,
            "s_per_part": round(seconds / max(summary.parts, 1), 1), "notes": len(summary.notes), "cited": cited,
            "summary_chars": len(summary.summary), "pages": [n.where for n in summary.notes]}
-    print(f"{label:9} {seconds:7.1f} s  {summary.parts} parts ({row['s_per_part']} s each)  "
+    print(f"{label:9} {seconds:7.1f} s  {summary.parts} parts ({row['s_per_part']} s a part, the whole included)  "
           f"{cited}/{len(summary.notes)} notes cited  {len(summary.summary)} chars  on {summary.model}", flush=True)
     print(f"          parts: {', '.join(row['pages'])}", flush=True)
     return row

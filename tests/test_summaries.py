@@ -329,11 +329,11 @@ def test_mcp_offers_summarise_file_and_compare_files(endpoint, folders):
 @pytest.mark.slow  # the model runs
 def test_the_assistant_summarises_with_its_tool_on_its_own_model_and_shows_the_progress(folders, served_model):
     from sensetree.chat.agent import Agent, _Run
-    from sensetree.chat.tools import SCHEMAS
+    from sensetree.chat.tools import WITH_WHOLE_FILES
     from sensetree.models.llm import ChatClient
 
     engine, docs, secret = folders
-    assert {"summarise_file", "compare_files"} <= {s["function"]["name"] for s in SCHEMAS}
+    assert {"summarise_file", "compare_files"} <= {s["function"]["name"] for s in WITH_WHOLE_FILES}
     agent = Agent(engine, ChatClient(served_model.url, "smollm2-135m-instruct", timeout=300), context_window=2048,
                   max_tokens=128, temperature=0.0)
     steps = []
@@ -356,7 +356,7 @@ def test_the_whole_file_tools_are_listed_once_a_conversation_asks_for_whole_file
     """Every request carries the listed tools' schemas: on a small window the whole-file ones are
     listed from the first question that asks for a summary, a comparison or a folder's contents."""
     from sensetree.chat.agent import Agent, _Run
-    from sensetree.chat.tools import SCHEMAS, USUAL_SCHEMAS, asks_for_whole_files
+    from sensetree.chat.tools import SCHEMAS, WITH_WHOLE_FILES, asks_for_whole_files
     from sensetree.models.llm import ChatClient
 
     engine = folders[0]
@@ -366,8 +366,8 @@ def test_the_whole_file_tools_are_listed_once_a_conversation_asks_for_whole_file
     for question in ("What is the IBAN for the invoice payment?", "when does the ferry leave?"):
         assert not asks_for_whole_files(question), question
     names = lambda schemas: {s["function"]["name"] for s in schemas}  # noqa: E731
-    assert names(SCHEMAS) - names(USUAL_SCHEMAS) == {"summarise_file", "compare_files"}
+    assert names(WITH_WHOLE_FILES) - names(SCHEMAS) == {"summarise_file", "compare_files"}
     agent = Agent(engine, ChatClient("http://127.0.0.1:9/v1", "any"))
-    assert _Run(agent, "when does the ferry leave?", print, print).budget.schemas is USUAL_SCHEMAS
-    assert _Run(agent, "summarise the report", print, print).budget.schemas is SCHEMAS
-    assert _Run(agent, "and the fees?", print, print).budget.schemas is SCHEMAS  # kept: the prompt stays cached
+    assert _Run(agent, "when does the ferry leave?", print, print).budget.schemas is SCHEMAS
+    assert _Run(agent, "summarise the report", print, print).budget.schemas is WITH_WHOLE_FILES
+    assert _Run(agent, "and the fees?", print, print).budget.schemas is WITH_WHOLE_FILES  # kept: the prompt stays cached

@@ -30,7 +30,7 @@ from .quotes import Chunks, attach
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
 from ..summaries import ChatModel
-from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, asks_for_whole_files, source_blocks
+from .tools import TOOL_NAMES, WITH_WHOLE_FILES, Source, Sources, Toolbox, asks_for_whole_files, source_blocks
 
 MAX_TOOL_ROUNDS = 5
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
@@ -157,8 +157,8 @@ class _Run:
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
         self.whole_files = asks_for_whole_files(question)
-        if self.whole_files and agent.budget.schemas is not SCHEMAS:  # listed from now on in this conversation
-            agent.budget = replace(agent.budget, schemas=SCHEMAS)
+        if self.whole_files and agent.budget.schemas is not WITH_WHOLE_FILES:  # listed from now on in this conversation
+            agent.budget = replace(agent.budget, schemas=WITH_WHOLE_FILES)
         self.budget = agent.budget
         self.steps: list[Step] = []
         self.stats = RunStats()

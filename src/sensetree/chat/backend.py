@@ -14,7 +14,7 @@ from ..models.local_llm import (DEFAULT_MODEL, INSTALL_HINT, RUNTIMES, LocalMode
                                 pick_runtime)
 from . import prompt
 from .agent import Agent, Answer, ChatError, Step
-from .tools import USUAL_SCHEMAS as SCHEMAS
+from .tools import SCHEMAS
 
 NOT_SET_UP = ("No chat model is set up. Either install the embedded one:\n"
               f"  {INSTALL_HINT}\n"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import prompt
-from .tools import USUAL_SCHEMAS, source_blocks
+from .tools import SCHEMAS, source_blocks
 
 MARGIN_TOKENS = 64  # the chat template's own tokens, and the estimate's error
 MIN_EXCERPT_BUDGET = 1200  # characters of excerpts however slow the model: below, answers go wrong
@@ -42,7 +42,7 @@ class Budget:
     context_window: int
     max_tokens: int
     first_token_s: float = 0.0
-    schemas: list[dict[str, Any]] = field(default_factory=lambda: USUAL_SCHEMAS)  # the tools listed, when they are
+    schemas: list[dict[str, Any]] = field(default_factory=lambda: SCHEMAS)  # the tools listed, when they are
 
     def fixed_tokens(self, messages: list[Message], tools: bool) -> int:
         """Tokens of the messages, the tools' schemas when listed, and the answer."""

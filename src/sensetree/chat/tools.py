@@ -107,13 +107,13 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
                      [p.name for p in fields if p.required])
 
 
-SCHEMAS = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
-TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
-
 # The whole-file tools are listed once a conversation asks for whole files or folders: every request
 # carries the tools' schemas, and on a small window theirs would push the conversation out sooner.
+# SCHEMAS: the tools listed from the first question; WITH_WHOLE_FILES: those and the whole-file ones.
 WHOLE_FILE_TOOLS = ("summarise_file", "compare_files")
-USUAL_SCHEMAS = [s for s in SCHEMAS if s["function"]["name"] not in WHOLE_FILE_TOOLS]
+WITH_WHOLE_FILES = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
+SCHEMAS = [s for s in WITH_WHOLE_FILES if s["function"]["name"] not in WHOLE_FILE_TOOLS]
+TOOL_NAMES = {s["function"]["name"] for s in WITH_WHOLE_FILES}
 _WHOLE = re.compile(r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
                     r"zusammenfass|vergleich|résum|resum|riassun|confront", re.IGNORECASE)
 
