@@ -345,7 +345,8 @@ def test_the_assistant_summarises_with_its_tool_on_its_own_model_and_shows_the_p
     assert outcome.step.endswith("(1 part(s) read)") and len(outcome.new_sources) == 1
     source = outcome.new_sources[0]
     assert source.path == str(docs / "brief.pdf") and outcome.text.startswith("Summary of the whole file")
-    assert f"[{source.n}] brief.pdf — {docs / 'brief.pdf'}\npp. 1–3: " in outcome.text
+    assert f"[{source.n}] brief.pdf — {docs / 'brief.pdf'}\n" in outcome.text
+    assert outcome.text.rstrip().endswith("(from pp. 1–3)")
     whole = outcome.text.split("\n")[1]
     assert "(pp. 1–3)" in whole and not re.search(r"\[\d+\]", whole)  # the note marks became pages
     refused = run.toolbox.run("compare_files", {"path": str(docs / "brief.pdf"), "other": str(secret / "vault.txt")})

@@ -273,7 +273,8 @@ class UnignoreParams:
     path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
 
 
-Focus = Annotated[str | None, Doc("What to focus on.", max_length=2000)]
+Focus = Annotated[str | None, Doc("Only a question the user asked about the whole; left out: a plain summary.",
+                                 max_length=2000)]
 
 
 @dataclass(frozen=True)

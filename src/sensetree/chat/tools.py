@@ -227,7 +227,7 @@ class Toolbox:
             source = self.sources.add(path, None, _flat(notes[0].text)[:240], None, "read")
             found.append(source)
             chunks[source.n] = None
-            lines = "\n".join(f"{n.where}: {n.text}" for n in notes)
+            lines = "\n".join(f"{n.text} (from {n.where})" for n in notes)
             blocks.append(f"[{source.n}] {source.name} — {path}\n{lines}")
         notices = "".join(f"note: {n}\n" for n in summary.notices)
         text = f"{head} (cite the numbered files below):\n{whole}\n{notices}\n" + "\n\n".join(blocks)
