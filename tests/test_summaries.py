@@ -222,12 +222,18 @@ def test_a_file_outside_the_roots_is_refused_before_any_model_starts(folders):
 def test_a_dead_endpoint_gives_a_clear_error(folders):
     from sensetree.models.local_llm import free_port
 
+    from sensetree.reader import Unreadable
+
     engine, docs, _ = folders
     engine.set_setting("chat.base_url", f"http://127.0.0.1:{free_port()}/v1")
     try:
         with pytest.raises(ModelError, match="unreachable"):
             engine.summarise(SummariseParams(str(docs / "notes" / "ferry.txt")))
+        (docs / "empty.txt").write_text("  \n\n ")
+        with pytest.raises(Unreadable, match="empty.txt has no text to summarise"):  # said before any model call
+            engine.summarise(SummariseParams(str(docs / "empty.txt")))
     finally:
+        (docs / "empty.txt").unlink(missing_ok=True)
         engine.set_setting("chat.base_url", "")
 
 

@@ -124,9 +124,6 @@ class Summariser:
             except (Unreadable, FileNotFoundError) as exc:
                 self.notices.append(f"{entry.name}: {exc}")
                 continue
-            if not read.parts:
-                self.notices.append(f"{entry.name}: no text to read")
-                continue
             first = read.parts[0]
             if len(read.parts) > 1:
                 self.notices.append(f"{entry.name}: only its first part ({first.label}) of {len(read.parts)} was read; "
@@ -169,6 +166,8 @@ class Summariser:
         if read.context_only:
             raise Unreadable(f"{read.name} has no text to summarise ({read.text.strip()[:120]})")
         parts = worth_reading(split_parts(read.text, read.spans, self.part_chars))
+        if not parts:
+            raise Unreadable(f"{read.name} has no text to summarise (it is empty)")
         total = len(parts)
         if total > MAX_PARTS:
             self.notices.append(f"{read.name}: only its first {MAX_PARTS} of {total} parts were read "
