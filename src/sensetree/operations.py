@@ -273,7 +273,7 @@ class UnignoreParams:
     path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
 
 
-Focus = Annotated[str | None, Doc("Only a question the user asked about the whole; left out: a plain summary.",
+Focus = Annotated[str | None, Doc("A question the user asked about the whole file; without one, a summary.",
                                  max_length=2000)]
 
 
