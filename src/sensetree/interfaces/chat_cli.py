@@ -153,7 +153,8 @@ def ask(question: Optional[str] = typer.Argument(None, help="The question (with 
         scope: Optional[str] = Scope,
         files: Optional[list[str]] = typer.Option(None, "--file", help="Read this whole file (or each file of a small "
                                                   "folder) instead of searching; twice: compare the two files."),
-        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON."),
+        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON (with --file: "
+                                                            "{summary, notes, parts, notices})."),
         data_dir: Optional[Path] = DataDir):
     """Ask one question; the answer cites the files it comes from. With --file, about whole files."""
     if files:
