@@ -28,6 +28,7 @@ LAYERS = {
     "sensetree.overview": (3, "engine"),
     "sensetree.explorer": (3, "engine"),
     "sensetree.pages": (3, "engine"),
+    "sensetree.summaries": (3, "engine"),
     "sensetree.ingest": (2, "ingest"),
     "sensetree.search": (2, "search"),
     "sensetree.store": (1, "store"),

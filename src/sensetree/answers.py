@@ -358,3 +358,40 @@ class ModelsCatalogue:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
         return cls(list(d["embedding"]), list(d["rerankers"]))
+@dataclass
+class Note:
+    """What the model noted of one part of a file (or a folder's file, or a change between two files):
+    the summary cites it by ``n``, and ``where`` says which pages or part it covers."""
+
+    n: int
+    path: str
+    name: str
+    where: str                    # "pp. 3–5", "part 2 of 7", "its stored summary", "changed on p. 4"
+    text: str
+    location: dict | None = None  # the first place it covers: {"page": 3}
+    cited: bool = False
+
+
+@dataclass
+class Summary:
+    """A whole file, a small folder or two files summarised part by part (``summarise``, ``compare``)."""
+
+    kind: str                     # file, folder or compare
+    paths: list[str]
+    question: str | None
+    summary: str                  # the whole, each sentence citing notes as [n]
+    notes: list[Note] = field(default_factory=list)
+    parts: int = 0                # parts the model read
+    notices: list[str] = field(default_factory=list)
+    model: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "paths": self.paths, "question": self.question, "summary": self.summary,
+                "notes": [asdict(n) for n in self.notes], "parts": self.parts, "notices": self.notices,
+                "model": self.model, "seconds": round(self.seconds, 3)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Summary:
+        return cls(d["kind"], list(d["paths"]), d.get("question"), d["summary"], [Note(**n) for n in d["notes"]],
+                   int(d["parts"]), list(d["notices"]), d.get("model", ""), float(d.get("seconds", 0.0)))

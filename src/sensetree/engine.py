@@ -16,7 +16,7 @@ import json
 import os
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +26,8 @@ from . import overview, paths
 from .config import Settings, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
-                      Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
+                      Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
+                      TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
@@ -42,10 +43,10 @@ from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
 from .notices import Notices
 from .filters import parse_filters
-from .operations import (AddRootParams, BrowseParams, FileParams, FolderModeParams, IgnoreParams, ModelsParams,
-                         PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams, RemoveRootParams,
-                         RetryParams, RootsParams, SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams,
-                         StatusParams, TreeParams, UnignoreParams)
+from .operations import (AddRootParams, BrowseParams, CompareParams, FileParams, FolderModeParams, IgnoreParams,
+                         ModelsParams, PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams,
+                         RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams, SetParams,
+                         SettingsParams, SimilarParams, StatusParams, SummariseParams, TreeParams, UnignoreParams)
 from .reader import Reader, RootGuard, on_disk
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
@@ -54,6 +55,7 @@ from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
 from .store.location import location
+from .summaries import ChatModel, Summariser, open_chat_model
 from .store.manifest import SEARCH_SETTINGS, Manifest
 from .store.readonly import ReadOnlyStorage
 from .store.storage import Storage
@@ -84,6 +86,8 @@ class Engine:
         self.choices = Choices(self.storage)
         self.pool: Pool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self._cluster: RayPool | None = None
+        # a process that holds a chat model (the web app's assistant) lends it to summaries; else each opens one
+        self.chat_models: Callable[[], AbstractContextManager[ChatModel]] | None = None
 
     def distribute(self, address: str) -> None:
         """Index on a Ray cluster from now on (``auto``, an address, or ``local`` to start one here): its
@@ -315,6 +319,44 @@ class Engine:
     def page_image(self, path: str, page: int) -> bytes:
         """Page ``page`` of a PDF inside the roots as a PNG: the preview shows a cited sentence where it is printed."""
         return self.explorer().page_image(path, page)
+    def summarise(self, params: SummariseParams, on_progress: Callable[[str], None] | None = None,
+                  model: ChatModel | None = None) -> Summary:
+        """A whole file, or each file of a small folder, summarised part by part on the chat model
+        (``sensetree summarise``, ``ask --file``): ``summaries/work.py``. ``on_progress`` hears each step."""
+        path = self.readable(params.path)
+        with self._chat_model(model) as chat:
+            work = Summariser(self.reader(), chat, on_progress, self._stored_sense)
+            return work.folder(path, params.question) if os.path.isdir(path) else work.file(path, params.question)
+
+    def compare(self, params: CompareParams, on_progress: Callable[[str], None] | None = None,
+                model: ChatModel | None = None) -> Summary:
+        """What differs between two files, from the notes on each and the passages that changed."""
+        first, second = self.readable(params.path, folder=False), self.readable(params.other, folder=False)
+        with self._chat_model(model) as chat:
+            return Summariser(self.reader(), chat, on_progress).compare(first, second, params.question)
+
+    def readable(self, path: str, folder: bool = True) -> str:
+        """The checked path of a file (or a folder) to read, before any model starts."""
+        from .reader import archive_of
+
+        path = self.reader().check(path)
+        if os.path.isdir(path) and folder:
+            return path
+        if not os.path.isfile(path) and archive_of(path) is None:
+            raise FileNotFoundError(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
+        return path
+
+    def _chat_model(self, model: ChatModel | None) -> AbstractContextManager[ChatModel]:
+        if model is not None:
+            return nullcontext(model)
+        if self.chat_models is not None:
+            return self.chat_models()
+        return open_chat_model(self.settings, self.models_dir)
+
+    def _stored_sense(self, path: str) -> str | None:
+        """The summary indexing wrote for a file (by the model, or pinned by the user), if any."""
+        row = self.choices.sense_of(path)
+        return row.text if row and row.source in ("llm", "pinned") and row.text.strip() else None
 
     def explorer(self) -> Explorer:
         """Listings with index statuses, a file's detail, its text at a chunk (the web app, MCP)."""

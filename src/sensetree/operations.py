@@ -26,7 +26,8 @@ from typing import Annotated, Any, Mapping
 
 from .errors import BadInput
 from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Preview, ProbeReport, Queue, Requeued,
-                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, TakenBack)
+                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
+                      TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -123,6 +124,7 @@ class Operation:
     effect: Effect = Effect.READS
     http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
     path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
+    progress: bool = False           # the method takes ``on_progress``: a streaming interface shows each step
 
     @property
     def route(self) -> str:
@@ -194,8 +196,9 @@ class Operation:
         return {p.doc.http or p.name: getattr(params, p.name) for p in self.fields()
                 if getattr(params, p.name) is not None}
 
-    def run(self, engine: Any, params: Any, bounded: bool = True) -> Any:
-        return getattr(engine, self.method)(self.check(params, bounded=bounded))
+    def run(self, engine: Any, params: Any, bounded: bool = True, **extra: Any) -> Any:
+        """The engine's answer; ``extra`` (``on_progress``, the assistant's ``model``) goes to a method that takes it."""
+        return getattr(engine, self.method)(self.check(params, bounded=bounded), **extra)
 
 
 def _read(param: Param, value: Any) -> Any:
@@ -294,6 +297,23 @@ class UnignoreParams:
     path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
 
 
+Focus = Annotated[str | None, Doc("A question the user asked about the whole file; without one, a summary.",
+                                 max_length=2000)]
+
+
+@dataclass(frozen=True)
+class SummariseParams:
+    path: Annotated[str, Doc("A file or small folder.", argument=True, max_length=MAX_PATH_CHARS)]
+    question: Focus = None
+
+
+@dataclass(frozen=True)
+class CompareParams:
+    path: Annotated[str, Doc("The first file.", argument=True, max_length=MAX_PATH_CHARS)]
+    other: Annotated[str, Doc("The second file.", argument=True, max_length=MAX_PATH_CHARS)]
+    question: Focus = None
+
+
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
               SearchParams, SearchResponse, "search", tool="search_files",
@@ -310,6 +330,16 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                      "the files closest to it in meaning, in search_files' shape, best first; apart from them "
                      "its identical copies (copies) and its versions: files that share most of its wording, "
                      "newest first, with their modification time and the share of wording they share."),
+    Operation("summarise", "Summarise a whole file or small folder, part by part.",
+              SummariseParams, Summary, "summarise", tool="summarise_file", progress=True,
+              detail="The whole file is read in parts that fit the model, each part noted with the pages it covers, "
+                     "then the whole written from those notes; a folder gives each file's summary, then the whole. "
+                     "Returns summary (its sentences cite notes as [n]), notes (n, path, name, where: the pages or "
+                     "part, text), parts read and notices (what was left out)."),
+    Operation("compare", "What differs between two files.", CompareParams, Summary, "compare", tool="compare_files", progress=True,
+              detail="Give two full paths. Returns summary (what differs, citing notes as [n]) and notes: A's and "
+                     "B's parts with their pages, and for two versions of one text each changed passage and its "
+                     "page."),
     Operation("browse", "A folder's entries, folders first, with each one's index status (the roots without a path).",
               BrowseParams, Listing, "browse", tool="list_directory",
               detail="Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one "

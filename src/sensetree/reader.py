@@ -71,6 +71,7 @@ class FileText:
     context_only: bool  # the content could not be read: the text describes the file instead
     text: str           # at most the limit asked for
     total_chars: int
+    spans: tuple = ()   # where in the file each stretch of the text comes from (pages...), when the extractor says
 
     @property
     def truncated(self) -> bool:
@@ -129,11 +130,12 @@ class Reader:
         except ExtractionError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc}") from None
         text, context_only = extraction.text, extraction.context_only
+        spans = extraction.spans
         stored = self.store.queries.chunks_of(path) if extraction.ocr_wanted else []
         if stored:
             text = rejoin([without_head(stored[0]["text"]), *(c["text"] for c in stored[1:])], 10**9)
-            context_only = False
-        return FileText(path, paths.name_of(path), extraction.doc_type, context_only, text[:limit], len(text))
+            context_only, spans = False, ()
+        return FileText(path, paths.name_of(path), extraction.doc_type, context_only, text[:limit], len(text), spans)
 
     def read_bytes(self, path: str) -> bytes:
         """A file's bytes (an archive member's, read out of its archive), for showing it as it is: a PDF's

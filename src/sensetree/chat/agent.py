@@ -29,7 +29,8 @@ from .evidence import Evidence, Sentence, split_sentences
 from .quotes import Chunks, attach
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
-from .tools import SCHEMAS, TOOL_NAMES, Source, Sources, Toolbox, source_blocks
+from ..summaries import ChatModel
+from .tools import TOOL_NAMES, WITH_WHOLE_FILES, Source, Sources, Toolbox, asks_for_whole_files, source_blocks
 
 MAX_TOOL_ROUNDS = 5
 UNSUPPORTED = "(No excerpt supports this answer: the files may not say.)"
@@ -149,9 +150,15 @@ class _Run:
         self.agent, self.question = agent, question
         self.on_token, self.on_step = on_token, on_step
         self.seen: set[int] = set()  # the sources this answer was given
-        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources)
+        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources,
+                               ChatModel(agent.client, agent.budget.context_window, agent.budget.max_tokens,
+                                         "the assistant's model"),
+                               on_progress=lambda text: self.say("progress", text))
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
+        self.whole_files = asks_for_whole_files(question)
+        if self.whole_files and agent.budget.schemas is not WITH_WHOLE_FILES:  # listed from now on in this conversation
+            agent.budget = replace(agent.budget, schemas=WITH_WHOLE_FILES)
         self.budget = agent.budget
         self.steps: list[Step] = []
         self.stats = RunStats()
@@ -167,7 +174,8 @@ class _Run:
         results = seed.search(a.engine, self.question, a.scope, self.say)
         self._trim_history()
         seeded = self._seed(results)
-        if self.tools and a.tools_when_needed and seed.shows_the_question(self.question, seeded):
+        if (self.tools and a.tools_when_needed and not self.whole_files
+                and seed.shows_the_question(self.question, seeded)):
             self.tools = False
             self.say("tools", "the excerpts have the question's words: answering from them, without tools")
         messages = [self._system(), *a.history(),
@@ -253,7 +261,7 @@ class _Run:
         listed = listed and self.tools
         self.stats.round_started()
         try:
-            turn = a.client.stream(messages, tools=SCHEMAS if listed else None,
+            turn = a.client.stream(messages, tools=self.budget.schemas if listed else None,
                                    tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
                                    temperature=a.temperature, on_text=visible.feed if visible else self._emit)
         except ToolsUnsupported as exc:
@@ -263,7 +271,7 @@ class _Run:
             messages[0]["content"] = prompt.system_prompt(tools=False)
             return self._call(messages, use_tools=False)
         self.stats.round_ended(turn)
-        sent = message_text(messages) + (json.dumps(SCHEMAS) if listed else "")
+        sent = message_text(messages) + (json.dumps(self.budget.schemas) if listed else "")
         self.budget.meter.observe(len(sent), turn.prompt_tokens, turn.cached_tokens, turn.prompt_per_s)
         if visible is None:
             return turn, turn.content, []

@@ -8,7 +8,7 @@ the tools' output get what is left, sized to what the server reads in ``first_to
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import prompt
@@ -42,10 +42,11 @@ class Budget:
     context_window: int
     max_tokens: int
     first_token_s: float = 0.0
+    schemas: list[dict[str, Any]] = field(default_factory=lambda: SCHEMAS)  # the tools listed, when they are
 
     def fixed_tokens(self, messages: list[Message], tools: bool) -> int:
         """Tokens of the messages, the tools' schemas when listed, and the answer."""
-        schemas = json.dumps(SCHEMAS) if tools else ""
+        schemas = json.dumps(self.schemas) if tools else ""
         return self.meter.tokens(message_text(messages) + schemas) + self.max_tokens + MARGIN_TOKENS
 
     def exchanges_to_drop(self, system: Message, exchanges: list[list[Message]], tools: bool) -> int:

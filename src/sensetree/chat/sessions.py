@@ -10,12 +10,13 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
-from contextlib import ExitStack
-from typing import Callable, TypeVar
+from contextlib import ExitStack, contextmanager
+from typing import Callable, Iterator, TypeVar
 
 from .. import paths
 from ..engine import Engine
 from ..errors import Interrupted
+from ..summaries import ChatModel
 from .agent import Agent, Answer, Step
 from .backend import Backend, connect
 
@@ -78,6 +79,13 @@ class ChatSessions:
             self._conversations.move_to_end(conversation)
             on_start(conversation, backend.label)
             return agent.answer(question, on_token=unless_stopped(on_token), on_step=unless_stopped(on_step))
+
+    @contextmanager
+    def model_turn(self) -> Iterator[ChatModel]:
+        """The assistant's model lent to a summary, which takes its turn like a question (``Engine.chat_models``)."""
+        with self._turn:
+            backend = self.backend()
+            yield ChatModel(backend.client, backend.context_window, backend.max_tokens, backend.label)
 
     def reset(self) -> None:
         """Forget the backend and the conversations (the chat settings changed)."""

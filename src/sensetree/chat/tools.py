@@ -14,6 +14,8 @@ from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
 from ..operations import TOOLS, Operation
 from ..search.types import SearchResponse, SearchResult, SimilarResponse
+from ..answers import Summary
+from ..summaries import ChatModel
 
 SEARCH_LIMIT = 8
 # a tool's output is blocks, one per source, each opening with the line "[n] name — path"
@@ -84,7 +86,7 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
 
 # The engine's operations the assistant may call, with the values it does not choose: a search brings
 # as many excerpts as the prompt has room for.
-OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}}
+OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}, "summarise_file": {}, "compare_files": {}}
 CITABLE = "Returns numbered excerpts you can cite."
 
 SCHEMAS = [
@@ -105,8 +107,20 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
                      [p.name for p in fields if p.required])
 
 
-SCHEMAS = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
-TOOL_NAMES = {s["function"]["name"] for s in SCHEMAS}
+# The whole-file tools are listed once a conversation asks for whole files or folders: every request
+# carries the tools' schemas, and on a small window theirs would push the conversation out sooner.
+# SCHEMAS: the tools listed from the first question; WITH_WHOLE_FILES: those and the whole-file ones.
+WHOLE_FILE_TOOLS = ("summarise_file", "compare_files")
+WITH_WHOLE_FILES = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
+SCHEMAS = [s for s in WITH_WHOLE_FILES if s["function"]["name"] not in WHOLE_FILE_TOOLS]
+TOOL_NAMES = {s["function"]["name"] for s in WITH_WHOLE_FILES}
+_WHOLE = re.compile(r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
+                    r"zusammenfass|vergleich|résum|resum|riassun|confront", re.IGNORECASE)
+
+
+def asks_for_whole_files(question: str) -> bool:
+    """Whether a question asks for a summary, a comparison or a folder's contents (any of a few languages)."""
+    return bool(_WHOLE.search(question))
 
 
 @dataclass
@@ -120,11 +134,14 @@ class ToolOutcome:
 class Toolbox:
     """Runs the tools for one conversation: searches honour the chat scope, reads stay inside it."""
 
-    def __init__(self, engine, scope: str | None, sources: Sources):
+    def __init__(self, engine, scope: str | None, sources: Sources, model: ChatModel | None = None,
+                 on_progress: Any = None):
         self.engine = engine
         self.scope = scope
         self.sources = sources
         self.reader = engine.reader(scope)
+        self.model = model              # the conversation's model: a summary runs on it (None: the engine opens one)
+        self.on_progress = on_progress  # a summary's "part 3 of 12", shown as it goes
 
     def run(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         try:
@@ -152,8 +169,9 @@ class Toolbox:
         values = {key: value for key, value in args.items() if key in known}  # models add keys of their own
         values.update(fixed)
         note = ""
-        if "path" in values:
-            values["path"] = self.reader.check(str(values["path"]))
+        for name in ("path", "other"):
+            if name in values:
+                values[name] = self.reader.check(str(values[name]))
         if "scope" in known:
             try:
                 values["scope"] = self.reader.check(str(values["scope"])) if values.get("scope") else self.scope
@@ -161,12 +179,13 @@ class Toolbox:
                 if not self.scope:
                     raise
                 note, values["scope"] = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
-        what = values.get("path") or values.get("query") or ""
+        what = " and ".join(str(values[k]) for k in ("path", "other") if values.get(k)) or values.get("query") or ""
         step = f"searching: {what}" if op.name == "search" else f"{op.tool}: {what}".rstrip(": ")
         if op.name == "search" and values.get("scope"):
             step += f" in {values['scope']}"
+        extra = {"on_progress": self.on_progress, "model": self.model} if op.progress else {}
         try:
-            result = op.run(self.engine, op.parse(values, tool=True))
+            result = op.run(self.engine, op.parse(values, tool=True), **extra)
         except OutsideRoots:
             raise
         except (SenseTreeError, FileNotFoundError) as exc:
@@ -176,6 +195,8 @@ class Toolbox:
             note += "".join(f"identical copy: {copy}\n" for copy in result.copies)
         if isinstance(result, SearchResponse):
             return self._found(result, note, step)
+        if isinstance(result, Summary):
+            return self._summarised(result, step)
         return ToolOutcome(json.dumps(result.as_dict(), ensure_ascii=False), step)
 
     def _found(self, response: SearchResponse, note: str, step: str) -> ToolOutcome:
@@ -191,6 +212,26 @@ class Toolbox:
         notices = "".join(f"note: {n}\n" for n in response.notices)
         body = "\n\n".join(lines) if lines else "no matching file"
         return ToolOutcome(note + notices + body, f"{step} ({len(found)} found)", found, chunks)
+
+    def _summarised(self, summary: Summary, step: str) -> ToolOutcome:
+        """A summary as the model can cite it: the whole (its [k] marks turned into the pages they stand
+        for, so they are not taken for source numbers), then one numbered block per file with its notes."""
+        where = {note.n: f"({note.name} {note.where})" if summary.kind != "file" else f"({note.where})"
+                 for note in summary.notes}
+        whole = re.sub(r"\[(\d+)\]", lambda m: where.get(int(m.group(1)), ""), summary.summary)
+        head = {"file": "Summary of the whole file", "folder": "What the folder holds",
+                "compare": "How the two files differ"}[summary.kind]
+        blocks, found, chunks = [], [], {}
+        for path in dict.fromkeys(note.path for note in summary.notes):
+            notes = [n for n in summary.notes if n.path == path]
+            source = self.sources.add(path, None, _flat(notes[0].text)[:240], None, "read")
+            found.append(source)
+            chunks[source.n] = None
+            lines = "\n".join(f"{n.text} (from {n.where})" for n in notes)
+            blocks.append(f"[{source.n}] {source.name} — {path}\n{lines}")
+        notices = "".join(f"note: {n}\n" for n in summary.notices)
+        text = f"{head} (cite the numbered files below):\n{whole}\n{notices}\n" + "\n\n".join(blocks)
+        return ToolOutcome(text, f"{step} ({summary.parts} part(s) read)", found, chunks)
 
     def read_file(self, path: str) -> ToolOutcome:
         try:

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from .. import paths
 from ..operations import AskParams, params_of
+from ..errors import SenseTreeError
 from . import served
 from .open import open_engine
 from ..safe_text import printable
@@ -56,6 +57,11 @@ class _Stream:
         style = _STEP_STYLE.get(step["kind"], "dim")
         console.print(f"[{style}]  ⋯ {escape(step['text'])}[/]")
 
+    def progress(self, text: str) -> None:
+        """A long operation's step (a summary's "part 3 of 12"), on stderr: stdout keeps the result."""
+        self.end_line()
+        errors.print(f"[dim]  ⋯ {escape(text)}[/]")
+
     def end_line(self) -> None:
         if self.mid_line:
             console.file.write("\n")
@@ -78,6 +84,20 @@ def _print_sources(result: dict[str, Any]) -> None:
     if stats["ttft_s"] is not None:
         rate = f" · {stats['tokens_per_s']:.1f} tokens/s" if stats["tokens_per_s"] else ""
         console.print(f"[dim]first token after {stats['ttft_s']:.1f} s{rate}[/]")
+
+
+def print_summary(result: dict[str, Any]) -> None:
+    """A summary (``Summary.as_dict()``): the whole, then the notes it cites with their pages or parts."""
+    console.print(printable(result["summary"], lines=True))
+    if result["notes"]:
+        console.print("[bold]Notes[/]")
+    for note in result["notes"]:
+        mark = "[green]✓[/]" if note["cited"] else " "
+        console.print(f" {mark}[bold][{note['n']}][/] {escape(note['name'])} [dim]({escape(note['where'])})[/]")
+        console.print(f"      [dim]{escape(note['text'])}[/]")
+    for notice in result["notices"]:
+        errors.print(f"[yellow]{escape(notice)}[/]")
+    console.print(f"[dim]{result['parts']} part(s) read in {result['seconds']:.1f} s on {escape(result['model'])}[/]")
 
 
 def _engine(data_dir: Optional[Path]) -> Engine:
@@ -130,10 +150,20 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
             _fail(str(exc))
 
 
-def ask(question: str = typer.Argument(..., help=ASKED["question"].help), scope: Optional[str] = Scope,
-        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON."),
+def ask(question: Optional[str] = typer.Argument(None, help=ASKED["question"].help + " With --file: what to look "
+                                                           "for (without one, a summary)."),
+        scope: Optional[str] = Scope,
+        files: Optional[list[str]] = typer.Option(None, "--file", help="Read this whole file (or each file of a small "
+                                                  "folder) instead of searching; twice: compare the two files."),
+        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON (with --file: "
+                                                            "{summary, notes, parts, notices})."),
         data_dir: Optional[Path] = DataDir):
-    """Ask one question; the answer cites the files it comes from."""
+    """Ask one question; the answer cites the files it comes from. With --file, about whole files."""
+    if files:
+        _ask_files(files, question, json_out, data_dir)
+        return
+    if not question:
+        _fail("give a QUESTION, or --file PATH to summarise a file")
     stream = _Stream()
     result = _served_answer(question, scope, None if json_out else stream, data_dir)
     if result is None:
@@ -154,6 +184,36 @@ def ask(question: str = typer.Argument(..., help=ASKED["question"].help), scope:
     else:
         stream.end_line()
         _print_sources(result)
+
+
+def _ask_files(files: list[str], question: Optional[str], json_out: bool, data_dir: Optional[Path]) -> None:
+    """``ask --file``: one file or folder summarised, or two files compared (the engine's operations)."""
+    import os
+    from contextlib import suppress
+    from ..operations import OPERATIONS
+    from .operations_cli import answer
+
+    if len(files) > 2:
+        _fail("--file takes one file or folder to summarise, or two files to compare")
+    paths_given = [os.path.abspath(f) if os.path.lexists(f) else f for f in files]
+    values = {"path": paths_given[0], "question": question}
+    if len(files) == 2:
+        values["other"] = paths_given[1]
+    op = OPERATIONS["compare" if len(files) == 2 else "summarise"]
+    stream = _Stream()
+    try:
+        result = answer(op, op.parse(values, typed=True), data_dir, _engine, stream.progress).as_dict()
+    except SenseTreeError as exc:
+        _fail(str(exc))
+        return
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+        return
+    with suppress(BrokenPipeError):
+        if json_out:
+            sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        else:
+            print_summary(result)
 
 
 def _served_answer(question: str, scope: Optional[str], stream: Optional[_Stream],

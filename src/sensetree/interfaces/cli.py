@@ -31,6 +31,7 @@ from ..answers import Queue, Roots, Status
 from ..operations import OPERATIONS
 from ..safe_text import without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
+from .chat_cli import print_summary
 from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
@@ -551,6 +552,8 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
     "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
+    "summarise": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
+    "compare": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
     "browse": Terminal(render=lambda listing, own: _print_listing(listing)),
     "retry": Terminal(render=lambda done, own: console.print(f"requeued {_files(done.requeued, 'failed file')}")),
     "reindex": Terminal(render=lambda done, own: console.print(

@@ -74,7 +74,8 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
             if missing:
                 fail(f"give a {missing.name.upper()}: {missing.doc.help}")
                 return
-            result = answer(op, op.parse(values, typed=True), data_dir, open_engine)
+            result = answer(op, op.parse(values, typed=True), data_dir, open_engine,
+                            _progress if op.progress else None)
         except SenseTreeError as exc:
             fail(str(exc))
             return
@@ -85,24 +86,35 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
     return run
 
 
-def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Callable[[Optional[Path]], Any]) -> Any:
+def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Callable[[Optional[Path]], Any],
+           progress: Callable[[str], None] | None = None) -> Any:
     """``op``'s result for ``params``: from a running server when there is one (it holds the writer lock,
-    so it makes a change), from the engine in this process otherwise."""
+    so it makes a change), from the engine in this process otherwise. ``progress`` hears a long
+    operation's steps (a server streams them as they come)."""
     params = _absolute_paths(op, params)
     server = served.running(data_dir)
     if server:
-        given = op.query(params) if op.in_query else asdict(params)
-        answered = served.send(server, op.verb, op.route, given)
+        if progress is not None:
+            answered = served.operate(server, op.route + "/stream", asdict(params), progress)
+        else:
+            answered = served.send(server, op.verb, op.route, op.query(params) if op.in_query else asdict(params))
         if answered:
             return op.result.from_dict(answered)
     with open_engine(data_dir) as engine:
-        return op.run(engine, params, bounded=False)
+        return op.run(engine, params, bounded=False, **({"on_progress": progress} if progress else {}))
+def _progress(text: str) -> None:
+    """A long operation's step, on stderr (stdout keeps the result, JSON included)."""
+    from rich.console import Console
+
+    from .terminal import escape
+
+    Console(stderr=True, highlight=False).print(f"[dim]  ⋯ {escape(text)}[/]")
 
 
 def _absolute_paths(op: Operation, params: Any) -> Any:
     """A path typed in a shell that names something there is taken from there (the server and the
     engine run elsewhere); any other is left for the engine (relative to a root)."""
     changed = {p.name: os.path.abspath(getattr(params, p.name)) for p in op.fields()
-               if p.name in ("path", "scope") and getattr(params, p.name)
+               if p.name in ("path", "other", "scope") and getattr(params, p.name)
                and not os.path.isabs(getattr(params, p.name)) and os.path.lexists(getattr(params, p.name))}
     return replace(params, **changed)

@@ -159,6 +159,48 @@ def ask(server: Server, question: str, scope: str | None, on_token: Callable[[st
     raise AskFailed("the server ended the answer without finishing it")
 
 
+def operate(server: Server, path: str, body: dict[str, Any],
+            on_progress: Callable[[str], None] | None = None) -> dict | None:
+    """A long operation's result (a summary), its progress streamed through ``on_progress`` as it comes
+    (``POST /api/<name>/stream``). None when the server could not be asked; ``AskFailed`` with the
+    server's reason otherwise."""
+    import httpx
+
+    began = False
+    try:
+        with httpx.stream("POST", server.url + path, json=body, headers=_auth(server),
+                          timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS)) as response:
+            if response.status_code != 200:
+                if response.status_code in (400, 403, 404, 422):  # refused as the engine here would refuse it
+                    raise AskFailed(_detail(response.read()))
+                return None
+            for event, data in _events(response.iter_lines()):
+                began = True
+                if event == "progress" and on_progress:
+                    on_progress(data["text"])
+                elif event == "error":
+                    raise AskFailed(data.get("message", "the server could not do it"))
+                elif event == "done":
+                    return data
+    except httpx.HTTPError as exc:
+        if not began:
+            return None
+        raise AskFailed(f"the connection to the server broke off ({exc})") from None
+    if not began:
+        return None
+    raise AskFailed("the server ended the stream without finishing")
+
+
+def _detail(raw: bytes) -> str:
+    try:
+        detail = json.loads(raw).get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if isinstance(detail, list):  # FastAPI's validation errors
+        detail = "; ".join(str(d.get("msg", d)) for d in detail if isinstance(d, dict))
+    return str(detail or raw.decode("utf-8", "replace")[:200])
+
+
 def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
     """Server-sent events as (name, JSON data)."""
     name, data = "message", []

@@ -9,21 +9,15 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from ...chat.sessions import ChatSessions
-from ...config import SettingsError
 from ...engine import Engine
-from ...errors import BadInput, ModelError, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
-from ...reader import OutsideRoots, Unreadable
 from ..background import BackgroundIndexer
 from . import chat, files, operations
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
+from .statuses import STATUSES
 
 WEB = Path(__file__).parent.parent / "web"
 
-# The error tree (errors.py) as the HTTP status a caller can act on; the most specific class wins.
-STATUSES: dict[type[Exception], int] = {SenseTreeError: 400, BadInput: 400, OutsideRoots: 403, ReadOnlyIndex: 403,
-                                        FileNotFoundError: 404, WriterBusy: 409, Unreadable: 422, SettingsError: 422,
-                                        ModelError: 503, StoreDamaged: 503}
 
 
 def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
@@ -39,6 +33,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
         app.add_exception_handler(error, _as_status(status))
     app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
     app.state.chats = app.state.context.chats
+    engine.chat_models = app.state.chats.model_turn  # summaries take their turn on the assistant's model
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

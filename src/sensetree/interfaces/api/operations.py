@@ -2,19 +2,28 @@
 parameters from the parameter object; ``POST /api/<name>`` for a change, its JSON body from the same
 object (or the method and route the operation names: ``DELETE /api/roots`` takes a query string,
 ``PUT /api/sense`` a body). Bounds and help come from the declaration; the answer is the result's
-JSON, with what this server adds of its own (``SERVER_ADDS``)."""
+JSON, with what this server adds of its own (``SERVER_ADDS``). An operation that reports its progress
+(a summary) also has ``POST /api/<name>/stream``: its steps as server-sent ``progress`` events, then
+``done`` with the result, or ``error`` with the message and the status."""
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Optional
+import json
+import queue
+import threading
+from typing import Any, AsyncIterator, Callable, Optional
 
+import anyio
 from fastapi import APIRouter, Body, Depends, Query
+from fastapi.responses import StreamingResponse
 from pydantic import Field, create_model
 
+from ...errors import SenseTreeError
 from ...operations import OPERATIONS, Effect, Operation, Param, params_of
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
+from .statuses import status_of
 
 router = APIRouter()
 
@@ -96,6 +105,57 @@ def _in_body(op: Operation):
     return answer
 
 
+def _streamed(op: Operation):
+    """The operation on a worker thread, its progress relayed as it comes (as the assistant's answer is)."""
+    model = body_model(op.params)
+
+    def answer(body: Any, ctx: ApiContext = Depends(context)) -> StreamingResponse:
+        params = op.params(**body.model_dump())
+        for name in ("path", "other"):  # refused with its status before the stream's 200 goes out
+            if getattr(params, name, None):
+                ctx.engine.readable(getattr(params, name))
+        return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=model, default=Body(...)),
+        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext)])
+    answer.__name__ = f"{op.name}_stream"
+    return answer
+
+
+async def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
+    events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+
+    def work() -> None:
+        try:
+            result = op.run(ctx.engine, params, on_progress=lambda text: events.put(("progress", {"text": text})))
+            events.put(("done", result.as_dict()))
+        except (SenseTreeError, FileNotFoundError) as exc:
+            events.put(("error", {"message": str(exc), "status": status_of(exc)}))
+        except Exception as exc:  # the stream must end with a reason, not a dropped connection
+            events.put(("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}", "status": 500}))
+        finally:
+            events.put(None)
+
+    def next_event() -> tuple[str, Any] | None | bool:
+        try:
+            return events.get(timeout=0.25)
+        except queue.Empty:
+            return False
+
+    threading.Thread(target=work, name=op.name, daemon=True).start()
+    while (event := await anyio.to_thread.run_sync(next_event)) is not None:
+        if event is False:
+            continue
+        name, data = event
+        yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
 for _op in OPERATIONS.values():
     router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
                          summary=_op.summary)
+    if _op.progress:
+        router.add_api_route(_op.route + "/stream", _streamed(_op), methods=["POST"],
+                             summary=_op.summary + " Its progress streams as server-sent events.",
+                             response_class=StreamingResponse)

@@ -607,6 +607,7 @@ function renderDetail(file) {
     placeholder: "One or two sentences on what this file is about",
   });
   const canHaveSense = !file.is_dir || isBlock;
+  const summaryBox = h("section.detail-section", { "data-testid": "detail-summary", hidden: true });
   fill($("detail"),
     h("div.detail-head", null,
       icon(isBlock ? "block" : file.is_dir ? "folder" : "file", "icon detail-icon"),
@@ -623,10 +624,15 @@ function renderDetail(file) {
       !file.is_dir ? h("button.button", { onclick: () => openFile(file.path) }, "Open") : null,
       !file.is_dir && file.chunks_count ? h("button.button", { "data-testid": "detail-more-like",
         onclick: () => moreLikeThis(file.path) }, "More like this") : null,
+      h("button.button", { "data-testid": "detail-summarise", title: file.is_dir
+        ? "Summarise each file of this folder, then the whole, on the chat model"
+        : "Read the whole file part by part and summarise it on the chat model",
+      onclick: (event) => summarise(file.path, summaryBox, event.currentTarget) }, "Summarise"),
       h("button.button", { "data-testid": "reindex", onclick: () => reindex(file.path) }, "Re-index"),
       file.is_root ? h("button.button.danger", { "data-testid": "remove-root", onclick: () => removeRoot(file.path) },
         "Stop indexing this folder") : null),
     h("dl.facts", null, facts.map(([label, value]) => [h("dt", null, label), h("dd", null, String(value))])),
+    summaryBox,
     file.error ? h("div.error-box", { "data-testid": "detail-error" }, h("strong", null, "Last error"), h("pre", null, file.error)) : null,
     file.is_dir ? folderModeBlock(file) : null,
     canHaveSense ? h("section.detail-section", null,
@@ -643,6 +649,51 @@ function renderDetail(file) {
         file.chunks.map((chunk) => h("details.chunk", { "data-testid": "chunk" },
           h("summary", null, h("span.chunk-n", null, `#${chunk.chunk_index}`), chunk.text.slice(0, 90)),
           h("pre", null, chunk.text))))) : null);
+}
+
+/** A whole file (or a small folder) summarised part by part (POST /api/summarise/stream): each step
+ * shows as it comes ("part 3 of 12"), then the summary, its marks linking to the pages they cite. */
+async function summarise(path, box, button) {
+  const steps = h("ol.summary-steps", { "data-testid": "summary-progress" });
+  const out = h("div.summary-out", { "data-testid": "summary-out" });
+  box.hidden = false;
+  fill(box, h("h3", null, "Summary"), steps, out);
+  button.disabled = true;
+  try {
+    for await (const { event, data } of events("/api/summarise/stream", { path })) {
+      if (event === "progress") {
+        steps.append(h("li.summary-step", { "data-testid": "summary-step" }, data.text));
+      } else if (event === "done") {
+        renderSummary(out, data);
+      } else if (event === "error") {
+        out.append(h("div.error-box", { "data-testid": "summary-error" }, data.message));
+      }
+    }
+  } catch (error) {
+    out.append(h("div.error-box", { "data-testid": "summary-error" }, error.message));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function renderSummary(element, summary) {
+  const notes = new Map(summary.notes.map((note) => [note.n, note]));
+  const whole = h("p.summary-text", { "data-testid": "summary-text" });
+  summary.summary.split(/(\[\d+\])/).forEach((piece, index) => {
+    const note = index % 2 ? notes.get(Number(piece.slice(1, -1))) : null;
+    if (note) {
+      whole.append(h("button.cite.wide", { "data-testid": "summary-cite", title: `${note.name} ${note.where}\n\n${note.text}`,
+        onclick: () => openPreview(note.path, 0) }, note.where));
+    } else if (piece && index % 2 === 0) {
+      whole.append(piece);
+    }
+  });
+  fill(element, whole,
+    h("ol.summary-notes", null, summary.notes.map((note) => h("li", { "data-testid": "summary-note" },
+      h("strong", null, `${note.name} · ${note.where}`), h("div.muted.small", null, note.text)))),
+    summary.notices.map(noticeLine),
+    h("div.muted.small", { "data-testid": "summary-stats" },
+      `${summary.parts} part(s) read in ${summary.seconds.toFixed(1)} s on ${summary.model}`));
 }
 
 function folderModeBlock(file) {
