@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sensetree.errors import ModelError
 from sensetree.ingest.extract.base import Span
-from sensetree.operations import CompareParams, SummariseParams
+from sensetree.operations import CompareParams, PinParams, SummariseParams
 from sensetree.reader import OutsideRoots
 from sensetree.summaries.parts import place_label, split_parts, worth_reading
 from sensetree.summaries.work import _unlooped
@@ -188,7 +188,7 @@ def test_a_20_page_pdf_is_summarised_part_by_part_citing_its_pages(folders):
 def test_a_folder_is_summarised_file_by_file(endpoint, folders):
     _, docs, _ = folders
     pinned = "Mooring prices for the summer season."
-    endpoint.pin_sense(str(docs / "notes" / "fees.md"), pinned)
+    endpoint.pin(PinParams(str(docs / "notes" / "fees.md"), pinned))
     progress: list[str] = []
     summary = endpoint.summarise(SummariseParams(str(docs / "notes")), on_progress=progress.append)
     assert summary.kind == "folder" and summary.summary.strip() and summary.paths == [str(docs / "notes")]
