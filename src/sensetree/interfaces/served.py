@@ -131,39 +131,34 @@ def ask(server: Server, question: str, scope: str | None, on_token: Callable[[st
 
     None when the server could not be asked (nothing was streamed yet): the caller answers in-process.
     Raises ``AskFailed`` with the server's reason, or when the stream breaks after it began."""
-    import httpx
+    def heard(event: str, data: dict) -> None:
+        if event == "token" and on_token:
+            on_token(data["text"])
+        elif event == "step" and on_step:
+            on_step(data)
 
-    began = False
-    try:
-        with httpx.stream("POST", server.url + "/api/chat", json={"question": question, "scope": scope},
-                          headers=_auth(server),
-                          timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS)) as response:
-            if response.status_code != 200:
-                return None
-            for event, data in _events(response.iter_lines()):
-                began = True
-                if event == "token" and on_token:
-                    on_token(data["text"])
-                elif event == "step" and on_step:
-                    on_step(data)
-                elif event == "error":
-                    raise AskFailed(data.get("message", "the server could not answer"))
-                elif event == "done":
-                    return data
-    except httpx.HTTPError as exc:
-        if not began:
-            return None
-        raise AskFailed(f"the connection to the server broke off ({exc})") from None
-    if not began:
-        return None
-    raise AskFailed("the server ended the answer without finishing it")
+    return _follow(server, "/api/chat", {"question": question, "scope": scope}, heard,
+                   "the server could not answer", "the server ended the answer without finishing it")
 
 
 def operate(server: Server, path: str, body: dict[str, Any],
             on_progress: Callable[[str], None] | None = None) -> dict | None:
     """A long operation's result (a summary), its progress streamed through ``on_progress`` as it comes
     (``POST /api/<name>/stream``). None when the server could not be asked; ``AskFailed`` with the
-    server's reason otherwise."""
+    server's reason otherwise, a refusal of the request itself included (as the engine here would refuse it)."""
+    def heard(event: str, data: dict) -> None:
+        if event == "progress" and on_progress:
+            on_progress(data["text"])
+
+    return _follow(server, path, body, heard, "the server could not do it",
+                   "the server ended the stream without finishing", refusals=(400, 403, 404, 422))
+
+
+def _follow(server: Server, path: str, body: dict[str, Any], heard: Callable[[str, dict], None], failed: str,
+            unfinished: str, refusals: tuple[int, ...] = ()) -> dict | None:
+    """The ``done`` event's data of a server-sent stream, every event before it handed to ``heard``. None
+    when the server could not be asked (nothing was streamed yet, or a status other than ``refusals``);
+    ``AskFailed`` for an ``error`` event, a refusal, or a stream that broke or ended after it began."""
     import httpx
 
     began = False
@@ -171,24 +166,23 @@ def operate(server: Server, path: str, body: dict[str, Any],
         with httpx.stream("POST", server.url + path, json=body, headers=_auth(server),
                           timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS)) as response:
             if response.status_code != 200:
-                if response.status_code in (400, 403, 404, 422):  # refused as the engine here would refuse it
+                if response.status_code in refusals:
                     raise AskFailed(_detail(response.read()))
                 return None
             for event, data in _events(response.iter_lines()):
                 began = True
-                if event == "progress" and on_progress:
-                    on_progress(data["text"])
-                elif event == "error":
-                    raise AskFailed(data.get("message", "the server could not do it"))
-                elif event == "done":
+                if event == "error":
+                    raise AskFailed(data.get("message", failed))
+                if event == "done":
                     return data
+                heard(event, data)
     except httpx.HTTPError as exc:
         if not began:
             return None
         raise AskFailed(f"the connection to the server broke off ({exc})") from None
     if not began:
         return None
-    raise AskFailed("the server ended the stream without finishing")
+    raise AskFailed(unfinished)
 
 
 def _detail(raw: bytes) -> str:
