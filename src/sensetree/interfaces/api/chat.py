@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import queue
 import threading
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
-import anyio
 from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 
@@ -16,6 +13,7 @@ from ...chat.sessions import AnswerStopped, ChatSessions
 from ...errors import SenseTreeError
 from ...operations import AskParams
 from .context import ApiContext, context
+from .events import HEADERS, Say, relay
 from .operations import body_model
 
 router = APIRouter()
@@ -25,47 +23,29 @@ ChatBody = body_model(AskParams)  # the question, its scope, the conversation it
 @router.post("/api/chat", summary="Ask the assistant; the answer streams as server-sent events",
              response_class=StreamingResponse)
 def chat(body: ChatBody, ctx: ApiContext = Depends(context)) -> StreamingResponse:
-    return StreamingResponse(_chat_events(ctx.chats, body), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(_chat_events(ctx.chats, body), media_type="text/event-stream", headers=HEADERS)
 
 
-async def _chat_events(chats: ChatSessions, body: ChatBody) -> AsyncIterator[str]:
-    """Run the answer on a worker thread and relay what it says, as it says it.
+def _chat_events(chats: ChatSessions, body: ChatBody) -> AsyncIterator[str]:
+    """The answer, run on a worker thread, relayed as it says it.
 
-    When the page stops the answer, the connection closes and Starlette cancels this generator;
-    ``finally`` then tells the worker, which cuts off the model's stream.
+    When the page stops the answer, the connection closes and the relay sets ``stopped``; the worker
+    then cuts off the model's stream.
     """
-    events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
     stopped = threading.Event()
 
-    def work() -> None:
+    def work(say: Say) -> None:
         try:
             answer = chats.ask(body.question, body.scope or None, body.conversation,
-                               on_start=lambda conv, model: events.put(("start", {"conversation": conv, "model": model})),
-                               on_token=lambda text: events.put(("token", {"text": text})),
-                               on_step=lambda step: events.put(("step", step.as_dict())), stopped=stopped)
-            events.put(("done", answer.as_dict()))
+                               on_start=lambda conv, model: say("start", {"conversation": conv, "model": model}),
+                               on_token=lambda text: say("token", {"text": text}),
+                               on_step=lambda step: say("step", step.as_dict()), stopped=stopped)
+            say("done", answer.as_dict())
         except AnswerStopped:
             pass
         except (ChatError, SenseTreeError) as exc:
-            events.put(("error", {"message": str(exc)}))
+            say("error", {"message": str(exc)})
         except Exception as exc:  # the stream must end with a reason, not a dropped connection
-            events.put(("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}"}))
-        finally:
-            events.put(None)
+            say("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}"})
 
-    def next_event() -> tuple[str, Any] | None | bool:
-        try:
-            return events.get(timeout=0.25)
-        except queue.Empty:
-            return False  # nothing yet: give the event loop a chance to notice a closed connection
-
-    threading.Thread(target=work, name="chat", daemon=True).start()
-    try:
-        while (event := await anyio.to_thread.run_sync(next_event)) is not None:
-            if event is False:
-                continue
-            name, data = event
-            yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-    finally:
-        stopped.set()
+    return relay(work, "chat", stopped)

@@ -9,12 +9,8 @@ JSON, with what this server adds of its own (``SERVER_ADDS``). An operation that
 from __future__ import annotations
 
 import inspect
-import json
-import queue
-import threading
 from typing import Any, AsyncIterator, Callable, Optional
 
-import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import StreamingResponse
 from pydantic import Field, create_model
@@ -23,6 +19,7 @@ from ...errors import SenseTreeError
 from ...operations import OPERATIONS, Effect, Operation, Param, params_of
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
+from .events import HEADERS, Say, relay
 from .statuses import status_of
 
 router = APIRouter()
@@ -114,8 +111,7 @@ def _streamed(op: Operation):
         for name in ("path", "other"):  # refused with its status before the stream's 200 goes out
             if getattr(params, name, None):
                 ctx.engine.readable(getattr(params, name))
-        return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream", headers=HEADERS)
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=model, default=Body(...)),
@@ -124,32 +120,18 @@ def _streamed(op: Operation):
     return answer
 
 
-async def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
-    events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
-
-    def work() -> None:
+def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
+    """The operation on a worker thread, its progress relayed as it comes, then its result or its error."""
+    def work(say: Say) -> None:
         try:
-            result = op.run(ctx.engine, params, on_progress=lambda text: events.put(("progress", {"text": text})))
-            events.put(("done", result.as_dict()))
+            result = op.run(ctx.engine, params, on_progress=lambda text: say("progress", {"text": text}))
+            say("done", result.as_dict())
         except (SenseTreeError, FileNotFoundError) as exc:
-            events.put(("error", {"message": str(exc), "status": status_of(exc)}))
+            say("error", {"message": str(exc), "status": status_of(exc)})
         except Exception as exc:  # the stream must end with a reason, not a dropped connection
-            events.put(("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}", "status": 500}))
-        finally:
-            events.put(None)
+            say("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}", "status": 500})
 
-    def next_event() -> tuple[str, Any] | None | bool:
-        try:
-            return events.get(timeout=0.25)
-        except queue.Empty:
-            return False
-
-    threading.Thread(target=work, name=op.name, daemon=True).start()
-    while (event := await anyio.to_thread.run_sync(next_event)) is not None:
-        if event is False:
-            continue
-        name, data = event
-        yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    return relay(work, op.name)
 
 
 for _op in OPERATIONS.values():
