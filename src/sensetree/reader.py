@@ -121,10 +121,7 @@ class Reader:
     def read_text(self, path: str, limit: int) -> FileText:
         """The extracted text of a file or of a member of an archive (PDF, Office, e-mail... as text), at most
         ``limit`` characters. Pages only OCR can read come from the index, which OCR read once already."""
-        path = self.check(path)
-        archive = None if os.path.isfile(path) else archive_of(path)
-        if archive is None and not os.path.isfile(path):
-            raise FileNotFoundError(f"{path} is not a file")
+        path, archive = self._located(path)
         try:
             extraction = self._extract(path, archive)
         except ExtractionError as exc:
@@ -140,10 +137,7 @@ class Reader:
     def read_bytes(self, path: str) -> bytes:
         """A file's bytes (an archive member's, read out of its archive), for showing it as it is: a PDF's
         pages. ``Unreadable`` when it cannot be read or is larger than indexing reads."""
-        path = self.check(path)
-        archive = None if os.path.isfile(path) else archive_of(path)
-        if archive is None and not os.path.isfile(path):
-            raise FileNotFoundError(f"{path} is not a file")
+        path, archive = self._located(path)
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
         except (FileNotFoundError, OutsideRoots):
@@ -153,6 +147,14 @@ class Reader:
         if contents.data is None:
             raise Unreadable(f"{paths.name_of(path)} is larger than {human_size(self.max_file_bytes)}")
         return contents.data if archive is None else self._member(archive, path, contents.data)
+
+    def _located(self, path: str) -> tuple[str, str | None]:
+        """The checked path of a file, and the archive that holds it when it is a member of one."""
+        path = self.check(path)
+        archive = None if os.path.isfile(path) else archive_of(path)
+        if archive is None and not os.path.isfile(path):
+            raise FileNotFoundError(f"{path} is not a file")
+        return path, archive
 
     def _extract(self, path: str, archive: str | None) -> Extraction:
         """The file's text, from bytes read through the guard (the archive's, for a member)."""
