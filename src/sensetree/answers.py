@@ -9,6 +9,24 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """``d``'s fields of the dataclass ``cls``: a server may add its own (``indexing``)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+class Fields:
+    """An answer whose JSON is its dataclass fields, and back (an answer whose values need reading
+    back into their types says how in its own ``from_dict``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any:
+        return cls(**_known(cls, d))
+
+
 @dataclass
 class Entry:
     name: str
@@ -39,13 +57,10 @@ class Listing:
 
 
 @dataclass(frozen=True)
-class Requeued:
+class Requeued(Fields):
     """How many files go back to the queue (``retry``, ``reindex``)."""
 
     requeued: int
-
-    def as_dict(self) -> dict:
-        return {"requeued": self.requeued}
 
     @classmethod
     def from_dict(cls, d: dict) -> Requeued:
@@ -53,13 +68,10 @@ class Requeued:
 
 
 @dataclass(frozen=True)
-class Ignored:
+class Ignored(Fields):
     """How many paths were left out of the index (``ignore``)."""
 
     ignored: int
-
-    def as_dict(self) -> dict:
-        return {"ignored": self.ignored}
 
     @classmethod
     def from_dict(cls, d: dict) -> Ignored:
@@ -67,13 +79,10 @@ class Ignored:
 
 
 @dataclass(frozen=True)
-class TakenBack:
+class TakenBack(Fields):
     """The path ``unignore`` gave back to the index (the next scan picks it up)."""
 
     path: str
-
-    def as_dict(self) -> dict:
-        return {"path": self.path}
 
     @classmethod
     def from_dict(cls, d: dict) -> TakenBack:
@@ -82,14 +91,8 @@ class TakenBack:
 
 # --- what the engine says about itself (built by overview.py) and about one file --------------------
 
-def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
-    """``d``'s fields of the dataclass ``cls``: a server may add its own (``indexing``)."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
-
-
 @dataclass(frozen=True)
-class Phases:
+class Phases(Fields):
     """keyword-ready N / M and semantic N / M, with an ETA while an indexer embeds (in any process)."""
 
     files: int
@@ -99,12 +102,6 @@ class Phases:
     embed_rate: float            # chunks a second, while an indexer is embedding
     semantic_eta_s: float | None
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Phases:
-        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ class QueuedFile:
 
 
 @dataclass(frozen=True)
-class Queue:
+class Queue(Fields):
     """Failed files with their errors, then what waits for each phase, then what carries a note."""
 
     failed: list[QueuedFile]
@@ -129,9 +126,6 @@ class Queue:
     noted: list[QueuedFile]
     ignored: list[str]
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Queue:
         rows = {name: [QueuedFile(**row) for row in d[name]] for name in ("failed", "pending", "keyword", "noted")}
@@ -139,7 +133,7 @@ class Queue:
 
 
 @dataclass(frozen=True)
-class Status:
+class Status(Fields):
     """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
 
     data_dir: str
@@ -156,22 +150,16 @@ class Status:
     index_bytes: int
     notices: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Status:
         return cls(**{**_known(cls, d), "phases": Phases.from_dict(d["phases"])})
 
 
 @dataclass(frozen=True)
-class Roots:
+class Roots(Fields):
     """The folders indexed in place (``roots``)."""
 
     roots: list[str]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"roots": list(self.roots)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Roots:
@@ -179,13 +167,10 @@ class Roots:
 
 
 @dataclass(frozen=True)
-class RootAdded:
+class RootAdded(Fields):
     """The root ``add`` registered, as the index names it."""
 
     root: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"root": self.root}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RootAdded:
@@ -193,13 +178,10 @@ class RootAdded:
 
 
 @dataclass(frozen=True)
-class RootRemoved:
+class RootRemoved(Fields):
     """How many entries left the index with the root ``remove`` dropped."""
 
     removed: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"removed": self.removed}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RootRemoved:
@@ -207,7 +189,7 @@ class RootRemoved:
 
 
 @dataclass(frozen=True)
-class Sense:
+class Sense(Fields):
     """A file's sense (``sense``), or the one just pinned (``pin``): None before the file is indexed."""
 
     path: str
@@ -215,16 +197,10 @@ class Sense:
     source: str | None
     pinned: bool
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Sense:
-        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)
-class FileDetail:
+class FileDetail(Fields):
     """Everything the web app's detail panel shows about one file or folder (``file``)."""
 
     path: str
@@ -244,16 +220,10 @@ class FileDetail:
     folder_mode: str | None        # block or recursive, as the user chose
     block_reason: str | None       # why a folder looks like a block
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FileDetail:
-        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)
-class Preview:
+class Preview(Fields):
     """A file's extracted text, where one chunk sits in it and a range to mark (``preview``)."""
 
     path: str
@@ -268,23 +238,14 @@ class Preview:
     mark: dict[str, int] | None    # start, end
     page_mark: dict[str, Any] | None = None  # a PDF's marked range on its page: page, aspect, boxes (pages.py)
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Preview:
-        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)
-class SettingsView:
+class SettingsView(Fields):
     """Every setting with its value, default, help and type (``settings``), and the models per role."""
 
     settings: list[dict[str, Any]]
     models: dict[str, list[dict[str, Any]]]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "models": self.models}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SettingsView:
@@ -295,15 +256,12 @@ class SettingsView:
 
 
 @dataclass(frozen=True)
-class SettingChanged:
+class SettingChanged(Fields):
     """A setting's new value (``set``), and what the change did beside (a new embedding model: the vectors go)."""
 
     key: str
     value: Any
     notice: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "value": self.value, "notice": self.notice}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SettingChanged:
@@ -311,15 +269,12 @@ class SettingChanged:
 
 
 @dataclass(frozen=True)
-class FolderMode:
+class FolderMode(Fields):
     """How a folder is indexed from now on (``folder-mode``): as one block, file by file, or (None) as the
     heuristics decide."""
 
     path: str
     mode: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "mode": self.mode}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FolderMode:
@@ -327,7 +282,7 @@ class FolderMode:
 
 
 @dataclass(frozen=True)
-class ProbeReport:
+class ProbeReport(Fields):
     """Whether an endpoint answers, has the model, and which dimension its vectors have (``endpoint-test``)."""
 
     ok: bool
@@ -336,24 +291,15 @@ class ProbeReport:
     dimension: int | None
     message: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
-        return cls(**_known(cls, d))
 
 
 @dataclass(frozen=True)
-class ModelsCatalogue:
+class ModelsCatalogue(Fields):
     """The embedding models bundled with the install (which one is in use) and the rerankers the registry
     knows, installed or not (``models``)."""
 
     embedding: list[dict[str, Any]]   # name, about, in_use
     rerankers: list[dict[str, Any]]   # name, size, licence, installed, where
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"embedding": self.embedding, "rerankers": self.rerankers}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
