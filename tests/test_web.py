@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,6 +112,19 @@ def shot(page, name: str) -> None:
     if SCREENSHOT_RUN:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+@contextmanager
+def chat_through(site, endpoint):
+    """The site's assistant talks to ``endpoint`` (a stand-in chat server) until the block ends; then it
+    is back on its own model and the stand-in is closed."""
+    client = site.server.client
+    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
+    try:
+        yield endpoint
+    finally:
+        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
+        endpoint.close()
 
 
 def search(page, query: str) -> None:
@@ -447,10 +461,7 @@ def test_the_assistant_streams_steps_an_answer_and_sources(page, site):
 
 
 def test_stop_ends_a_streaming_answer(page, site):
-    client = site.server.client
-    endpoint = EndlessChatEndpoint()
-    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
-    try:
+    with chat_through(site, EndlessChatEndpoint()) as endpoint:
         page.get_by_test_id("chat-toggle").click()
         page.get_by_test_id("chat-input").fill("Tell me everything about the tender.")
         page.get_by_test_id("chat-send").click()
@@ -460,17 +471,12 @@ def test_stop_ends_a_streaming_answer(page, site):
         expect(page.get_by_test_id("chat-message")).to_contain_text("stopped")
         expect(page.get_by_test_id("chat-send")).to_have_text("Send")
         assert wait_for(endpoint.hung_up.is_set, timeout=10), "the model kept streaming after Stop"
-    finally:
-        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
-        endpoint.close()
 
 
 def test_a_citation_opens_the_preview_at_the_sentence_that_supports_the_claim(page, site):
-    client = site.server.client
-    endpoint = ScriptedChatEndpoint(f"Please pay by bank transfer to Northwind Supplies SARL [1]. "
-                                    f"The account holder Northwind Supplies SARL has the IBAN {INVOICE_IBAN} [1].")
-    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
-    try:
+    answer = (f"Please pay by bank transfer to Northwind Supplies SARL [1]. "
+              f"The account holder Northwind Supplies SARL has the IBAN {INVOICE_IBAN} [1].")
+    with chat_through(site, ScriptedChatEndpoint(answer)):
         page.get_by_test_id("chat-toggle").click()
         page.get_by_test_id("chat-input").fill("What is the IBAN for the invoice payment?")
         page.get_by_test_id("chat-send").click()
@@ -485,16 +491,10 @@ def test_a_citation_opens_the_preview_at_the_sentence_that_supports_the_claim(pa
         invoice = page.locator(f"[data-testid=source-chip][data-path='{site.files['email']}']")
         invoice.click()  # the source chip opens it at the first sentence the answer cites of it
         expect(page.get_by_test_id("preview-cited")).to_contain_text("Northwind Supplies SARL")
-    finally:
-        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
-        endpoint.close()
 
 
 def test_a_citation_of_a_pdf_marks_the_sentence_on_the_rendered_page(page, site):
-    client = site.server.client
-    endpoint = ScriptedChatEndpoint("The order backlog stood at EUR 3.4 million on 30 September [1].")
-    client.put("/api/settings", json={"key": "chat.base_url", "value": endpoint.url})
-    try:
+    with chat_through(site, ScriptedChatEndpoint("The order backlog stood at EUR 3.4 million on 30 September [1].")):
         page.get_by_test_id("chat-toggle").click()
         page.get_by_test_id("chat-input").fill("What was the order backlog of Hollowbrook at the end of September?")
         page.get_by_test_id("chat-send").click()
@@ -510,9 +510,6 @@ def test_a_citation_of_a_pdf_marks_the_sentence_on_the_rendered_page(page, site)
         page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
         expect(page.get_by_test_id("preview-cited")).to_contain_text("order backlog")  # and in the text below
         shot(page, "pdf-citation")
-    finally:
-        client.put("/api/settings", json={"key": "chat.base_url", "value": ""})
-        endpoint.close()
 
 
 def test_the_assistant_says_clearly_when_no_model_is_reachable(page, site):
