@@ -178,7 +178,7 @@ def test_default_data_dir_honours_sensetree_home(tmp_path, monkeypatch):
 
 
 def test_fusion_takes_one_of_its_words(tmp_path):
-    assert DEFAULTS["retrieval.fusion"][0] == "evidence"
+    assert DEFAULTS["retrieval.fusion"][0] == "both"
     assert parse_value("retrieval.fusion", " rrf ") == "rrf"
     with pytest.raises(SettingsError, match="weighted or rrf"):
         parse_value("retrieval.fusion", "borda")
@@ -187,5 +187,5 @@ def test_fusion_takes_one_of_its_words(tmp_path):
         settings.set("retrieval.fusion", "borda")
     (tmp_path / SETTINGS_FILE).write_text('[retrieval]\nfusion = "borda"\nhybrid = false\n', encoding="utf-8")
     loaded = Settings.load(tmp_path)
-    assert loaded["retrieval.fusion"] == "evidence" and loaded["retrieval.hybrid"] is False  # the default
+    assert loaded["retrieval.fusion"] == "both" and loaded["retrieval.hybrid"] is False  # the default
     assert "retrieval.fusion" in loaded.problem

@@ -40,7 +40,9 @@ def _stop_when_semantic(stop: threading.Event):
 
 def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_engine):
     files = _tree(tmp_path / "tree")
-    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+    # meaning on demand off: the keyword phase alone, and nothing embedded by the searches themselves
+    with make_engine(tmp_path / "data", tmp_path / "tree",
+                     settings={"retrieval.rerank": False, "retrieval.on_demand_seconds": 0.0},
                      index=False) as engine:
         stop = threading.Event()
         progress = engine.index(on_update=_stop_when_semantic(stop), stop=stop)
@@ -69,7 +71,8 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
     files = _tree(tmp_path / "tree")
     monkeypatch.setattr(semantic, "FIRST_BATCH", 1)  # chunks per batch: one file at a time
     monkeypatch.setattr(semantic, "MAX_BATCH", 1)
-    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+    with make_engine(tmp_path / "data", tmp_path / "tree",
+                     settings={"retrieval.rerank": False, "retrieval.on_demand_seconds": 0.0},
                      index=False) as engine:
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)

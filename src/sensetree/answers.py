@@ -101,6 +101,7 @@ class Phases(Fields):
     chunks_left: int
     embed_rate: float            # chunks a second, while an indexer is embedding
     semantic_eta_s: float | None
+    meaning: str = ""            # the two figures in words: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
 
 
 

@@ -22,7 +22,8 @@ SETTINGS_FILE = "settings.toml"
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
-    "retrieval.fusion": ("evidence", "how the legs are merged: evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.fusion": ("both", "how the legs are merged: both (every candidate judged by its meaning and its keywords, the dense share from how the keyword leg's first hits agree with the query's meaning), evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)"),
+    "retrieval.on_demand_seconds": (0.8, "seconds a search may spend embedding its keyword candidates that have no vector yet (kept for the semantic phase); 0 = never"),
     "retrieval.spelling": ("both", "a query word no file has, one or two edits from an indexed word, is searched as that word: by both legs, the BM25 leg only, or off"),
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
@@ -82,7 +83,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 DEVICES = ("auto", "cpu", "cuda", "directml", "coreml", "openvino")  # models/devices.py
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("evidence", "weighted", "rrf"),
+CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("both", "evidence", "weighted", "rrf"),
                                         "retrieval.spelling": ("both", "bm25", "off"), "compute.device": DEVICES,
                                        "indexing.on_battery": ("pause", "slow", "run"),
                                        "indexing.watch_polling": ("auto", "on", "off"),

@@ -31,6 +31,7 @@ from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue,
 from .explorer import Explorer
 from .ingest.choices import Choices
 from .ingest.indexer import Indexer, IndexingPaused, Progress
+from .ingest.on_demand import MeaningOnDemand
 from .ingest.options import index_options
 from .ingest.reuse import vector_reuse
 from .ingest.scan import ScanReport, scan
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 from .ingest.workers import Pool, WorkerPool
 from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 from .models.manager import Models
-from .notices import Notices
+from .notices import Notices, meaning_sentence
 from .filters import parse_filters
 from .operations import (AddRootParams, BrowseParams, CompareParams, FileParams, FolderModeParams, IgnoreParams,
                          ModelsParams, PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams,
@@ -148,7 +149,19 @@ class Engine:
         return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
                          exists=lambda path: self._exists(path, guard),
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity(),
-                         spelling=self.settings["retrieval.spelling"])
+                         spelling=self.settings["retrieval.spelling"], on_demand=self._meaning_on_demand().vectors)
+
+    def _meaning_on_demand(self) -> MeaningOnDemand:
+        """A search's keyword candidates embedded now (``ingest/on_demand.py``), with the model the index was
+        built with; their vectors kept when this process can take the writer lock, used once when not."""
+        def writer() -> AbstractContextManager[None] | None:
+            if self.read_only or self.storage.read_only or self.storage.full:
+                return None
+            return self.storage.writer()
+
+        return MeaningOnDemand(lambda: self.catalog, self.store,
+                               lambda: self.models.embedder_for(self.store.table.dimension),
+                               self.settings["retrieval.on_demand_seconds"], writer)
 
     def _exists(self, path: str, guard: RootGuard) -> bool:
         """Whether a result may be shown: still there, and not now a link leading out of the roots (what
@@ -229,6 +242,8 @@ class Engine:
         response.notices[:0] = self.notices.take()
         response.notices += [n for n in offline_notices(self.catalog, scope) if n not in response.notices]
         response.coverage = coverage(self.catalog, scope)
+        if response.coverage:
+            response.meaning = meaning_sentence(*response.coverage, overview.phases(self.catalog).semantic_eta_s)
 
     def similar(self, params: SimilarParams) -> SimilarResponse:
         """Files most like one file (``sensetree similar``), from its stored vectors; its identical

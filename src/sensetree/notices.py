@@ -7,6 +7,7 @@ not yet told (``take``), and ``status`` shows the whole session's list (``all``)
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 
 
@@ -33,3 +34,18 @@ class Notices:
     def all(self) -> list[str]:
         with self._lock:
             return list(self._seen)
+
+
+def meaning_sentence(files: int, embedded: int, eta_seconds: float | None, now: float | None = None) -> str:
+    """How much of the index has meaning, and when the rest will, in words a person reads: "meaning for
+    1,310 of 5,183 files; the rest by about 14:20" (``status``, the web app's footer, ``search --json``)."""
+    if files <= 0:
+        return "no files indexed yet"
+    if embedded >= files:
+        return f"meaning for every file ({files:,})"
+    said = f"meaning for {embedded:,} of {files:,} files"
+    if eta_seconds is None:
+        return f"{said}; the rest once the semantic phase runs (searches embed what they find meanwhile)"
+    done = time.localtime((time.time() if now is None else now) + eta_seconds)
+    when = time.strftime("%H:%M" if eta_seconds < 20 * 3600 else "%a %H:%M", done)
+    return f"{said}; the rest by about {when}"

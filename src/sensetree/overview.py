@@ -17,6 +17,7 @@ from .ingest.semantic import RATE_META
 from .models.devices import DEVICE_META, describe_devices, recorded_placement
 from .models.manager import Models
 from .notices import Notices
+from .notices import meaning_sentence
 from .store.catalog import Catalog, FileRow
 from .store.chunks import ChunkStore
 
@@ -33,8 +34,8 @@ def phases(catalog: Catalog) -> Phases:
             rate = float(measured.get("chunks_per_s", 0.0))
     except (ValueError, TypeError, AttributeError):
         pass
-    return Phases(files, keyword, semantic, left, round(rate, 3),
-                  round(left / rate, 1) if rate > 0 and left else None)
+    eta = round(left / rate, 1) if rate > 0 and left else None
+    return Phases(files, keyword, semantic, left, round(rate, 3), eta, meaning_sentence(files, semantic, eta))
 
 
 def queue(catalog: Catalog, ignored: list[str], limit: int | None = None) -> Queue:

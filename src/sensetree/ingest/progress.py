@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..notices import meaning_sentence
+
 RATE_SMOOTHING = 0.3  # weight of the newest batch in the embedding rate
 
 
@@ -68,6 +70,7 @@ class Progress:
             "chunks_left": self.chunks_left, "files_done": self.files_done, "failed": self.failed, "current": self.current, "phase": self.phase,
             "paused": self.paused, "slowed": self.slowed, "embed_rate": round(self.embed_rate, 3), "sent_to_model": self.sent_to_model,
             "semantic_eta_s": None if eta is None else round(eta, 1),
+            "meaning": meaning_sentence(self.files, self.semantic, eta if self.embed_rate > 0 else None),
             "stages": {
                 "extraction": _stage("files", self.extraction),
                 "ocr": _stage("pages", self.ocr),

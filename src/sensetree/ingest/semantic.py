@@ -1,7 +1,8 @@
 """The semantic phase: chunks stored by the keyword phase get their sense and their vectors.
 
-Work is taken in the order people look for things: what the user just previewed or scoped
-to, then the most recently modified files. A batch is sized by the model's measured speed so
+Work is taken in the order people look for things: what the user just previewed, searched or scoped
+to, then the most recently modified files; and every file's first chunk (with its sense) before the rest
+of any file, so that each file can be found by meaning early. A batch is sized by the model's measured speed so
 that about ``BATCH_SECONDS`` of work stands between two commits, whatever the model; a large
 file is embedded over several batches and turns ``indexed`` when its last chunk has a vector.
 Each batch is one ``merge_insert`` (atomic), then one SQLite transaction: a kill anywhere
@@ -45,6 +46,7 @@ FIRST_BATCH = 8        # chunks, while the rate is not known yet
 MAX_BATCH = 1024       # chunks per commit, however fast the model
 CALL_SECONDS = 1.0     # model time per call: the stop flag is looked at between calls too
 FILES_PER_BATCH = 256  # files looked at per batch (most are small)
+OPENINGS_LOOKAHEAD = 20_000  # queued files looked at for one whose first chunk waits (the openings go first)
 OPENING_CHUNKS = 6     # chunks rejoined for the sense input (SENSE_INPUT_CHARS)
 MAX_REPAIRS = 3       # readings again of a file whose stored text does not match the catalog, before it fails
 RATE_META = "semantic_rate"  # the latest rate and when, for `sensetree status` in another process
@@ -70,19 +72,22 @@ class SemanticPhase:
 
     def batch(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
         """Embed about BATCH_SECONDS' worth of chunks and commit them; False when nothing is left. Raises Stopped."""
-        rows = self.catalog.files.keyword_ready(FILES_PER_BATCH)
+        budget = self._budget(progress)
+        rows, openings_only = self._openings(budget), True
+        if not rows:
+            rows, openings_only = self.catalog.files.keyword_ready(FILES_PER_BATCH), False
         if not rows:
             return False
         progress.phase = "semantic"
         embedder = self._embedder()
-        budget = self._budget(progress)
-        files, complete = self._gather(_enough(rows, budget))
+        files, complete = self._gather(rows if openings_only else _enough(rows, budget))
         take = []
         for file in files:
             room = budget - sum(len(f.chunks) for f in take)
             if room <= 0:
                 break
-            take.append(_File(file.row, file.sense, file.chunks[:room], file.opening))
+            chunks = file.chunks[:1] if openings_only and file.chunks[0]["chunk_index"] == 0 else file.chunks[:room]
+            take.append(_File(file.row, file.sense, chunks, file.opening))
         complete += [f.row.path for f, t in zip(files, take) if len(t.chunks) == len(f.chunks)]
         if take:
             progress.current = take[0].row.path
@@ -93,6 +98,15 @@ class SemanticPhase:
         return True
 
     # which chunks --------------------------------------------------------------------
+    def _openings(self, budget: int) -> list[FileRow]:
+        """Up to ``budget`` files in queue order whose first chunk has no vector yet: every file's opening
+        (with its sense) is embedded before the rest of any file, so that each file can be found by
+        meaning early. Empty once every waiting file has its opening."""
+        waiting = self.store.queries.unembedded_openings(OPENINGS_LOOKAHEAD)
+        if not waiting:
+            return []
+        return [row for row in self.catalog.files.keyword_ready(OPENINGS_LOOKAHEAD) if row.path in waiting][:budget]
+
     def _gather(self, rows: list[FileRow]) -> tuple[list[_File], list[str]]:
         """The files with chunks left to embed, in queue order, and the paths that have none left.
 

@@ -223,6 +223,8 @@ def _print_status(status: Status) -> None:
     keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
                                               phases["semantic_eta_s"], phases["embed_rate"])
     table.add_row("progress", f"{keyword_line} · {semantic_line}")
+    if phases.get("meaning"):
+        table.add_row("meaning", escape(phases["meaning"]))
     if info["pace"]:
         table.add_row("pace", escape(info["pace"]["reason"]))
     table.add_row("files", " · ".join(f"{k}: {v}" for k, v in info["counts"].items()))
@@ -322,9 +324,8 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if explain and response.coverage:
-        files, embedded = response.coverage
-        errors.print(f"[dim]still indexing: {embedded:,} of {files:,} files have vectors; the other "
-                     f"{files - embedded:,} take part through the keyword (BM25) leg only[/]")
+        errors.print(f"[dim]still indexing: {escape(response.meaning)}; a file without a vector yet is judged by "
+                     "its keywords, and the first keyword hits are embedded for the query[/]")
     if not response.results:
         console.print("no results")
     if explain and response.fusion:
@@ -342,6 +343,12 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
             console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
                           f"bm25 rank {r.bm25_rank or '—'} · fused {r.fused:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+            if r.signals:
+                cosine = "no vector yet" if r.signals["cosine"] is None else f"{r.signals['cosine']:.3f}"
+                found = {"stored": " (its stored vector)", "on demand": " (embedded for this query)"}.get(
+                    r.signals["meaning"], "")
+                console.print(f"    [dim]carried by {escape(r.signals['carried_by'])} · cosine {cosine}{found} · "
+                              f"bm25 {r.signals['bm25'] or 0:.3f}[/]")
 
 
 def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:

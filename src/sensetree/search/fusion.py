@@ -285,9 +285,87 @@ def evidence_fusion(query: str, model: str, dense: list[Candidate], sparse: list
                  {"method": "evidence", **weights.as_dict(), "rrf_after": HEAD_FILES, **evidence.as_dict()})
 
 
+# --- the both-signals fusion: every candidate judged by its meaning and its keywords ------------------------
+
+# The dense share where the keyword leg's first candidates mean what the query means; it grows to 1 as they
+# lose on meaning (a keyword leg that matches only names, numbers or words shared with another language).
+BOTH_BASE_SHARE = 0.3
+AGREEMENT_CHUNKS = 5  # the keyword leg's first chunks with a cosine, whose meaning is read as its agreement
+# How fast the dense share grows as that agreement falls: share = base + (1 - base) * min(1, GAIN * (1 - agreement)),
+# agreement the mean of those chunks' cosines scaled over the pool (1: they are the query's nearest).
+AGREEMENT_GAIN = 2.0
+
+
+def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
+    """Every candidate either leg brought, judged by both signals (the pipeline gives each its cosine, from
+    its stored vector or embedded on demand, and its BM25 score; ``Retriever._complete``).
+
+    score = w * meaning + (1 - w) * keywords, per chunk, a file by its best chunk. Meaning is the cosine
+    scaled over the pool (its lowest to its highest), keywords the BM25 score over the pool's highest.
+    A candidate without a vector yet stands on meaning where it stands on keywords (its keyword percentile
+    mapped onto the known meanings: no evidence either way), so at no coverage the order is BM25's, and a
+    file waiting for the semantic phase is not pushed down by the files that have their vectors. The dense
+    share ``w`` follows from the candidates themselves: the keyword leg's first chunks judged by their
+    meaning (``AGREEMENT_*``), as far as they have vectors; a dense model that cannot read the query gets none.
+    """
+    merged = list(_merge(dense, sparse).values())
+    if not merged:
+        return Fused([], {"method": "both"})
+    cosines = np.array([np.nan if c.cosine is None else c.cosine for c in merged])
+    bm25 = np.array([c.bm25 or 0.0 for c in merged])
+    known = ~np.isnan(cosines)
+    keywords = bm25 / bm25.max() if bm25.max() > 0 else bm25
+    meaning = keywords.copy()
+    if known.any():
+        low, high = cosines[known].min(), cosines[known].max()
+        meaning[known] = (cosines[known] - low) / (high - low) if high > low else 1.0
+        if not known.all():  # no vector yet: the same standing on meaning as it has on keywords
+            standing = np.searchsorted(np.sort(keywords), keywords[~known], side="left") / len(keywords)
+            meaning[~known] = np.quantile(meaning[known], standing)
+    gated = leg_weights(query, model, dense, sparse)
+    agreement, judged = _agreement(meaning, keywords, known)
+    if gated.dense == 0.0:
+        weights = gated
+    elif judged:
+        share = BOTH_BASE_SHARE + (1 - BOTH_BASE_SHARE) * min(1.0, AGREEMENT_GAIN * (1 - agreement)) * judged
+        weights = LegWeights(share, 1 - share, f"the keyword leg's first chunks agree {agreement:.2f} with the "
+                                                f"query's meaning ({judged:.0%} of them have a vector)")
+    else:
+        weights = LegWeights(BOTH_BASE_SHARE, 1 - BOTH_BASE_SHARE, "no keyword candidate to judge by")
+    dense_part, keyword_part = weights.dense * meaning, weights.bm25 * keywords
+    for candidate, by_meaning, by_keywords, has_vector in zip(merged, dense_part, keyword_part, known):
+        candidate.fused = float(by_meaning + by_keywords)
+        candidate.carried_by = ("keywords (no vector yet)" if not has_vector else
+                                "neither" if by_meaning + by_keywords <= 0 else
+                                "meaning" if by_meaning >= 2 * by_keywords else
+                                "keywords" if by_keywords >= 2 * by_meaning else "both")
+    best: dict[str, Candidate] = {}
+    for candidate in merged:  # a file by its best chunk; a tie to the one either leg ranked first
+        found = best.get(candidate.path)
+        if found is None or _order(candidate, candidate.fused) < _order(found, found.fused):
+            best[candidate.path] = candidate
+    ranked = sorted(best.values(), key=lambda c: _order(c, c.fused))
+    embedded_now = sum(c.meaning == "on demand" for c in merged)
+    return Fused(ranked, {"method": "both", **weights.as_dict(), "agreement": round(agreement, 3),
+                          "without_vector": int((~known).sum()), "embedded_now": embedded_now})
+
+
+def _agreement(meaning: np.ndarray, keywords: np.ndarray, known: np.ndarray) -> tuple[float, float]:
+    """The mean scaled cosine of the keyword leg's first ``AGREEMENT_CHUNKS`` chunks, and the share of them
+    that have a vector (the others count at their imputed standing, and the dense share grows only as far as
+    the evidence goes: 0 when the keyword leg found nothing)."""
+    first = [i for i in np.argsort(-keywords, kind="stable") if keywords[i] > 0][:AGREEMENT_CHUNKS]
+    if not first:
+        return 1.0, 0.0
+    return float(np.mean(meaning[first])), float(np.mean(known[first]))
+
+
 Fusion = Callable[[str, str, list[Candidate], list[Candidate]], Fused]
 # retrieval.fusion -> the function: (query, dense model identity, dense hits, BM25 hits) -> fused list
-FUSIONS: dict[str, Fusion] = {"evidence": evidence_fusion, "weighted": weighted_fusion, "rrf": rrf_fusion}
+FUSIONS: dict[str, Fusion] = {"both": both_fusion, "evidence": evidence_fusion, "weighted": weighted_fusion,
+                              "rrf": rrf_fusion}
+# the fusions that read both signals of every candidate: the pipeline completes them first (``Retriever._complete``)
+JUDGES_BOTH = frozenset({"both"})
 
 
 def _best_chunks(leg: list[Candidate], score: str) -> list[Candidate]:

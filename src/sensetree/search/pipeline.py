@@ -9,7 +9,7 @@ import time
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from ..errors import ModelError
 from ..store.chunks import ChunkStore
 from ..store.stored_text import body
 from ..store.terms import marked_terms
-from .fusion import FUSIONS
+from .fusion import FUSIONS, JUDGES_BOTH, leg_weights
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
@@ -38,6 +38,9 @@ VERSION_MIN_COSINE = 0.8
 # carry no meaning, and no tokenizer takes the latter: they become spaces.
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-leg")
+# The keyword leg's first chunks without a vector that a search embeds on demand (best rank first), within
+# the time budget of ``retrieval.on_demand_seconds``.
+ON_DEMAND_CHUNKS = 30
 
 
 class QueryEmbeddingFailed(ModelError):
@@ -58,6 +61,9 @@ class Retriever:
     # Query words no file has, corrected (search/spelling.py) for: "off", "bm25", "both" legs. Both: NFCorpus
     # with one typo a query, MiniLM hybrid nDCG@10 0.193 uncorrected, 0.315 BM25 only, 0.330 both (clean 0.354).
     spelling: str = "both"
+    # Meaning on demand (ingest/on_demand.py through the engine): (chunk keys) -> (their vectors, a report
+    # with ``as_dict``); None embeds nothing for a search.
+    on_demand: Callable[[list[tuple[str, int]]], tuple[dict, Any]] | None = None
 
     def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
                hybrid: bool = True, rerank_on: bool = True, dense: bool = True,
@@ -78,12 +84,14 @@ class Retriever:
             timings["spelling_ms"] = (time.perf_counter() - started) * 1000
 
         embedding_failed = False
+        query_vector: np.ndarray | None = None
 
         def run_dense() -> list[Candidate]:
-            nonlocal embedding_failed
+            nonlocal embedding_failed, query_vector
             started = time.perf_counter()
             try:
-                return dense_leg(self.store, self.embed_query(dense_query), pool, where)
+                query_vector = self.embed_query(dense_query)
+                return dense_leg(self.store, query_vector, pool, where)
             except QueryEmbeddingFailed as exc:
                 embedding_failed = True
                 response.notices.append(f"{exc}; showing keyword (BM25) results only")
@@ -111,7 +119,17 @@ class Retriever:
         hybrid = hybrid or not dense or embedding_failed
 
         if hybrid:
-            candidates = self._fuse(query, dense_hits, sparse_hits, fusion or self.fusion, response)
+            fusion = fusion or self.fusion
+            on_demand = None
+            if fusion in JUDGES_BOTH:
+                started = time.perf_counter()
+                readable = leg_weights(query, self.dense_model, dense_hits, sparse_hits).dense > 0
+                on_demand = self._complete(query_vector if readable else None, keywords, dense_hits, sparse_hits,
+                                           where)
+                timings["complete_ms"] = (time.perf_counter() - started) * 1000
+            candidates = self._fuse(query, dense_hits, sparse_hits, fusion, response)
+            if on_demand is not None and response.fusion is not None:
+                response.fusion["on_demand"] = on_demand
             best = candidates[0].fused if candidates else 1.0
             for c in candidates:
                 c.score = c.cosine if c.cosine is not None else c.fused / best
@@ -150,6 +168,52 @@ class Retriever:
             return query
         response.notices.append(notice(query, response.spelled))
         return respelled(query, response.spelled)
+
+    def _complete(self, query_vector: np.ndarray | None, keywords: str, dense: list[Candidate],
+                  sparse: list[Candidate], where: str | None) -> dict | None:
+        """Give every candidate both signals: a keyword hit its cosine (its stored vector, or embedded now by
+        ``on_demand`` when it has none yet, best keyword rank first), a dense hit its BM25 score (0 when it
+        holds no query term). A candidate left without a vector (over the time budget, no model) keeps
+        ``cosine`` None, and the fusion takes it at its keyword standing. Returns what meaning on demand did."""
+        scored = {c.key for c in sparse}
+        if dense:
+            among = self._bm25_among(keywords, [c for c in dense if c.key not in scored], where)
+            for c in dense:
+                if c.key not in scored:
+                    c.bm25 = among.get(c.key, 0.0)
+        if query_vector is None:
+            return None
+        lacking = [c for c in sparse if c.cosine is None]
+        if not lacking:
+            return None
+        norm = float(np.linalg.norm(query_vector)) or 1.0
+
+        def cosine(vector: np.ndarray) -> float:
+            return min(1.0, max(0.0, float(vector @ query_vector) / ((float(np.linalg.norm(vector)) or 1.0) * norm)))
+
+        stored = self.store.queries.vectors_at(list(dict.fromkeys(c.path for c in lacking)))
+        for c in lacking:
+            if c.key in stored:
+                c.cosine, c.meaning = cosine(stored[c.key]), "stored"
+        waiting = [c for c in lacking if c.cosine is None][:ON_DEMAND_CHUNKS]
+        if not waiting or self.on_demand is None:
+            return None
+        found, report = self.on_demand([c.key for c in waiting])
+        for c in waiting:
+            if c.key in found:
+                c.cosine, c.meaning = cosine(found[c.key]), "on demand"
+        return report.as_dict()
+
+    def _bm25_among(self, keywords: str, hits: list[Candidate], where: str | None) -> dict[tuple[str, int], float]:
+        """BM25 of ``hits`` (dense hits the keyword leg did not rank), as the keyword leg scores them."""
+        if not hits:
+            return {}
+        try:
+            rows = self.store.queries.sparse_among(keywords, list(dict.fromkeys(c.path for c in hits)), where)
+        except (ValueError, RuntimeError) as exc:  # no keyword index: the dense hits keep no keyword score
+            log.info("BM25 of the dense hits skipped: %s", exc)
+            return {}
+        return {(row["path"], int(row["chunk_index"])): float(row["_score"]) for row in rows}
 
     def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
               response: SearchResponse) -> list[Candidate]:
@@ -240,7 +304,7 @@ class Retriever:
                 snippet=snippet(c.text, c.chunk_index, query), chunk_index=c.chunk_index, legs=c.legs,
                 dense_rank=c.dense_rank, bm25_rank=c.bm25_rank, fused=c.fused,
                 rerank=c.score if c.logit is not None else None, location=location, location_label=label,
-                content_hash=c.content_hash)
+                content_hash=c.content_hash, signals=c.signals() if c.carried_by else None)
             results.append(result)
             if c.content_hash:
                 by_content[c.content_hash] = result

@@ -25,6 +25,16 @@ class Candidate:
     fused: float = 0.0               # the fusion's score: RRF, or the legs' weighted mix (retrieval.fusion)
     logit: float | None = None       # cross-encoder output
     score: float = 0.0               # what the user sees, in [0, 1] (design §2.7's table)
+    # where its cosine came from when the dense leg did not rank it: "stored" (it had a vector), "on demand"
+    # (embedded for this query); "" when the dense leg ranked it or it has no vector yet
+    meaning: str = ""
+    carried_by: str = ""             # the fusion's word for the signal that placed it: meaning, keywords, both
+
+    def signals(self) -> dict:
+        """Both signals of the chunk and which one carried it (``--explain``, the API's results)."""
+        return {"cosine": None if self.cosine is None else round(self.cosine, 4),
+                "bm25": None if self.bm25 is None else round(self.bm25, 4),
+                "meaning": "leg" if self.dense_rank else (self.meaning or "none"), "carried_by": self.carried_by}
 
     @property
     def key(self) -> tuple[str, int]:
@@ -45,9 +55,9 @@ class Candidate:
 
     def absorb(self, other: Candidate) -> None:
         """Take over what another leg found for the same chunk."""
-        for name in ("dense_rank", "cosine", "bm25_rank", "bm25"):
+        for name in ("dense_rank", "cosine", "bm25_rank", "bm25", "meaning"):
             value = getattr(other, name)
-            if value is not None:
+            if value is not None and value != "":
                 setattr(self, name, value)
 
 
@@ -71,19 +81,22 @@ class SearchResult:
     location_label: str = ""      # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
     duplicates: list[str] = field(default_factory=list)  # other paths holding the same content
     content_hash: str | None = None
+    signals: dict | None = None  # both signals and which carried it, from a fusion that judges by both
 
     def as_dict(self) -> dict:
         return {"path": self.path, "name": self.name, "score": round(self.score, 6), "snippet": self.snippet,
                 "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
                 "duplicates": self.duplicates, "legs": self.legs, "dense_rank": self.dense_rank,
                 "bm25_rank": self.bm25_rank, "rrf": round(self.fused, 6),
-                "rerank": None if self.rerank is None else round(self.rerank, 6)}
+                "rerank": None if self.rerank is None else round(self.rerank, 6),
+                **({"signals": self.signals} if self.signals is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> SearchResult:
         """Back from ``as_dict`` (a served answer)."""
         return cls(d["path"], d["name"], d["score"], d["snippet"], d["chunk_index"], d["legs"], d["dense_rank"],
-                   d["bm25_rank"], d["rrf"], d["rerank"], d["location"], d["location_label"], d["duplicates"])
+                   d["bm25_rank"], d["rrf"], d["rerank"], d["location"], d["location_label"], d["duplicates"],
+                   signals=d.get("signals"))
 
 
 @dataclass(frozen=True)
@@ -117,10 +130,12 @@ class SearchResponse:
     terms: list[str] = field(default_factory=list)  # the query's words to mark where results show text
     understood: dict | None = None  # the filters read from the query's words (search/intent.py), and the rest
     spelled: dict[str, str] = field(default_factory=dict)  # query word no file has -> the word searched instead
+    meaning: str = ""  # the coverage in words, while indexing: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
 
     def as_dict(self) -> dict:
         """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
-        coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1]}
+        coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1],
+                                                       "meaning": self.meaning}
         return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
                 "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
                 "fusion": self.fusion, "terms": self.terms, "understood": self.understood,
@@ -131,7 +146,8 @@ class SearchResponse:
         """Back from ``as_dict`` (a served answer)."""
         coverage = d["coverage"] and (d["coverage"]["files"], d["coverage"]["embedded"])
         return cls(d["query"], [SearchResult.from_dict(r) for r in d["results"]], d["notices"], d["timings_ms"],
-                   coverage or None, d["fusion"], d.get("terms", []), d.get("understood"), d.get("spelled") or {})
+                   coverage or None, d["fusion"], d.get("terms", []), d.get("understood"), d.get("spelled") or {},
+                   (d["coverage"] or {}).get("meaning", ""))
 
 
 @dataclass(frozen=True)
@@ -162,7 +178,7 @@ class SimilarResponse(SearchResponse):
     def from_dict(cls, d: dict) -> SimilarResponse:
         found = SearchResponse.from_dict(d)
         return cls(found.query, found.results, found.notices, found.timings_ms, found.coverage, found.fusion,
-                   found.terms, found.understood, found.spelled, d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"])
+                   found.terms, found.understood, found.spelled, found.meaning, d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"])
                                                                 for v in d["versions"]])
 
 

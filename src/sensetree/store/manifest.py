@@ -18,7 +18,7 @@ from .location import Location
 MANIFEST = "sensetree.json"
 VERSION = 1
 SEARCH_SETTINGS = ("retrieval.hybrid", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling",
-                   "retrieval.collapse_duplicates",
+                   "retrieval.collapse_duplicates", "retrieval.on_demand_seconds",
                    "retrieval.reranker_model", "embedding.model", "embedding.base_url", "embedding.dimensions",
                    "indexing.max_file_mb")
 

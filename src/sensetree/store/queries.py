@@ -24,7 +24,8 @@ LANGUAGES_TTL = 30.0
 # check of a word costs 2-3 ms, a fuzzy match of an unknown one 5-15 ms.
 NEAR_ROWS = 500
 NEAR_EXPANSIONS = 50
-HOLDING_CAP = 5_000  # chunks counted for a term: past it, two terms are equally common to a tie-break
+HOLDING_CAP = 5_000
+SCORED_AMONG_ROWS = 5_000  # chunks ``sparse_among`` scores at most per batch of files  # chunks counted for a term: past it, two terms are equally common to a tie-break
 
 
 class ChunkQueries:
@@ -64,6 +65,29 @@ class ChunkQueries:
             return query.to_list()
 
         return self.table.read(read, [])
+
+    def sparse_among(self, text: str, paths: Sequence[str], where: str | None = None) -> list[dict]:
+        """BM25 of the chunks of ``paths`` that hold a query term, scored as ``sparse`` scores them (the
+        filter narrows which rows are scored, not the statistics): a dense hit's keyword evidence."""
+        hits: list[dict] = []
+        for batch in in_lists(paths):
+            narrowed = f"({where}) AND {batch}" if where else batch
+            hits += self.sparse(text, SCORED_AMONG_ROWS, narrowed)
+        return hits
+
+    def vectors_at(self, paths: Sequence[str]) -> dict[tuple[str, int], np.ndarray]:
+        """(path, chunk_index) -> vector of the embedded chunks of ``paths``: a keyword hit's meaning,
+        when it has one but the dense leg did not rank it."""
+        found: dict[tuple[str, int], np.ndarray] = {}
+        for batch in in_lists(paths):
+            rows = self.table.read(lambda table: table.search().where(f"{batch} AND vector IS NOT NULL")
+                                   .select(["path", "chunk_index", "vector"]).limit(None).to_arrow(), None)
+            if rows is None or not rows.num_rows:
+                continue
+            vectors = np.asarray(rows["vector"].combine_chunks().flatten(), np.float32).reshape(rows.num_rows, -1)
+            for path, chunk, vector in zip(rows["path"].to_pylist(), rows["chunk_index"].to_pylist(), vectors):
+                found[(path, int(chunk))] = vector
+        return found
 
     def term_forms(self, word: str) -> list[str]:
         """A query word's terms, as ``sparse`` analyses it (as written, and stemmed)."""
@@ -147,6 +171,13 @@ class ChunkQueries:
                                              *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])
                                     .limit(None).to_list(), [])
         return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
+
+    def unembedded_openings(self, limit: int) -> set[str]:
+        """Files (at most ``limit``) whose first chunk has no vector yet: the semantic phase gives every
+        file its opening's vector before the rest of any file."""
+        rows = self.table.read(lambda table: table.search().where("chunk_index = 0 AND vector IS NULL")
+                               .select(["path"]).limit(limit).to_arrow(), None)
+        return set(rows["path"].to_pylist()) if rows is not None else set()
 
     def stored_chunks(self, paths: Sequence[str]) -> dict[str, tuple[set[int], set[str | None]]]:
         """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""

@@ -249,6 +249,9 @@ function renderResults() {
         } }, "More like this")),
     h("div.result-path", { title: result.path }, result.path),
     h("p.snippet", { "data-testid": "snippet" }, marked(result.snippet, terms)),
+    result.signals && result.signals.cosine === null ? h("div.keywords-only", { "data-testid": "keywords-only",
+      title: "This file waits for the semantic phase: it was found and ranked by its words" },
+      "found by keywords (no meaning yet)") : null,
     result.duplicates?.length ? h("div.duplicates", { "data-testid": "duplicates", title: result.duplicates.join("\n") },
       `also in ${result.duplicates.length} other place${result.duplicates.length === 1 ? "" : "s"}`) : null)));
   $("results-empty").hidden = state.results.length > 0 || Boolean(state.query || state.like);
@@ -264,6 +267,7 @@ function scoreDetail(result) {
   if (result.dense_rank) parts.push(`dense #${result.dense_rank}`);
   if (result.bm25_rank) parts.push(`BM25 #${result.bm25_rank}`);
   if (result.rerank !== null && result.rerank !== undefined) parts.push(`rerank ${result.rerank.toFixed(3)}`);
+  if (result.signals) parts.push(`carried by ${result.signals.carried_by}`);
   return parts.join(" · ");
 }
 
@@ -1178,8 +1182,9 @@ function renderStatus(status) {
   const failed = counts.failed ?? 0;
   $("status-dot").className = `dot ${progress.paused ? "paused" : progress.running ? "busy" : failed ? "failed" : "idle"}`;
   $("status-state").textContent = progress.paused ? `Paused: ${progress.paused}`
-    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · semantic ${progress.semantic ?? 0}/${progress.files ?? 0}${progress.semantic_eta_s ? ` · ETA ${duration(progress.semantic_eta_s)}` : ""}${progress.slowed ? ` · ${progress.slowed}` : ""}`
-      : status.roots?.length ? "Up to date" : "No folder yet: add one in the Explorer";
+    : progress.running ? `Indexing · keyword-ready ${progress.keyword_ready ?? 0}/${progress.files ?? 0} · ${progress.meaning ?? `semantic ${progress.semantic ?? 0}/${progress.files ?? 0}`}${progress.slowed ? ` · ${progress.slowed}` : ""}`
+      : status.roots?.length ? (status.phases?.semantic < status.phases?.files ? status.phases.meaning : "Up to date")
+      : "No folder yet: add one in the Explorer";
   const parts = [`${counts.indexed ?? 0} indexed`];
   if (counts.keyword) parts.push(`${counts.keyword} keyword-ready`);
   if (counts.pending) parts.push(`${counts.pending} pending`);
