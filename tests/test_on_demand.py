@@ -1,0 +1,110 @@
+"""Meaning from the first minute (design §2.5): a search embeds its keyword candidates that have no vector yet,
+keeps them for the semantic phase when it may write, and the semantic phase gives every file its first chunk
+before the rest of any file. Real files, the real MiniLM and LanceDB."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from sensetree.ingest import semantic
+from sensetree.operations import SearchParams
+
+TOPICS = ["harbour ledger tides cargo", "orchard apples pruning frost", "violin strings bow rosin",
+          "glacier ice moraine valley", "bread dough yeast oven", "comet orbit telescope night"]
+
+
+def _tree(root: Path, paragraphs: int = 1) -> list[Path]:
+    """One file a topic, ``paragraphs`` long paragraphs each (several chunks when more than one)."""
+    made = []
+    for i, topic in enumerate(TOPICS):
+        path = root / f"notes{i}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(" ".join(f"{word} {p}{k}" for k in range(60) for word in topic.split()) for p in range(paragraphs))
+        path.write_text(f"Notes about {topic}.\n\n{body}\n", encoding="utf-8")
+        made.append(path)
+    return made
+
+
+def _keyword_phase_only(engine, monkeypatch) -> None:
+    """The keyword phase, and at most the semantic phase's first chunk (the newest file's) before it stops."""
+    monkeypatch.setattr(semantic, "FIRST_BATCH", 1)
+    stop = threading.Event()
+    engine.index(on_update=lambda p: stop.set() if p.phase == "semantic" else None, stop=stop)
+
+
+def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(tmp_path, monkeypatch, make_engine):
+    files = _tree(tmp_path / "tree")
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+                     index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+        before = engine.store.queries.count_embedded()
+        response = engine.search(SearchParams("what does a glacier leave in the valley", limit=3))
+        first = response.results[0]
+        assert first.path == str(files[3])
+        assert first.signals["meaning"] == "on demand" and first.signals["cosine"] is not None
+        assert response.fusion["method"] == "both" and response.fusion["on_demand"]["kept"] >= 1
+        assert engine.store.queries.count_embedded() > before  # kept: the same model, the same text
+        assert engine.catalog.files.get(str(files[3])).status == "indexed"  # its one chunk: the file is done
+        assert response.coverage is not None and "meaning for" in response.as_dict()["coverage"]["meaning"]
+
+        kept = engine.store.queries.count_embedded()
+        progress = engine.index()  # the semantic phase embeds the rest, and not what the search kept
+        assert progress.embedding.count == engine.store.table.count() - kept
+        assert engine.store.queries.count_embedded() == engine.store.table.count()
+        again = engine.search(SearchParams("what does a glacier leave in the valley", limit=3))
+        assert again.results[0].path == str(files[3]) and again.results[0].signals["meaning"] == "leg"
+
+
+def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch, make_engine):
+    """Another process indexes (the writer lock is taken): the vectors serve the query and are not kept;
+    the files move forward in the semantic queue instead."""
+    files = _tree(tmp_path / "tree")
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+                     index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+        embedded_before = engine.store.queries.count_embedded()
+        held, release = threading.Event(), threading.Event()
+
+        def other_writer() -> None:  # a writer lock held on another thread is another owner, as another process is
+            with engine.storage.writer():
+                held.set()
+                release.wait(30)
+
+        thread = threading.Thread(target=other_writer)
+        thread.start()
+        held.wait(10)
+        try:
+            response = engine.search(SearchParams("how to put rosin on a violin bow", limit=3))
+        finally:
+            release.set()
+            thread.join()
+        assert response.results[0].path == str(files[2])
+        assert response.results[0].signals["meaning"] == "on demand"
+        assert response.fusion["on_demand"]["kept"] == 0 and response.fusion["on_demand"]["why_not_kept"]
+        assert engine.store.queries.count_embedded() == embedded_before
+        assert engine.catalog.files.keyword_ready(1)[0].path == str(files[2])  # first in line now
+
+
+def test_every_file_gets_its_first_chunk_before_the_rest_of_any_file(tmp_path, monkeypatch, make_engine):
+    _tree(tmp_path / "tree", paragraphs=6)
+    monkeypatch.setattr(semantic, "MAX_BATCH", 2)  # two chunks a batch: the order shows batch by batch
+    with make_engine(tmp_path / "data", tmp_path / "tree",
+                     settings={"retrieval.rerank": False, "retrieval.on_demand_seconds": 0.0},
+                     index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+        monkeypatch.setattr(semantic, "FIRST_BATCH", 2)
+        assert engine.store.table.count() > 2 * len(TOPICS)  # several chunks a file
+        seen: list[tuple[int, int]] = []
+        stop = threading.Event()
+
+        def record(progress) -> None:
+            openings = len(TOPICS) - len(engine.store.queries.unembedded_openings(100))
+            seen.append((openings, engine.store.queries.count_embedded()))
+            if seen[-1][1] >= 2 * len(TOPICS):
+                stop.set()
+
+        engine.index(on_update=record, stop=stop)
+        for openings, embedded in seen:  # no chunk past the first while a file still waits for its first
+            assert embedded <= openings or openings == len(TOPICS)
+        assert seen[-1][0] == len(TOPICS)
