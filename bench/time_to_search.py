@@ -8,6 +8,8 @@ Copies FOLDER (default: this machine's /usr/share/doc) to a temporary folder, st
   checked by searching exact words taken from the files that came last in its order;
 - the keyword phase's files/s and the semantic phase's chunks/s, beside the raw rate of the
   same model on the same chunks (embedded outside the pipeline afterwards);
+- the seconds until every file has a vector (the semantic phase embeds each file's first chunk, with its
+  sense, before the rest of any file);
 - the seconds until every chunk has its vector, or, with --semantic-minutes, the ETA at the
   rate reached by then (the default model needs hours for a folder this size on 2 cores);
 - peak memory of the indexer and its worker processes.
@@ -123,7 +125,7 @@ def main() -> None:
         process = subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", "index", "--quiet",
                                     "--data-dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         peak = 0
-        keyword_s = semantic_s = stored_s = None
+        keyword_s = semantic_s = stored_s = openings_s = None
         keyword_files = 0
         probes: list[tuple[str, str, str | None]] | None = None
         with Engine(data) as reader:
@@ -144,6 +146,10 @@ def main() -> None:
                         print(f"keyword phase stored  {stored_s:8.1f} s  ({keyword_files} files, {counts['failed']} failed)")
                         print(f"keyword-searchable    {keyword_s:8.1f} s  ({found}/{len(probes)} sampled files found "
                               f"by two of their exact words that at most {RARE} files hold; the check itself takes seconds)", flush=True)
+                if openings_s is None and keyword_s is not None and not reader.store.queries.unembedded_openings(1):
+                    openings_s = time.monotonic() - started  # the semantic phase takes every file's first chunk first
+                    print(f"every file a vector   {openings_s:8.1f} s  ({reader.store.queries.count_embedded()} chunks "
+                          "embedded: each file's first, with its sense)", flush=True)
                 elapsed = time.monotonic() - started
                 if args.semantic_minutes is not None and keyword_s is not None and elapsed > keyword_s + 60 * args.semantic_minutes:
                     process.terminate()
@@ -181,7 +187,8 @@ def _raw_rate(engine: Engine, count: int) -> float:
     for row in engine.catalog.files.all():
         sense = engine.catalog.senses.of(row.path)
         context = embedding_context(sense.text if sense else "", Path(row.path).name)
-        texts += [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.queries.chunks_of(row.path)]
+        texts += [embedded_text(c["chunk_index"], c["text"], context, sense.source if sense else "excerpt")
+                  for c in engine.store.queries.chunks_of(row.path)]
         if len(texts) >= count:
             break
     texts = texts[:count]
