@@ -108,3 +108,14 @@ def test_every_file_gets_its_first_chunk_before_the_rest_of_any_file(tmp_path, m
         for openings, embedded in seen:  # no chunk past the first while a file still waits for its first
             assert embedded <= openings or openings == len(TOPICS)
         assert seen[-1][0] == len(TOPICS)
+
+
+def test_files_a_search_returns_without_meaning_go_first_in_the_semantic_queue(tmp_path, monkeypatch, make_engine):
+    files = _tree(tmp_path / "tree")
+    with make_engine(tmp_path / "data", tmp_path / "tree",
+                     settings={"retrieval.rerank": False, "retrieval.on_demand_seconds": 0.0},
+                     index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+        response = engine.search(SearchParams("how do you prune an apple orchard before the frost", limit=1))
+        assert response.results[0].path == str(files[1]) and response.results[0].signals["cosine"] is None
+        assert engine.catalog.files.keyword_ready(1)[0].path == str(files[1])  # the oldest but one: first now

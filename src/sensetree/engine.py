@@ -239,6 +239,8 @@ class Engine:
         on the way, the roots that are offline, and how much of the scope has vectors."""
         if collapse:
             list_copies(self.catalog, response)
+        self._bring_forward([r.path for r in response.results if r.signals is None or r.signals["cosine"] is None
+                             or r.signals["meaning"] == "on demand"])
         response.notices[:0] = self.notices.take()
         response.notices += [n for n in offline_notices(self.catalog, scope) if n not in response.notices]
         response.coverage = coverage(self.catalog, scope)
@@ -306,9 +308,17 @@ class Engine:
 
     def prioritize(self, path: str) -> None:
         """The user opened this file: index it next."""
+        self._bring_forward([path])
+
+    def _bring_forward(self, found: list[str]) -> None:
+        """Files someone looks at (opened, previewed, returned by a search) go first in the queue of the phase
+        they wait for; a file already indexed is left as it is."""
+        if self.read_only:
+            return
         try:
-            self.catalog.states.prioritize(paths.normalize(path))
-        except sqlite3.OperationalError:
+            for path in found:
+                self.catalog.states.prioritize(paths.normalize(path))
+        except sqlite3.OperationalError:  # a busy or read-only catalog: the order is a courtesy
             pass
 
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
