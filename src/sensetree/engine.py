@@ -508,7 +508,7 @@ class Engine:
             options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"]) as reuse:
+            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"], self.notices.add) as reuse:
                 indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings),
                                   options, self.pool, reuse)
                 progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
