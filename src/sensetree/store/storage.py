@@ -158,6 +158,15 @@ class Storage:
                 raise
         return operation()
 
+    def would_wipe(self, wanted: str) -> str | None:
+        """What ``match_model(wanted)`` would wipe, in words; None when it would wipe nothing."""
+        stored = self.catalog.meta("embedding_identity")
+        chunks = self.store.table.count()
+        if stored == wanted or chunks == 0:  # an empty table loses nothing
+            return None
+        return (f"the index made with {stored or 'another model'} ({chunks} chunks: their vectors and keyword text) "
+                "is wiped, and every file is read and embedded again")
+
     def match_model(self, wanted: str) -> str | None:
         """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
         them (design §1.5): every file is indexed again. Returns the notice it adds, if it did."""
