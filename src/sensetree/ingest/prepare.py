@@ -40,7 +40,7 @@ from .extract.base import human_size
 from .extract.sniff import type_from_name
 from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
-from .walker import block_summary
+from .walker import block_summary, member_reason, member_rules
 
 log = logging.getLogger(__name__)
 ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time limit: it holds many files
@@ -231,7 +231,9 @@ def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
 
 def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]):
     """Each member of the archive, prepared as a file of its own; a refused one by its context entry.
-    ``notes`` gets a line for each member the walk skipped or renamed."""
+    ``notes`` gets a line for each member the walk skipped or renamed. A member the walk would leave out
+    on disk (a hidden name, one the ignore files exclude, a block folder's files) is left out unread."""
+    rules = member_rules(job.path, job.roots)
     opened = None
     if sent is None and job.roots:  # an archive over the size limit is walked, not read whole
         try:
@@ -241,6 +243,8 @@ def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]
             return
     for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
                                   data=sent.data if sent else None, file=opened):
+        if member_reason(rules, member.path[len(job.path) + 1:].split("/")):
+            continue  # as the same name on disk: not read, not indexed
         item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
         try:
             data = member.read()

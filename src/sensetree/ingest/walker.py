@@ -205,7 +205,8 @@ def skip_reason(path: str, root: str) -> str | None:
 
     The walk's own rules (hidden names, ``.gitignore`` / ``.sensetreeignore`` from the root down)
     applied to one path, so that what is never indexed is never served either (design §5). Inside an
-    archive the archive's rules hold: the check stops at the first file on the way.
+    archive the same rules hold, the archive taken as a folder (``member_reason``): a ``.env`` in a
+    backup zip is left out as the same ``.env`` on disk is.
     """
     return rules_for(path, root)[0]
 
@@ -234,7 +235,8 @@ class FolderRules:
 
 
 def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
-    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder)."""
+    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder, or for the
+    entries of the folder that holds it when it is a file)."""
     try:
         parts = Path(path).relative_to(root).parts
     except ValueError:
@@ -243,7 +245,41 @@ def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
     for depth, part in enumerate(parts):
         child, last = rules.folder / part, depth == len(parts) - 1
         reason = rules.reason(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
-        if reason or os.path.isfile(child):  # a file on the way is an archive: its members follow its own rules
+        if reason:
             return reason, rules
+        if os.path.isfile(child):  # a file on the way is an archive: its members follow the same rules
+            return (None if last else member_reason(archive_rules(rules, part), parts[depth + 1:])), rules
         rules = rules.below(part)
     return None, rules
+
+
+def archive_rules(rules: FolderRules, name: str) -> FolderRules:
+    """The rules for the members of the archive ``name``, an entry of the folder ``rules`` are for: the
+    archive taken as a folder, under the same ignore files (none is read inside it)."""
+    return FolderRules(rules.folder / name, rules.specs)
+
+
+def member_reason(rules: FolderRules, inner: tuple[str, ...] | list[str]) -> str | None:
+    """Why the walk would leave out the archive member whose path inside the archive has the parts
+    ``inner``, were the archive a folder on disk (``rules``: ``archive_rules``); None when it is indexed.
+
+    A hidden name anywhere on its way (``.env``, ``.ssh/id_rsa``, ``.git/config``), a name the ignore
+    files exclude, or a folder that is a block on disk by its name (``node_modules/``, ``__pycache__/``:
+    its files are not indexed one by one)."""
+    for depth, part in enumerate(inner):
+        last = depth == len(inner) - 1
+        reason = rules.reason(part, not last)
+        if reason:
+            return reason
+        if not last and part.lower() in BLOCK_NAMES:
+            return f"inside a {part} folder (a block, not indexed file by file): not indexed, not served"
+        rules = FolderRules(rules.folder / part, rules.specs)
+    return None
+
+
+def member_rules(archive: str, roots: tuple[str, ...] | list[str]) -> FolderRules:
+    """``archive_rules`` for an archive on disk, under the longest of ``roots`` that holds it (its own
+    folder when none does: hidden names and block folders still count)."""
+    holding = [r for r in roots if _inside(os.path.normpath(archive), os.path.normpath(r))]
+    root = max(holding, key=len) if holding else os.path.dirname(archive)
+    return archive_rules(rules_for(archive, root)[1], os.path.basename(archive))

@@ -44,6 +44,7 @@ from typing import BinaryIO
 from . import limits
 from .base import Block, ExtractionError, Job, human_size, reason
 from .zipguard import most_compressed_bytes
+from ..walker import BLOCK_NAMES, is_hidden
 
 MAX_DEPTH = 2
 """The archive on disk is level 1, an archive inside it level 2; archives deeper than that are not opened."""
@@ -150,9 +151,18 @@ def read_archive(data: bytes, job: Job) -> Iterator[Block]:
     walk = _Walk(job.max_bytes, job.notes, read_nested=False)
     lines = []
     for member in walk.members(io.BytesIO(data), job.name, job.name, depth=1):
+        if _left_out(member.name):
+            continue
         note = f", not read: {member.refused}" if member.refused else ""
         lines.append(f"{member.name} ({human_size(member.size)}{note})")
     yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(f"\n{line}" for line in lines)
+
+
+def _left_out(name: str) -> bool:
+    """A member the walk leaves out whatever the ignore files say (they are applied where the root is
+    known, ``walker.member_reason``): a hidden name on its way, or a block folder's file."""
+    parts = name.split("/")
+    return any(is_hidden(p) for p in parts) or any(p.lower() in BLOCK_NAMES for p in parts[:-1])
 
 
 @dataclass
