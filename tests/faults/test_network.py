@@ -30,6 +30,25 @@ ADDRESS = re.compile(r"sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\),.*?"
                      r"(?:inet_addr\(\"([^\"]+)\"\)|inet_pton\(AF_INET6, \"([^\"]+)\")")
 
 
+# `serve` on a free port, asked one search over loopback with its token, then stopped (run under strace: the
+# request to 127.0.0.1 is the one connection allowed).
+SERVE_AND_SEARCH = """
+import json, signal, subprocess, sys, urllib.parse, urllib.request
+serve = subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", "serve", "--no-browser", "--port", "0"],
+                         stdout=subprocess.PIPE, text=True)
+try:
+    line = serve.stdout.readline()
+    url, token = line.split("running at ")[1].strip().split("/#token=")
+    request = urllib.request.Request(url + "/api/search?" + urllib.parse.urlencode({"q": "otter in the estuary"}),
+                                     headers={"Authorization": "Bearer " + token})
+    answer = json.load(urllib.request.urlopen(request, timeout=300))
+    print(json.dumps([r["path"] for r in answer["results"]]))
+finally:
+    serve.send_signal(signal.SIGTERM)
+    serve.wait(timeout=60)
+"""
+
+
 def _namespace() -> list[str] | None:
     """How to enter a new network namespace here: as root, or as a user mapped to root; None if neither works."""
     if shutil.which("unshare") is None or shutil.which("strace") is None:
@@ -68,7 +87,7 @@ def test_the_check_sees_a_dns_query_and_a_connection_out():
 
 
 @pytest.mark.skipif(NAMESPACE is None, reason="needs unshare (a network namespace) and strace (apt-get install strace)")
-def test_index_and_search_send_nothing_off_loopback(tmp_path, write_tree, cli):
+def test_index_search_status_and_serve_send_nothing_off_loopback(tmp_path, write_tree, cli):
     tree, data = tmp_path / "tree", tmp_path / "data"
     write_tree(tree, {"harbour.txt": "the harbour lighthouse keeper writes about the tides",
                       "otter.md": "# Otters\n\nan otter swims in the estuary at dawn"})
@@ -78,16 +97,19 @@ def test_index_and_search_send_nothing_off_loopback(tmp_path, write_tree, cli):
                                                  os.environ.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "sensetree.interfaces.cli"]
     traces = []
-    for n, args in enumerate((["index"], ["search", "otter in the estuary"], ["status"])):
+    runs = (["index"], ["search", "otter in the estuary"], ["status"], [sys.executable, "-c", SERVE_AND_SEARCH])
+    for n, args in enumerate(runs):
         log = tmp_path / f"trace-{n}"
         done = subprocess.run(
             [*NAMESPACE, "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh",
-             "strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o", str(log), *command, *args],
+             "strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o", str(log),
+             *(args if args[0] == sys.executable else [*command, *args])],
             capture_output=True, text=True, env=environment, timeout=600)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
-        traces.append((args[0], log.read_text(encoding="utf-8", errors="replace")))
-        if args[0] == "search":
-            assert "otter.md" in done.stdout
+        name = "serve" if args[0] == sys.executable else args[0]
+        traces.append((name, log.read_text(encoding="utf-8", errors="replace")))
+        if name in ("search", "serve"):
+            assert "otter.md" in done.stdout, done.stdout + done.stderr
     for name, trace in traces:
         assert trace, f"strace saw nothing of {name}"
         assert leaks(trace) == [], f"`sensetree {name}` tried to reach the network:\n" + "\n".join(leaks(trace)[:10])
