@@ -60,6 +60,17 @@ def _namespace() -> list[str] | None:
 
 
 NAMESPACE = _namespace()
+
+
+def _embedded_chat_model() -> bool:
+    from sensetree.models.local_llm import SMOLLM2, model_file, pick_runtime
+
+    if pick_runtime() is None:
+        return False
+    try:
+        return model_file(SMOLLM2.name, Path("unused")) is not None
+    except Exception:
+        return False
 # The variables that turn telemetry off: the commands start without them (this test process has them,
 # set when it imported the package).
 TELEMETRY_VARIABLES = ("ORT_DISABLE_TELEMETRY", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_OFFLINE", "RAY_USAGE_STATS_ENABLED",
@@ -87,7 +98,7 @@ def test_the_check_sees_a_dns_query_and_a_connection_out():
 
 
 @pytest.mark.skipif(NAMESPACE is None, reason="needs unshare (a network namespace) and strace (apt-get install strace)")
-def test_index_search_status_and_serve_send_nothing_off_loopback(tmp_path, write_tree, cli):
+def test_index_search_status_serve_and_ask_send_nothing_off_loopback(tmp_path, write_tree, cli):
     tree, data = tmp_path / "tree", tmp_path / "data"
     write_tree(tree, {"harbour.txt": "the harbour lighthouse keeper writes about the tides",
                       "otter.md": "# Otters\n\nan otter swims in the estuary at dawn"})
@@ -97,7 +108,9 @@ def test_index_search_status_and_serve_send_nothing_off_loopback(tmp_path, write
                                                  os.environ.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "sensetree.interfaces.cli"]
     traces = []
-    runs = (["index"], ["search", "otter in the estuary"], ["status"], [sys.executable, "-c", SERVE_AND_SEARCH])
+    runs = [["index"], ["search", "otter in the estuary"], ["status"], [sys.executable, "-c", SERVE_AND_SEARCH]]
+    if _embedded_chat_model():  # the assistant on the embedded model (no chat endpoint configured)
+        runs.append(["ask", "what do the notes say about otters?"])
     for n, args in enumerate(runs):
         log = tmp_path / f"trace-{n}"
         done = subprocess.run(
@@ -108,7 +121,7 @@ def test_index_search_status_and_serve_send_nothing_off_loopback(tmp_path, write
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
         name = "serve" if args[0] == sys.executable else args[0]
         traces.append((name, log.read_text(encoding="utf-8", errors="replace")))
-        if name in ("search", "serve"):
+        if name in ("search", "serve", "ask"):
             assert "otter.md" in done.stdout, done.stdout + done.stderr
     for name, trace in traces:
         assert trace, f"strace saw nothing of {name}"
