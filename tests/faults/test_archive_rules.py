@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sensetree.ingest.confine import NotServed
-from sensetree.ingest.extract.archives import archive_members, read_archive
+from sensetree.ingest.confine import NotServed, RootGuard
+from sensetree.ingest.extract.archives import archive_members, ignore_files, read_archive
 from sensetree.ingest.extract.base import Job
-from sensetree.ingest.walker import member_reason, member_rules, skip_reason, walk
+from sensetree.ingest.walker import inner_ignores, member_reason, member_rules, walk
 from sensetree.operations import IgnoreParams
 
 GITIGNORE = "private.txt\n*.key\nsecret/\nlogs/*.log\n"
@@ -49,14 +49,26 @@ def _consistent(names: list[str]) -> dict[str, str]:
     return kept
 
 
+FOLDER = st.lists(PARTS.filter(lambda p: "." not in p), max_size=2).map("/".join)
+PATTERNS = st.lists(st.sampled_from(["plan.txt", "*.md", "docs/", "!readme.md", "report*", "keys/", "/notes",
+                                     "*.txt", "pkg"]), min_size=1, max_size=3).map("\n".join)
+INNER_IGNORE = st.tuples(FOLDER, st.sampled_from([".gitignore", ".sensetreeignore"]), PATTERNS)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(names=st.lists(MEMBER, min_size=1, max_size=8), kind=st.sampled_from(["zip", "tar.gz"]))
-def test_a_member_is_left_out_exactly_when_the_same_name_on_disk_is(tmp_path_factory, names, kind):
+@given(names=st.lists(MEMBER, min_size=1, max_size=8), kind=st.sampled_from(["zip", "tar.gz"]),
+       inner=st.lists(INNER_IGNORE, max_size=2))
+def test_a_member_is_left_out_exactly_when_the_same_name_on_disk_is(tmp_path_factory, names, kind, inner):
+    """The archive's own .gitignore files count too, each below its folder, as they would on disk."""
     base = tmp_path_factory.mktemp("rules")
     root = base / "root"
     root.mkdir()
     (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
-    members = _consistent(names)
+    members = _consistent(names + [f"{folder}/{name}".lstrip("/") for folder, name, _ in inner])
+    for folder, name, patterns in inner:
+        path = f"{folder}/{name}".lstrip("/")
+        if path in members:
+            members[path] = patterns + "\n"
     archive = root / f"bundle.{kind}"
     if kind == "zip":
         with zipfile.ZipFile(archive, "w") as bundle:
@@ -75,11 +87,18 @@ def test_a_member_is_left_out_exactly_when_the_same_name_on_disk_is(tmp_path_fac
     walked = {Path(e.path).relative_to(on_disk).as_posix() for e in walk(str(root))
               if e.kind == "file" and Path(e.path).is_relative_to(on_disk)}
     rules = member_rules(str(archive), [str(root)])
+    ignores = inner_ignores(ignore_files(archive))
     listed = {m.name for m in archive_members(archive)}
-    kept = {name for name in listed if member_reason(rules, name.split("/")) is None}
-    assert kept == walked, (sorted(members), sorted(walked), sorted(kept))
+    kept = {name for name in listed if member_reason(rules, name.split("/"), ignores) is None}
+    assert kept == walked, (members, sorted(walked), sorted(kept))
+    guard = RootGuard([str(root)])
     for name in listed:  # the reader's rule (confinement) says the same as indexing's
-        assert (skip_reason(f"{archive}/{name}", str(root)) is None) == (name in kept), name
+        try:
+            guard.check_served(f"{archive}/{name}")
+            served = True
+        except NotServed:
+            served = False
+        assert served == (name in kept), name
     shown = next(read_archive(archive.read_bytes(), Job(archive.name)))
     assert not any(line.startswith((".", "node_modules/")) or "/." in line for line in shown.splitlines()[1:]), shown
 
@@ -91,6 +110,7 @@ NODE = "module.exports = wombat"
 PRIVATE = "payroll of the kestrel crew"
 KEPT = "the harbour lighthouse keeper writes about the tides"
 LATER = "otters swim in the estuary at dawn"
+LOGGED = "debug trace of the pelican deploy"  # excluded by the archive's own .gitignore
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +126,8 @@ def indexed(tmp_path_factory, make_engine):
         bundle.writestr("project/.git/config", GIT)
         bundle.writestr("project/node_modules/pkg/index.js", NODE)
         bundle.writestr("project/private.txt", PRIVATE)
+        bundle.writestr("project/.gitignore", "*.log\n")
+        bundle.writestr("project/deploy.log", LOGGED)
         bundle.writestr("project/notes.txt", KEPT)
         bundle.writestr("project/later.txt", LATER)
     data = base / "data"
@@ -117,18 +139,20 @@ def indexed(tmp_path_factory, make_engine):
 
 
 @pytest.mark.slow  # an index with worker processes
-@pytest.mark.parametrize("secret", [ENV, RSA, GIT, NODE, PRIVATE])
+@pytest.mark.parametrize("secret", [ENV, RSA, GIT, NODE, PRIVATE, LOGGED])
 def test_hidden_and_ignored_members_are_neither_indexed_nor_found(indexed, secret):
     from sensetree.operations import SearchParams
 
     engine = indexed["engine"]
     files = set(engine.catalog.files.under(str(indexed["archive"])))
     assert f"{indexed['archive']}/project/notes.txt" in files
-    assert not any(name in path for path in files for name in ("/.env", "/.ssh/", "/.git/", "node_modules", "private"))
+    assert not any(name in path for path in files
+                   for name in ("/.env", "/.ssh/", "/.git/", "node_modules", "private", ".gitignore", "deploy.log"))
     word = secret.split()[-1]
     response = engine.search(SearchParams(word))
     assert all(secret not in (r.snippet or "") for r in response.results)
-    assert all(not r.path.endswith((".env", "id_rsa", "config", "index.js", "private.txt")) for r in response.results)
+    assert all(not r.path.endswith((".env", "id_rsa", "config", "index.js", "private.txt", ".log"))
+               for r in response.results)
     shown = engine.reader().read_text(str(indexed["archive"]), 10_000).text  # the archive's own listing
     assert "notes.txt" in shown and ".env" not in shown and "id_rsa" not in shown and "node_modules" not in shown
 
@@ -137,14 +161,15 @@ def test_hidden_and_ignored_members_are_neither_indexed_nor_found(indexed, secre
 @pytest.mark.parametrize("member, why", [(".env", "hidden file"), ("project/.ssh/id_rsa", "hidden folder"),
                                          ("project/.git/config", "hidden folder"),
                                          ("project/private.txt", "excluded by the .gitignore"),
-                                         ("project/node_modules/pkg/index.js", "node_modules folder")])
+                                         ("project/node_modules/pkg/index.js", "node_modules folder"),
+                                         ("project/deploy.log", "excluded by the ignore rules")])
 def test_a_left_out_member_is_refused_to_readers_like_the_disk_file(indexed, cli, member, why):
     path = f"{indexed['archive']}/{member}"
     with pytest.raises(NotServed, match=why):
         indexed["engine"].reader().read_text(path, 1000)
     refused = cli.run(indexed["data"], "summarise", path, check=False)
     assert refused.returncode == 1 and why in refused.stderr and "unexpected" not in refused.stderr
-    for secret in (ENV, RSA, GIT, NODE, PRIVATE):
+    for secret in (ENV, RSA, GIT, NODE, PRIVATE, LOGGED):
         assert secret not in refused.stdout + refused.stderr
     assert indexed["engine"].reader().read_text(f"{indexed['archive']}/project/notes.txt", 1000).text == KEPT
 

@@ -99,7 +99,7 @@ def is_archive(name: str) -> bool:
 
 def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
                     notes: list[str] | None = None, data: bytes | None = None,
-                    file: BinaryIO | None = None) -> Iterator[Member]:
+                    file: BinaryIO | None = None, nested: bool = True) -> Iterator[Member]:
     """The members of the archive at ``path`` (or in ``data``, its bytes read elsewhere, or in ``file``,
     opened elsewhere and closed here), nested archives' members included, in archive order.
 
@@ -107,7 +107,7 @@ def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE
     when given, collects one line per member skipped and a line when the walk stops early.
     """
     path = Path(path)
-    walk = _Walk(max_member_bytes, notes if notes is not None else [])
+    walk = _Walk(max_member_bytes, notes if notes is not None else [], read_nested=nested)
     try:
         with (io.BytesIO(data) if data is not None else file or path.open("rb")) as opened:
             for member in walk.members(opened, path.name, str(path), depth=1):
@@ -156,6 +156,27 @@ def read_archive(data: bytes, job: Job) -> Iterator[Block]:
         note = f", not read: {member.refused}" if member.refused else ""
         lines.append(f"{member.name} ({human_size(member.size)}{note})")
     yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(f"\n{line}" for line in lines)
+
+
+IGNORE_NAMES = (".gitignore", ".sensetreeignore")  # walker.IGNORE_FILES
+MAX_IGNORE_BYTES = 256 * 1024
+
+
+def ignore_files(path: Path | str, *, data: bytes | None = None, file: BinaryIO | None = None) -> dict[str, dict[str, str]]:
+    """The ignore files an archive holds (not those of archives inside it), by the folder inside that holds
+    them ("" for its top): {folder: {file name: text}}. An archive that cannot be read holds none."""
+    found: dict[str, dict[str, str]] = {}
+    try:
+        for member in archive_members(path, max_member_bytes=MAX_IGNORE_BYTES, data=data, file=file, nested=False):
+            folder, _, name = member.name.rpartition("/")
+            if name in IGNORE_NAMES and member.refused is None:
+                try:
+                    found.setdefault(folder, {})[name] = member.read().decode("utf-8", "replace")
+                except ExtractionError:
+                    continue
+    except ExtractionError:
+        pass
+    return found
 
 
 def _left_out(name: str) -> bool:
