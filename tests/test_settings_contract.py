@@ -229,11 +229,62 @@ def test_a_change_that_wipes_the_index_says_so_and_asks(indexed, cli):
     refused = cli.run(indexed, "config", "set", "embedding.model", "e5", check=False)  # no terminal: no question
     assert refused.returncode == 1 and "is wiped" in refused.stderr and "--yes" in refused.stderr
     assert _rows(indexed) == before
-    said_no = cli.invoke(indexed, "config", "set", "embedding.model", "e5", input="n\n")
+    said_no = cli.invoke(indexed, "config", "set", "embedding.model", "e5", input="y\n")  # in-process: no terminal
     assert said_no.exit_code == 1 and _rows(indexed) == before
     done = cli.run(indexed, "config", "set", "embedding.model", "e5", "--yes")
     assert "vectors were wiped" in done.stderr and _rows(indexed)[0] == 0
     cli.run(indexed, "config", "set", "retrieval.rerank", "false")  # a key that wipes nothing asks nothing
+
+
+def _on_a_terminal(data: Path, args: list[str], answer: str) -> str:
+    """``sensetree ARGS`` with a pseudo-terminal for its stdin and stderr, answering its question with ``answer``;
+    everything it printed."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import _environment
+
+    main, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "sensetree.interfaces.cli", *args], stdin=terminal,
+                               stdout=terminal, stderr=terminal, env=_environment(data), close_fds=True)
+    os.close(terminal)
+    said, answered, deadline = b"", False, time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1)
+            if ready:
+                try:
+                    chunk = os.read(main, 4096)
+                except OSError:  # the command ended and closed the terminal
+                    break
+                if not chunk:
+                    break
+                said += chunk
+            if not answered and b"Go on?" in said:
+                os.write(main, answer.encode() + b"\n")
+                answered = True
+            if process.poll() is not None and not ready:
+                break
+        process.wait(timeout=60)
+    finally:
+        os.close(main)
+        if process.poll() is None:
+            process.kill()
+    assert answered, said.decode(errors="replace")
+    return said.decode(errors="replace")
+
+
+@pytest.mark.slow  # indexes, runs commands on a terminal
+def test_on_a_terminal_a_wiping_change_asks_and_no_changes_nothing(indexed):
+    before = _rows(indexed)
+    said = _on_a_terminal(indexed, ["config", "set", "embedding.model", "e5"], "n")
+    assert "is wiped" in said and "nothing was changed" in said and _rows(indexed) == before
+    said = _on_a_terminal(indexed, ["config", "set", "embedding.model", "e5"], "y")
+    assert "vectors were wiped" in said.replace("\r\n", " ").replace("\n", " ") and _rows(indexed)[0] == 0
 
 
 @pytest.mark.slow  # indexes
