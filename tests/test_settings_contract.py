@@ -178,6 +178,8 @@ def test_the_overlap_stays_below_the_chunk_size(tmp_path):
     with pytest.raises(SettingsError, match="must be less than indexing.chunk_size"):
         stored.set("indexing.chunk_size", 100)  # not below an overlap the user chose
     assert Settings.load(tmp_path).values == {"indexing.chunk_size": 150, "indexing.overlap": 100}
+    stored.set_many({"indexing.chunk_size": 64, "indexing.overlap": 10})  # both smaller: checked together
+    assert Settings.load(tmp_path).values == {"indexing.chunk_size": 64, "indexing.overlap": 10}
     (tmp_path / SETTINGS_FILE).write_text("[indexing]\nchunk_size = 300\noverlap = 300\n", encoding="utf-8")
     loaded = Settings.load(tmp_path)
     assert loaded["indexing.chunk_size"] == 300 and loaded["indexing.overlap"] == 150 and "overlap" in loaded.problem

@@ -340,26 +340,34 @@ class Settings:
     def set(self, key: str, value: Any) -> None:
         """Set one key and write the file, keeping the user's comments and layout. The value is checked
         against its range (and the others': the overlap stays below the chunk size) before anything is written."""
-        if key not in DEFAULTS:
-            raise SettingsError(f"unknown setting {key!r}")
-        value = check(key, value)
-        check_together(Settings(self.path, {**self.values, key: value}).as_dict())
+        self.set_many({key: value})
+
+    def set_many(self, changes: dict[str, Any]) -> None:
+        """``set`` for several keys at once, checked together (a smaller chunk size with a smaller overlap)."""
+        for key in changes:
+            if key not in DEFAULTS:
+                raise SettingsError(f"unknown setting {key!r}")
+        changes = {key: check(key, value) for key, value in changes.items()}
+        check_together(Settings(self.path, {**self.values, **changes}).as_dict())
+        if not changes:
+            return
         try:
             document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
         except Exception:
             # a broken file is kept beside, and replaced by the settings in use (the last good ones, or none)
             self._set_broken_aside()
             document = self._document_of_values()
-        table, name = key.split(".", 1)
-        if table not in document:
-            document[table] = tomlkit.table()
-        document[table][name] = value
+        for key, value in changes.items():
+            table, name = key.split(".", 1)
+            if table not in document:
+                document[table] = tomlkit.table()
+            document[table][name] = value
         text = tomlkit.dumps(document)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.path)
-        self.values[key] = value
+        self.values.update(changes)
         self.problem = None
         self.unreadable = False
         self._keep_last_good(text)
