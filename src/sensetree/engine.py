@@ -30,6 +30,7 @@ from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue,
                       TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
+from .ingest.extract import is_archive
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.options import index_options
 from .ingest.reuse import vector_reuse
@@ -533,6 +534,7 @@ class Engine:
             self._no_wipe_on_a_guess()
             self.storage.match_model(self.models.expected_identity())
             self.scan()
+            self.storage.reread_archives_once(is_archive)  # members now follow the disk's rules (issue 33)
             options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait

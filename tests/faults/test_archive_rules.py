@@ -187,3 +187,24 @@ def test_a_member_the_user_ignored_stays_out_when_its_archive_is_read_again(inde
     assert f"{archive}/project/more.txt" in files and later not in files
     with pytest.raises(NotServed, match="is ignored"):
         engine.reader().read_text(later, 1000)
+
+
+@pytest.mark.slow  # indexes twice
+def test_an_index_made_before_the_rule_loses_its_hidden_members_on_the_next_run(tmp_path, make_engine):
+    """A member row an older version indexed (a `.env` in a backup) goes once every archive is read again."""
+    root = tmp_path / "root"
+    root.mkdir()
+    archive = root / "backup.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr(".env", ENV)
+        bundle.writestr("notes.txt", KEPT)
+    with make_engine(tmp_path / "data", root) as engine:
+        old = f"{archive}/.env"
+        engine.catalog.states.replace_archive_members(str(archive), str(root), [(old, 10, 0.0),
+                                                                                 (f"{archive}/notes.txt", 10, 0.0)])
+        engine.catalog.set_meta("archive_rules", None)  # as an index made before the rule
+        assert old in engine.catalog.files.under(str(archive))
+        engine.index()
+        files = engine.catalog.files.under(str(archive))
+        assert old not in files and f"{archive}/notes.txt" in files
+        assert engine.catalog.meta("archive_rules")
