@@ -198,3 +198,28 @@ def test_systemd_analyze_verifies_the_unit_of_any_printable_data_dir(tmp_path, n
                           timeout=120)
     problems = [line for line in (done.stdout + done.stderr).splitlines() if "sensetree.service" in line]
     assert done.returncode == 0 and problems == [], (name, done.stdout + done.stderr)
+
+
+def test_uninstall_finds_a_unit_an_older_version_wrote_under_the_plain_name_only_if_it_is_this_data_dirs(
+        tmp_path, cli, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    old = service.definition(a, legacy=True)  # what install wrote before each data dir had its own unit
+    assert old.path.name == "sensetree.service"
+    old.path.parent.mkdir(parents=True)
+    old.path.write_bytes(old.content)
+    assert service.serves(old, a) and not service.serves(old, b)
+    assert "not installed" in cli.run(b, "service", "uninstall", "--data-dir", b).stdout and old.path.exists()
+    assert json.loads(cli.run(a, "service", "status", "--json", "--data-dir", a).stdout)["installed"]
+    assert f"removed {old.path}" in cli.run(a, "service", "uninstall", "--data-dir", a).stdout
+    assert not old.path.exists()
+
+
+def test_a_launchd_agent_says_which_data_dir_it_serves(tmp_path):
+    a, b = tmp_path / AWKWARD, tmp_path / "b"
+    agent = service.definition(a, system="darwin", home=tmp_path, legacy=True)
+    agent.path.parent.mkdir(parents=True)
+    agent.path.write_bytes(agent.content)
+    assert service.serves(agent, a) and not service.serves(agent, b)

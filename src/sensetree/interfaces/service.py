@@ -176,12 +176,14 @@ def task_xml(command: list[str], user: str, name: str = TASK_NAME) -> str:
     return '<?xml version="1.0" encoding="UTF-16"?>\n' + ET.tostring(task, encoding="unicode") + "\n"
 
 
-def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None) -> Definition:
-    """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's)."""
+def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None,
+               legacy: bool = False) -> Definition:
+    """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's);
+    ``legacy``: under the plain names every data dir had before each had its own."""
     check_path(data_dir)
     home = home or Path.home()
     command = serve_command(data_dir, port, system)
-    own = suffix(data_dir)
+    own = "" if legacy else suffix(data_dir)
     if system == "darwin":
         label = f"{LABEL}{own.replace('-', '.')}"
         path = home / "Library" / "LaunchAgents" / f"{label}.plist"
@@ -296,10 +298,37 @@ def install_command(port: int = Port, data_dir: Optional[Path] = DataDir):
         raise typer.Exit(1)
 
 
+def serves(service: Definition, data_dir: Path) -> bool:
+    """Whether the definition written at ``service.path`` runs ``serve`` on ``data_dir``."""
+    try:
+        written = service.path.read_bytes()
+    except OSError:
+        return False
+    if service.system == "darwin":
+        try:
+            arguments = plistlib.loads(written).get("ProgramArguments", [])
+        except Exception:
+            return False
+        return arguments[-2:] == ["--data-dir", str(data_dir)]
+    text = written.decode("utf-16" if service.system == "win32" else "utf-8", "replace")
+    quoted = _systemd_quote(str(data_dir)) if service.system == "linux" else subprocess.list2cmdline([str(data_dir)])
+    return any(line.rstrip().endswith(f"--data-dir {quoted}") or line.rstrip().endswith(f"--data-dir {quoted}</Arguments>")
+               for line in text.splitlines())
+
+
+def _installed(folder: Path) -> Definition:
+    """The data dir's service: under its own names, or under the plain ones where an older version put it."""
+    own = definition(folder)
+    if own.path.exists() or own == definition(folder, legacy=True):
+        return own
+    legacy = definition(folder, legacy=True)
+    return legacy if serves(legacy, folder) else own
+
+
 @service_app.command("uninstall")
 def uninstall_command(data_dir: Optional[Path] = DataDir):
     """Stop the service and stop starting it at login (the index stays)."""
-    for line in uninstall(definition(_data_dir(data_dir))).lines:
+    for line in uninstall(_installed(_data_dir(data_dir))).lines:
         typer.echo(line)
 
 
@@ -308,7 +337,7 @@ def status_command(json_out: bool = typer.Option(False, "--json", help="Print ma
                    data_dir: Optional[Path] = DataDir):
     """Whether the service is installed and running, and the web app's link."""
     folder = _data_dir(data_dir)
-    facts = state(definition(folder), folder)
+    facts = state(_installed(folder), folder)
     if json_out:
         import json
 
