@@ -8,6 +8,7 @@ come back as a tool error, with nothing of the file behind it and no traceback a
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -15,10 +16,14 @@ import time
 from contextlib import asynccontextmanager
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
+from sensetree.interfaces.api import load_token
 from tests.support.corpus import build_corpus
 
 pytestmark = pytest.mark.slow  # real MCP servers over stdio and HTTP
@@ -194,15 +199,22 @@ def wait_for_port(port: int, process: subprocess.Popen, within: float = 60) -> N
     pytest.fail(f"the MCP server did not listen on {port}")
 
 
+def _with_token(url: str, token: str | None):
+    """The streamable HTTP transport, sending ``token`` as ``serve``'s clients do (none: no header)."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+
+
 def test_streamable_http_on_loopback(index):
     port = free_port()
     command = [*SERVER, "--http", "--port", str(port), "--data-dir", str(index["data"])]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    token = load_token(index["data"])
     try:
         wait_for_port(port, process)
 
         async def session():
-            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=120) as client:
+            async with Client(_with_token(f"http://127.0.0.1:{port}/mcp", token), read_timeout_seconds=120) as client:
                 assert len((await client.list_tools()).tools) == 7  # search_files, meaning_tree, read_file, list_directory, similar_files, summarise_file, compare_files
                 found = await client.call_tool("search_files", {"query": "invoice for March consulting", "limit": 5})
                 assert found.structured_content["results"][0]["path"] == str(index["files"]["email"])
@@ -214,3 +226,65 @@ def test_streamable_http_on_loopback(index):
         process.terminate()
         _, stderr = process.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/mcp" in stderr and "Traceback" not in stderr
+
+
+def _started(process: subprocess.Popen) -> tuple[int, str, list[str]]:
+    """The port and token a ``mcp --http`` process printed on stderr, and every line it printed before listening."""
+    lines = []
+    while True:
+        line = process.stderr.readline()
+        if not line:
+            pytest.fail("the MCP server ended before it listened:\n" + "".join(lines))
+        lines.append(line)
+        if line.startswith("token: "):
+            break
+    port = int(re.search(r"http://127\.0\.0\.1:(\d+)/mcp", "".join(lines)).group(1))
+    return port, lines[-1].split()[1], lines
+
+
+def test_streamable_http_needs_the_servers_token_and_port_0_takes_a_free_one(index):
+    """Any local process could call read_file on an open port: every request needs the token, as serve's API does."""
+    command = [*SERVER, "--http", "--port", "0", "--data-dir", str(index["data"])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port, token, lines = _started(process)
+        assert port != 0 and token == load_token(index["data"])  # the token serve prints, the same file
+        assert sum(token in line for line in lines) == 1, "the token is printed once"
+        url = f"http://127.0.0.1:{port}/mcp"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "probe", "version": "1"}}}
+        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token},
+                        {"Authorization": f"Bearer {token[:-1]}"}):
+            refused = httpx.post(url, json=hello, headers={**accept, **headers}, timeout=30)
+            assert refused.status_code == 401 and "token" in refused.json()["detail"], headers
+        assert httpx.get(url, timeout=30).status_code == 401
+        other_host = httpx.post(url, json=hello, headers={**accept, "Authorization": f"Bearer {token}",
+                                                          "Host": "evil.example:80"}, timeout=30)
+        assert other_host.status_code == 403
+
+        async def session():
+            async with Client(_with_token(url, token), read_timeout_seconds=120) as client:
+                found = await client.call_tool("search_files", {"query": "invoice for March consulting", "limit": 5})
+                assert found.structured_content["results"][0]["path"] == str(index["files"]["email"])
+
+            with pytest.raises(Exception):
+                async with Client(_with_token(url, None), read_timeout_seconds=30) as client:
+                    await client.call_tool("read_file", {"path": str(index["files"]["email"])})
+
+        run(session)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert "Traceback" not in stderr
+
+
+def test_a_port_in_use_is_said_not_a_traceback(index):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run([*SERVER, "--http", "--port", str(port), "--data-dir", str(index["data"])],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "choose another --port" in done.stderr and "Traceback" not in done.stderr

@@ -119,3 +119,32 @@ def test_the_store_keeps_vectors_per_model_and_embeds_repeats_once(tmp_path):
     assert calls[-1] == ["a changelog line"] and len(calls) == 3
     assert reuse.counts.texts == 6 and reuse.counts.sent == 4
     reuse.close()
+
+
+@pytest.mark.slow  # indexes with worker processes, through the command
+@pytest.mark.parametrize("damage", ["junk", "folder"])
+def test_a_damaged_store_is_set_aside_and_rebuilt_with_one_line(tmp_path, write_tree, make_engine, cli, damage):
+    """Junk bytes or a folder in place of vectors.sqlite: `index` sets it aside, says so once, and goes on."""
+    tree, data = tmp_path / "tree", tmp_path / "data"
+    write_tree(tree, {"a.txt": "the harbour lighthouse keeper writes about the tides"})
+    make_engine(data, tree).close()
+    store = data / VECTORS_FILE
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    if damage == "junk":
+        store.write_bytes(b"\x00junk, not a database\xff" * 300)
+    else:
+        store.mkdir()
+        (store / "inside.txt").write_text("a folder where the cache should be", encoding="utf-8")
+    (tree / "b.txt").write_text("an otter swims in the estuary at dawn", encoding="utf-8")
+
+    result = cli.run(data, "index")
+    said = [line for line in result.stderr.splitlines() if "reuse cache was damaged" in line]
+    assert len(said) == 1, result.stderr
+    assert "unexpected error" not in result.stderr
+    aside = [p for p in data.iterdir() if p.name.startswith("vectors.damaged-")]
+    assert len(aside) == 1 and store.is_file()
+    found = cli.run(data, "search", "otter estuary", "--json")
+    assert "b.txt" in found.stdout
+    again = cli.run(data, "index")  # healed: nothing more to say
+    assert "damaged" not in again.stderr

@@ -1,12 +1,20 @@
 """Settings: one TOML file in the data dir, with the keys described in design §8.
 
-Missing keys take their defaults; a corrupt file is reported (``Settings.problem``) and
-the defaults are used, so a hand-edited typo never stops the product from starting.
+Settings are a contract: every key has a type and a range (``BOUNDS`` for numbers, ``CHOICES`` for
+words, plain text without control characters otherwise), checked by ``check`` wherever a value comes
+in (``config set``, ``PUT /api/settings``, the file), the range said in the refusal; NaN and
+infinities are refused. Missing keys take their defaults; a key out of range in the file takes its
+default with a ``problem`` said. A file that is not valid TOML is reported (``Settings.problem``,
+with the line) and the last good settings are used: each successful load or save keeps a copy,
+``settings.last-good.toml``. Without one, the defaults are used, ``Settings.unreadable`` is set, and
+nothing that would wipe the index on that guess runs (``engine``: the embedding model is not matched).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +25,8 @@ import tomlkit
 from .errors import BadInput
 
 SETTINGS_FILE = "settings.toml"
+LAST_GOOD_FILE = "settings.last-good.toml"  # a copy of the last file that read whole
+TEXT_LIMIT = 4096  # characters in a text setting (a URL, a key, a model name or folder)
 
 # key -> (default, help). The dotted key is the TOML table and field.
 DEFAULTS: dict[str, tuple[Any, str]] = {
@@ -28,7 +38,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
-    "indexing.overlap": (200, "characters of overlap (capped at half the chunk size)"),
+    "indexing.overlap": (200, "characters of overlap, less than the chunk size (the default is capped at half of it)"),
     "indexing.max_file_mb": (50, "larger files are indexed by context only"),
     "indexing.batch_size": (32, "texts per embedding call"),
     "indexing.qualify_documents": (True, "write a sense for documents with a language model"),
@@ -90,6 +100,35 @@ CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("both", "evidence", 
                                        **{f"compute.{role}_device": ("", *DEVICES) for role in ("embedder", "reranker", "ocr")}}
 
 
+# The range of each number, inclusive; a key missing here (one added later) takes 0 to 1e9.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "indexing.chunk_size": (32, 100_000),
+    "indexing.overlap": (0, 50_000),          # and below indexing.chunk_size
+    "indexing.max_file_mb": (1, 1_000_000),
+    "indexing.batch_size": (1, 4096),
+    "indexing.ocr_max_pages": (1, 1_000_000),
+    "indexing.ocr_page_timeout": (1.0, 86_400.0),
+    "indexing.file_timeout": (1.0, 86_400.0),
+    "indexing.endpoint_wait": (0.0, 604_800.0),
+    "embedding.dimensions": (0, 65_536),
+    "embedding.threads": (1, 256),
+    "sense.timeout": (0.5, 3600.0),
+    "chat.context_window": (512, 10_000_000),
+    "chat.max_tokens": (1, 1_000_000),
+    "chat.timeout": (0.5, 86_400.0),
+    "chat.threads": (1, 256),
+    "storage.refresh_seconds": (0.0, 86_400.0),
+    "cluster.worker_threads": (1, 1024),
+    "chat.first_token_s": (0.0, 3600.0),
+    "retrieval.on_demand_seconds": (0.0, 60.0),
+}
+DEFAULT_BOUNDS = (0, 1_000_000_000)
+
+# Changing these wipes the index (its vectors and keyword text) when it holds anything: every file is
+# read and embedded again. They ask for a confirmation (``NeedsConfirmation``).
+WIPES_INDEX = ("embedding.model", "embedding.base_url")
+
+
 def default_data_dir() -> Path:
     """``SENSETREE_HOME`` wins over the platform's user data folder."""
     env = os.environ.get("SENSETREE_HOME")
@@ -97,11 +136,86 @@ def default_data_dir() -> Path:
 
 
 class SettingsError(BadInput):
-    """An unknown key or a value of the wrong type."""
+    """An unknown key or a value of the wrong type or out of its range."""
+
+
+class NeedsConfirmation(SettingsError):
+    """A change that would wipe the index, asked without a confirmation: nothing was changed."""
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def value_range(key: str) -> str:
+    """The key's type and range, as a refusal says it."""
+    default = DEFAULTS[key][0]
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, (int, float)):
+        low, high = BOUNDS.get(key, DEFAULT_BOUNDS)
+        kind = "a whole number" if isinstance(default, int) else "a number"
+        extra = " and less than indexing.chunk_size" if key == "indexing.overlap" else ""
+        return f"{kind} from {_number(low)} to {_number(high)}{extra}"
+    if key in CHOICES:
+        return " or ".join(repr(c) if not c else c for c in CHOICES[key])
+    return f"text of up to {TEXT_LIMIT} characters, without control characters"
+
+
+def check(key: str, value: Any) -> Any:
+    """``value`` in the key's type (an int widened for a float key) when it is within the key's range;
+    ``SettingsError`` saying the range otherwise."""
+    if key not in DEFAULTS:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
+    default = DEFAULTS[key][0]
+    wrong = SettingsError(f"{key} takes {value_range(key)}, not {_shown(value)}")
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise wrong
+        return value
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong
+        if isinstance(default, int) and not isinstance(value, int):
+            raise wrong
+        if isinstance(default, float):
+            try:
+                value = float(value)
+            except OverflowError:
+                raise wrong from None
+        if not math.isfinite(value):
+            raise wrong
+        low, high = BOUNDS.get(key, DEFAULT_BOUNDS)
+        if not low <= value <= high:
+            raise wrong
+        return value
+    if not isinstance(value, str):
+        raise wrong
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            raise wrong
+        return value
+    if len(value) > TEXT_LIMIT or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000
+                                      for c in value):
+        raise wrong
+    return value
+
+
+def check_together(values: dict[str, Any]) -> None:
+    """What one key's range owes another: the overlap is less than the chunk size."""
+    size, overlap = values["indexing.chunk_size"], values["indexing.overlap"]
+    if overlap >= size:
+        raise SettingsError(f"indexing.overlap ({overlap}) must be less than indexing.chunk_size ({size}); "
+                            "lower indexing.overlap first, or raise indexing.chunk_size")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def parse_value(key: str, raw: str) -> Any:
-    """Turn the text a user typed into the type of the key's default."""
+    """Turn the text a user typed into the type of the key's default, checked against its range."""
     if key not in DEFAULTS:
         raise SettingsError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
     default = DEFAULTS[key][0]
@@ -111,20 +225,21 @@ def parse_value(key: str, raw: str) -> Any:
             return True
         if lowered in {"0", "false", "no", "off"}:
             return False
-        raise SettingsError(f"{key} takes true or false, not {raw!r}")
+        raise SettingsError(f"{key} takes true or false, not {_shown(raw)}")
     if isinstance(default, int):
         try:
-            return int(raw)
+            number = int(raw)
         except ValueError:
-            raise SettingsError(f"{key} takes a whole number, not {raw!r}") from None
+            raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
+        return check(key, number)
     if isinstance(default, float):
         try:
-            return float(raw)
+            number = float(raw)
         except ValueError:
-            raise SettingsError(f"{key} takes a number, not {raw!r}") from None
-    if key in CHOICES and raw.strip() not in CHOICES[key]:
-        raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {raw!r}")
-    return raw.strip() if key in CHOICES else raw
+            raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
+        return check(key, number)
+    value = raw.strip() if key in CHOICES else raw
+    return check(key, value)
 
 
 @dataclass
@@ -134,6 +249,7 @@ class Settings:
     path: Path
     values: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None  # set when the file could not be read
+    unreadable: bool = False  # the file is not valid TOML and no last good copy stood in: these are defaults
 
     @classmethod
     def load(cls, data_dir: Path) -> Settings:
@@ -142,10 +258,18 @@ class Settings:
         if not path.exists():
             return settings
         try:
-            document = tomlkit.parse(path.read_text(encoding="utf-8"))
-        except Exception as exc:  # any parse or decode error: report it, use defaults
-            settings.problem = f"{path} is not valid TOML ({exc}); using defaults"
+            text = path.read_text(encoding="utf-8")
+            document = tomlkit.parse(text)
+        except Exception as exc:  # any parse or decode error: report it, use the last good settings
+            settings._stand_in(exc)
             return settings
+        settings._read(document)
+        if settings.problem is None:
+            settings._keep_last_good(text)
+        return settings
+
+    def _read(self, document: Any) -> None:
+        """The known keys of a parsed file, each checked; one of the wrong type or out of range takes its default."""
         for key, (default, _) in DEFAULTS.items():
             table, name = key.split(".", 1)
             section = document.get(table)
@@ -157,50 +281,146 @@ class Settings:
                 if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
                     value = float(value)
                 else:
-                    settings.problem = f"{path}: {key} should be {type(default).__name__}; using the default"
+                    self.problem = f"{self.path}: {key} should be {type(default).__name__}; using the default"
                     continue
             if key in CHOICES and value not in CHOICES[key]:
-                settings.problem = f"{path}: {key} should be {' or '.join(CHOICES[key])}; using the default"
+                self.problem = f"{self.path}: {key} should be {' or '.join(CHOICES[key])}; using the default"
                 continue
-            settings.values[key] = value
-        return settings
+            try:
+                self.values[key] = check(key, value)
+            except SettingsError:
+                self.problem = f"{self.path}: {key} should be {value_range(key)}, not {_shown(value)}; using the default"
+        try:
+            check_together(self.as_dict())
+        except SettingsError as exc:
+            self.values.pop("indexing.overlap", None)  # the default, capped at half the chunk size
+            self.problem = f"{self.path}: {exc}; using {self['indexing.overlap']}"
+
+    @property
+    def last_good(self) -> Path:
+        return self.path.with_name(LAST_GOOD_FILE)
+
+    def _keep_last_good(self, text: str) -> None:
+        """A copy of a file that read whole, to stand in should it be broken later; nothing where it is unwritable."""
+        try:
+            if self.last_good.exists() and self.last_good.read_text(encoding="utf-8") == text:
+                return
+            tmp = self.last_good.with_suffix(".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.last_good)
+        except OSError:
+            pass
+
+    def _stand_in(self, exc: Exception) -> None:
+        """The file is not valid TOML: the last good copy's values, or the defaults marked ``unreadable``."""
+        reason = _which_line(self.path, exc)
+        try:
+            document = tomlkit.parse(self.last_good.read_text(encoding="utf-8"))
+        except Exception:
+            document = None
+        if document is not None:
+            self._read(document)
+            saved = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.last_good.stat().st_mtime))
+            self.problem = (f"{self.path} is not valid TOML ({reason}); using the last good settings, "
+                            f"{self.last_good.name} (saved {saved}), until it is fixed")
+            return
+        self.values = {}
+        self.unreadable = True
+        self.problem = (f"{self.path} is not valid TOML ({reason}); using defaults, but nothing that would "
+                        "wipe the index on that guess (a change of embedding model) runs until it is fixed")
 
     def get(self, key: str) -> Any:
         if key not in DEFAULTS:
             raise SettingsError(f"unknown setting {key!r}")
+        if key == "indexing.overlap" and key not in self.values:  # the default, capped at half the chunk size
+            return min(DEFAULTS[key][0], self.get("indexing.chunk_size") // 2)
         return self.values.get(key, DEFAULTS[key][0])
 
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
 
     def set(self, key: str, value: Any) -> None:
-        """Set one key and write the file, keeping the user's comments and layout."""
-        if key not in DEFAULTS:
-            raise SettingsError(f"unknown setting {key!r}")
-        if key in CHOICES and value not in CHOICES[key]:
-            raise SettingsError(f"{key} takes {' or '.join(CHOICES[key])}, not {value!r}")
-        self.values[key] = value
+        """Set one key and write the file, keeping the user's comments and layout. The value is checked
+        against its range (and the others': the overlap stays below the chunk size) before anything is written."""
+        self.set_many({key: value})
+
+    def set_many(self, changes: dict[str, Any]) -> None:
+        """``set`` for several keys at once, checked together (a smaller chunk size with a smaller overlap)."""
+        for key in changes:
+            if key not in DEFAULTS:
+                raise SettingsError(f"unknown setting {key!r}")
+        changes = {key: check(key, value) for key, value in changes.items()}
+        check_together(Settings(self.path, {**self.values, **changes}).as_dict())
+        if not changes:
+            return
         try:
             document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
         except Exception:
-            document = tomlkit.document()  # the corrupt file is replaced by a valid one
-        table, name = key.split(".", 1)
-        if table not in document:
-            document[table] = tomlkit.table()
-        document[table][name] = value
+            # a broken file is kept beside, and replaced by the settings in use (the last good ones, or none)
+            self._set_broken_aside()
+            document = self._document_of_values()
+        for key, value in changes.items():
+            table, name = key.split(".", 1)
+            if table not in document:
+                document[table] = tomlkit.table()
+            document[table][name] = value
+        text = tomlkit.dumps(document)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(tomlkit.dumps(document), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.path)
+        self.values.update(changes)
         self.problem = None
+        self.unreadable = False
+        self._keep_last_good(text)
+
+    def _set_broken_aside(self) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        try:
+            os.replace(self.path, self.path.with_name(f"settings.broken-{stamp}.toml"))
+        except OSError:
+            pass
+
+    def _document_of_values(self) -> Any:
+        document = tomlkit.document()
+        for key, value in self.values.items():
+            table, name = key.split(".", 1)
+            if table not in document:
+                document[table] = tomlkit.table()
+            document[table][name] = value
+        return document
 
     def as_dict(self) -> dict[str, Any]:
         return {key: self.get(key) for key in DEFAULTS}
+
+
+def _which_line(path: Path, exc: Exception) -> str:
+    """The parse error with the line it is on, and that line's text: for a table or key written twice, the
+    second time it is written (tomlkit reports where it noticed, which may be a line later)."""
+    import re
+
+    message = re.sub(r" at line \d+ col \d+$", "", str(exc))
+    line = getattr(exc, "line", None)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(exc)
+    twice = re.match(r'Key "(.+)" already exists', message)
+    if twice and line:
+        name = re.escape(twice.group(1))
+        seen = [n for n, text in enumerate(lines[:line], 1)
+                if re.match(rf"\s*(\[\s*{name}\s*\]|{name}\s*=)", text)]
+        if len(seen) >= 2:
+            line = seen[1]
+    if not line or line > len(lines):
+        return message
+    text = lines[line - 1].strip()
+    return f"line {line}, {text[:60]!r}: {message}"
 
 
 def describe(settings: Settings) -> list[dict[str, Any]]:
     """Every setting with its value, default, help and type, and whether changing it re-indexes everything."""
     return [{"key": key, "value": settings[key], "default": default, "help": about,
              "type": type(default).__name__, "secret": key.endswith("api_key"),
-             "reindex": key in ("embedding.model", "embedding.base_url")}
+             "reindex": key in WIPES_INDEX, "range": value_range(key)}
             for key, (default, about) in DEFAULTS.items()]

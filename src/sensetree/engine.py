@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import overview, paths
-from .config import Settings, default_data_dir, describe, parse_value
+from .config import WIPES_INDEX, NeedsConfirmation, Settings, SettingsError, default_data_dir, describe, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
                       Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
                       TakenBack)
 from .explorer import Explorer
 from .ingest.choices import Choices
+from .ingest.extract import is_archive
 from .ingest.indexer import Indexer, IndexingPaused, Progress
 from .ingest.on_demand import MeaningOnDemand
 from .ingest.options import index_options
@@ -40,7 +41,7 @@ from .ingest.watcher import watch
 if TYPE_CHECKING:
     from .ingest.distributed import RayPool
 from .ingest.workers import Pool, WorkerPool
-from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
+from .models.embeddings import Embedder, EmbeddingError, EndpointUnavailable, expected_identity, unknown_model
 from .models.manager import Models
 from .notices import Notices, meaning_sentence
 from .filters import parse_filters
@@ -425,13 +426,40 @@ class Engine:
     def change_setting(self, params: SetParams) -> SettingChanged:
         """``set_setting`` with the value read by the setting's type (JSON, or text as typed at a terminal)."""
         value = params.value if isinstance(params.value, str) else json.dumps(params.value)
-        notice = self.set_setting(params.key, parse_value(params.key, value))
+        parsed = parse_value(params.key, value)
+        wipes = self.setting_wipes(params.key, parsed)
+        if wipes and not params.confirm:
+            raise NeedsConfirmation(f"changing {params.key} to {parsed!r}: {wipes}. Nothing was changed; confirm to go "
+                                    f"on (`sensetree config set {params.key} VALUE --yes`, or \"confirm\": true in "
+                                    "PUT /api/settings)")
+        notice = self.set_setting(params.key, parsed)
         return SettingChanged(params.key, self.settings[params.key], notice)
+
+    def setting_wipes(self, key: str, value: Any) -> str | None:
+        """What setting ``key`` to ``value`` would wipe, in words (a change of embedding model on an index
+        that holds files); None when it wipes nothing. ``SettingsError`` for a model that does not exist."""
+        if key not in WIPES_INDEX:
+            return None
+        model = value if key == "embedding.model" else self.settings["embedding.model"]
+        base_url = value if key == "embedding.base_url" else self.settings["embedding.base_url"]
+        problem = unknown_model(model, base_url)
+        if problem:
+            raise SettingsError(f"{problem}. Nothing was changed")
+        return self.storage.would_wipe(expected_identity(model, base_url))
+
+    def _no_wipe_on_a_guess(self) -> None:
+        """An unreadable settings.toml stands in defaults: they may not wipe the index made with the real ones."""
+        if self.settings.unreadable and self.storage.would_wipe(self.models.expected_identity()):
+            raise SettingsError(f"{self.settings.problem}. Fix that line (or `sensetree config set` a key to "
+                                "replace the file) before indexing: with the defaults the index would be wiped")
 
     def set_setting(self, key: str, value: Any) -> str | None:
         """Change one setting; a change of embedding model wipes the vectors at once and says so."""
         if self.read_only and key in SEARCH_SETTINGS:
             raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
+        self.setting_wipes(key, value)  # an unknown model is refused before anything is written or wiped
+        if self.settings.unreadable and key not in WIPES_INDEX:
+            self._no_wipe_on_a_guess()
         before = self.models.expected_identity()
         self.settings.set(key, value)
         if key.startswith(("embedding.", "compute.")):
@@ -528,12 +556,14 @@ class Engine:
             self.storage.follow_location()
             self.store.table.reopen()  # the last writer may have been another process that dropped the table
             self.storage.recovering(self.storage.check_vectors)  # or someone deleted it
+            self._no_wipe_on_a_guess()
             self.storage.match_model(self.models.expected_identity())
             self.scan()
+            self.storage.reread_archives_once(is_archive)  # members now follow the disk's rules (issue 33)
             options = index_options(self.settings)
             if max_endpoint_wait is not None:
                 options.max_endpoint_wait = max_endpoint_wait
-            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"]) as reuse:
+            with vector_reuse(self.data_dir, self.settings["indexing.reuse_vectors"], self.notices.add) as reuse:
                 indexer = Indexer(self.catalog, self.store, self._indexing_embedder, sense_writer(self.settings),
                                   options, self.pool, reuse)
                 progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)

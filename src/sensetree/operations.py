@@ -427,6 +427,9 @@ class SettingsParams:
 class SetParams:
     key: Annotated[str, Doc("The setting's name, such as retrieval.rerank.", argument=True, max_length=200)]
     value: Annotated[object, Doc("A value of the setting's type (JSON), or text to read as one.", argument=True)]
+    confirm: Annotated[bool, Doc("Go ahead with a change that wipes the index (embedding.model or embedding.base_url "
+                                 "while the index holds files): without it such a change is refused, saying what it "
+                                 "would wipe.", flag="--yes", short="-y", tools=False)] = False
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
     with Engine(data) as reader:
         assert reader.search(SearchParams("harbour survey")).results
         rebuild = subprocess.Popen(
-            f"{sys.executable} -m sensetree.interfaces.cli config set embedding.model e5 --data-dir {data} && "
+            f"{sys.executable} -m sensetree.interfaces.cli config set embedding.model e5 --yes --data-dir {data} && "
             f"{sys.executable} -m sensetree.interfaces.cli index --quiet --data-dir {data}",
             shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         answered = 0

@@ -107,9 +107,8 @@ def eval_engine(engine: Engine, dataset: Path, model: str | None = None,
     base = engine.data_dir.resolve() / "eval" / f"{_slug(dataset.name)}-{key}"
     root, mapping = _materialise(dataset, base / "docs", log)
     with Engine(base / _slug(model)) as evaluator:
-        for name, value in engine.settings.as_dict().items():
-            if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value:
-                evaluator.settings.set(name, value)
+        evaluator.settings.set_many({name: value for name, value in engine.settings.as_dict().items()  # checked together
+                                     if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value})
         if evaluator.settings["embedding.model"] != model:
             evaluator.set_setting("embedding.model", model)
         if str(root) not in evaluator.roots():

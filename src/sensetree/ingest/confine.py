@@ -21,10 +21,12 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from .. import fs_rules, paths
 from ..errors import BadInput
-from .walker import skip_reason
+from .extract.archives import ignore_files
+from .walker import InnerIgnores, inner_ignores, skip_reason
 
 _DRIVE_OR_UNC = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 # Where stat() and fstat() report one identity (device, inode) for a file; on Windows they can
@@ -74,11 +76,19 @@ class RootGuard:
         detail, without its text, so that it can be taken back)."""
         norm = self.check(path)
         root = max((r for r in self.roots if paths.is_under(norm, r)), key=len)
-        reason = skip_reason(norm, root) or next((f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
+        reason = skip_reason(norm, root, self._ignores_of) or next((f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
                                                   for p in self._ignored if ignored and paths.is_under(norm, p)), None)
         if reason:
             raise NotServed(f"{paths.name_of(norm)}: {reason}")
         return norm
+
+    def _ignores_of(self, archive: Path) -> InnerIgnores:
+        """The ignore files inside an archive on the way to a member, read through the guard."""
+        try:
+            with os.fdopen(self.open(str(archive)), "rb") as file:
+                return inner_ignores(ignore_files(archive, file=file))
+        except (OSError, OutsideRoots):
+            return {}
 
     def allows(self, path: str) -> bool:
         try:

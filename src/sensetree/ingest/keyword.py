@@ -25,6 +25,7 @@ from typing import Callable
 
 from pebble import ProcessExpired
 
+from .. import paths
 from ..errors import StoreDamaged
 from .extract import is_archive
 
@@ -199,6 +200,15 @@ class KeywordPhase:
             progress.failed += 1
             progress.files_done += 1
 
+    def _not_ignored(self, archive: str, members: list[Prepared]) -> list[Prepared]:
+        """The members of ``archive`` but those the user left out with ``sensetree ignore`` (a member, or a
+        folder inside the archive): reading the archive again does not bring them back."""
+        ignored = [p for p, mode in self.catalog.roots.folder_modes().items()
+                   if mode == "ignore" and paths.is_under(p, archive) and p != archive]
+        if not ignored:
+            return members
+        return [m for m in members if not any(paths.is_under(m.path, p) for p in ignored)]
+
     def _store(self, batch: list[tuple[FileRow, Prepared]], progress: Progress) -> None:
         gone = [item.path for _, item in batch if item.vanished]
         if gone:
@@ -210,6 +220,7 @@ class KeywordPhase:
         fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
         for row, item in batch:
             if is_archive(item.path) and not (item.unchanged or item.vanished):  # a failed read holds no members
+                item.archive_members = self._not_ignored(item.path, item.archive_members)
                 self._forget(self.catalog.states.replace_archive_members(
                     item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)))
                 item.ocr_wanted += sum(m.ocr_wanted for m in item.archive_members)  # its OCR pass reads them all

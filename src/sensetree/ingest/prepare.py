@@ -32,6 +32,7 @@ from .extract import (
     OcrSettings,
     archive_members,
     context_descriptor,
+    ignore_files,
     extract,
     extract_bytes,
     is_archive,
@@ -40,7 +41,7 @@ from .extract.base import human_size
 from .extract.sniff import type_from_name
 from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
-from .walker import block_summary
+from .walker import block_summary, inner_ignores, member_reason, member_rules
 
 log = logging.getLogger(__name__)
 ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time limit: it holds many files
@@ -231,16 +232,26 @@ def _prepare_file(job: Job, item: Prepared, sent: Sent | None) -> None:
 
 def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]):
     """Each member of the archive, prepared as a file of its own; a refused one by its context entry.
-    ``notes`` gets a line for each member the walk skipped or renamed."""
+    ``notes`` gets a line for each member the walk skipped or renamed. A member the walk would leave out
+    on disk (a hidden name, one the ignore files exclude, a block folder's files) is left out unread."""
+    rules = member_rules(job.path, job.roots)
     opened = None
     if sent is None and job.roots:  # an archive over the size limit is walked, not read whole
         try:
             opened = os.fdopen(RootGuard(job.roots).open(job.path), "rb")
+            with os.fdopen(RootGuard(job.roots).open(job.path), "rb") as first:
+                ignores = inner_ignores(ignore_files(job.path, file=first))  # its own .gitignore files
         except (OSError, OutsideRoots) as exc:
+            if opened is not None:
+                opened.close()
             log.warning("skipped the members of %s: %s", printable(job.path), printable(str(exc)))
             return
+    else:
+        ignores = inner_ignores(ignore_files(job.path, data=sent.data if sent else None))
     for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
                                   data=sent.data if sent else None, file=opened):
+        if member_reason(rules, member.path[len(job.path) + 1:].split("/"), ignores):
+            continue  # as the same name on disk: not read, not indexed
         item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
         try:
             data = member.read()

@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Mapping
 
 import pathspec
 
@@ -200,14 +200,29 @@ def _ignored_by(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathS
     return None
 
 
-def skip_reason(path: str, root: str) -> str | None:
+InnerIgnores = Mapping[str, pathspec.PathSpec]  # an archive's own ignore files, by the folder inside holding them
+
+
+def inner_ignores(found: Mapping[str, Mapping[str, str]]) -> dict[str, pathspec.PathSpec]:
+    """The ignore files an archive holds (``archives.ignore_files``), each folder's read as on disk."""
+    specs = {}
+    for folder, files in found.items():
+        lines = [line for name in IGNORE_FILES for line in files.get(name, "").splitlines()]
+        if lines:
+            specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
+    return specs
+
+
+def skip_reason(path: str, root: str, ignores_of: Callable[[Path], InnerIgnores] | None = None) -> str | None:
     """Why indexing leaves ``path`` (inside ``root``) out, as a refusal says it; None when it is indexed.
 
     The walk's own rules (hidden names, ``.gitignore`` / ``.sensetreeignore`` from the root down)
     applied to one path, so that what is never indexed is never served either (design §5). Inside an
-    archive the archive's rules hold: the check stops at the first file on the way.
+    archive the same rules hold, the archive taken as a folder (``member_reason``): a ``.env`` in a
+    backup zip is left out as the same ``.env`` on disk is; ``ignores_of`` gives an archive's own ignore
+    files (``inner_ignores``), read as those of a folder on disk would be.
     """
-    return rules_for(path, root)[0]
+    return rules_for(path, root, ignores_of)[0]
 
 
 @dataclass(frozen=True)
@@ -233,8 +248,10 @@ class FolderRules:
         return FolderRules(folder, self.specs + [(folder, spec)] if spec else self.specs)
 
 
-def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
-    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder)."""
+def rules_for(path: str, root: str,
+              ignores_of: Callable[[Path], InnerIgnores] | None = None) -> tuple[str | None, FolderRules]:
+    """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder, or for the
+    entries of the folder that holds it when it is a file)."""
     try:
         parts = Path(path).relative_to(root).parts
     except ValueError:
@@ -243,7 +260,53 @@ def rules_for(path: str, root: str) -> tuple[str | None, FolderRules]:
     for depth, part in enumerate(parts):
         child, last = rules.folder / part, depth == len(parts) - 1
         reason = rules.reason(part, os.path.isdir(child) or (not last and not os.path.lexists(child)))
-        if reason or os.path.isfile(child):  # a file on the way is an archive: its members follow its own rules
+        if reason:
             return reason, rules
+        if os.path.isfile(child):  # a file on the way is an archive: its members follow the same rules
+            if last:
+                return None, rules
+            return member_reason(archive_rules(rules, part), parts[depth + 1:],
+                                 ignores_of(child) if ignores_of else None), rules
         rules = rules.below(part)
     return None, rules
+
+
+def archive_rules(rules: FolderRules, name: str) -> FolderRules:
+    """The rules for the members of the archive ``name``, an entry of the folder ``rules`` are for: the
+    archive taken as a folder, under the same ignore files (none is read inside it)."""
+    return FolderRules(rules.folder / name, rules.specs)
+
+
+def member_reason(rules: FolderRules, inner: tuple[str, ...] | list[str],
+                  ignores: InnerIgnores | None = None) -> str | None:
+    """Why the walk would leave out the archive member whose path inside the archive has the parts
+    ``inner``, were the archive a folder on disk (``rules``: ``archive_rules``); None when it is indexed.
+
+    A hidden name anywhere on its way (``.env``, ``.ssh/id_rsa``, ``.git/config``), a name the ignore
+    files exclude, or a folder that is a block on disk by its name (``node_modules/``, ``__pycache__/``:
+    its files are not indexed one by one). ``ignores``: the archive's own ignore files (``inner_ignores``),
+    each applying below its folder as on disk."""
+    ignores = ignores or {}
+    rules = _inside_archive(rules, "", ignores)
+    for depth, part in enumerate(inner):
+        last = depth == len(inner) - 1
+        reason = rules.reason(part, not last)
+        if reason:
+            return reason
+        if not last and part.lower() in BLOCK_NAMES:
+            return f"inside a {part} folder (a block, not indexed file by file): not indexed, not served"
+        rules = _inside_archive(FolderRules(rules.folder / part, rules.specs), "/".join(inner[:depth + 1]), ignores)
+    return None
+
+
+def _inside_archive(rules: FolderRules, folder: str, ignores: InnerIgnores) -> FolderRules:
+    spec = ignores.get(folder)
+    return FolderRules(rules.folder, rules.specs + [(rules.folder, spec)]) if spec is not None else rules
+
+
+def member_rules(archive: str, roots: tuple[str, ...] | list[str]) -> FolderRules:
+    """``archive_rules`` for an archive on disk, under the longest of ``roots`` that holds it (its own
+    folder when none does: hidden names and block folders still count)."""
+    holding = [r for r in roots if _inside(os.path.normpath(archive), os.path.normpath(r))]
+    root = max(holding, key=len) if holding else os.path.dirname(archive)
+    return archive_rules(rules_for(archive, root)[1], os.path.basename(archive))

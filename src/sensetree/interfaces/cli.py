@@ -294,9 +294,26 @@ def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonO
 
 
 @config_app.command("set")
-def config_set(key: str, value: str, data_dir: Optional[Path] = DataDir):
-    """Change one setting (written to settings.toml)."""
-    changed = _run("set", {"key": key, "value": value}, data_dir)
+def config_set(key: str, value: str,
+               yes: bool = typer.Option(False, "--yes", "-y", help="Go ahead with a change that wipes the index "
+                                        "(a new embedding model) without asking: for scripts."),
+               data_dir: Optional[Path] = DataDir):
+    """Change one setting (written to settings.toml). A change that wipes the index says so and asks first."""
+    from ..config import NeedsConfirmation
+
+    op = OPERATIONS["set"]
+    try:
+        changed = answer(op, op.parse({"key": key, "value": value, "confirm": yes}, typed=True), data_dir, _engine)
+    except NeedsConfirmation as exc:
+        asked = sys.stdin.isatty() and sys.stderr.isatty()
+        if not asked:
+            _fail(str(exc))
+        errors.print(f"[yellow]{escape(str(exc).split('. Nothing was changed')[0])}.[/]")
+        if not typer.confirm("Go on?", default=False, err=True):
+            _fail("nothing was changed")
+        changed = _run("set", {"key": key, "value": value, "confirm": True}, data_dir)
+    except SenseTreeError as exc:
+        _fail(str(exc))
     console.print(f"{changed.key} = {escape(json.dumps(changed.value))}")
     if changed.notice:
         errors.print(f"[yellow]{escape(changed.notice)}[/]")

@@ -1,10 +1,14 @@
 """``sensetree mcp``: the index as a Model Context Protocol server, so other assistants can use it.
 
 The tools are in ``mcp_tools`` (imported when the command runs). On stdio, stdout is the protocol,
-so everything else (logs, notices) goes to stderr.
+so everything else (logs, notices) goes to stderr. Over HTTP (``--http``) every request needs the
+token ``serve`` uses (``server.token`` in the data dir, ``Authorization: Bearer``), printed once at
+start, behind the same guard as the web API (loopback, Host, Origin); ``--port 0`` takes a free port
+and says which.
 """
 
 import logging
+import socket
 import sys
 from pathlib import Path
 from typing import Optional
@@ -19,7 +23,8 @@ DEFAULT_PORT = 8766  # next to `sensetree serve` on 8765
 
 
 def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
-        port: Optional[int] = typer.Option(None, "--port", help=f"Port for --http (default {DEFAULT_PORT})."),
+        port: Optional[int] = typer.Option(None, "--port", help=f"Port for --http (default {DEFAULT_PORT}; 0 takes a free "
+                                                                       "one and says which)."),
         index: Optional[str] = typer.Option(None, "--index", metavar="URI",
                                             help="Serve this index read-only (a folder or s3://bucket/prefix) that "
                                                  "another process writes."),
@@ -38,13 +43,36 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP o
         server = build_server(engine)
         try:
             if http:
-                port = port or DEFAULT_PORT
-                print(f"SenseTree MCP server on http://127.0.0.1:{port}/mcp (Ctrl-C to stop)", file=sys.stderr)
-                server.run("streamable-http", host="127.0.0.1", port=port)
+                _serve_http(server, engine.data_dir, DEFAULT_PORT if port is None else port)
             else:
                 server.run("stdio")
         except KeyboardInterrupt:
             pass
+
+
+def _serve_http(server, data_dir: Path, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1, every request checked for the token (as ``serve``'s /api/ is)."""
+    import uvicorn
+
+    from .api.security import Guard, ServerOptions, load_token, refusal_rules
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except (OSError, OverflowError) as exc:
+        listener.close()
+        log.error("cannot listen on 127.0.0.1:%s (%s); choose another --port (0 takes a free one)", port,
+                  getattr(exc, "strerror", None) or exc)
+        raise typer.Exit(1) from None
+    listener.listen(128)
+    port = listener.getsockname()[1]
+    token = load_token(data_dir)
+    hint = f"send the token `sensetree mcp --http` printed (also in {data_dir / 'server.token'}) as Authorization: Bearer"
+    app = Guard(server.streamable_http_app(host="127.0.0.1"), refusal_rules(token, ServerOptions(port=port), hint), "/")
+    print(f"SenseTree MCP server on http://127.0.0.1:{port}/mcp (Ctrl-C to stop)", file=sys.stderr)
+    print(f"token: {token} (send it as the header `Authorization: Bearer {token}`)", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[listener])
 
 
 def register(app: typer.Typer) -> None:

@@ -5,11 +5,18 @@ manager for the user's own services, at low priority so that it never competes w
 is doing: a systemd user unit on Linux (``Nice=``, idle I/O), a launchd agent on macOS
 (``ProcessType=Background``, low-priority I/O), a scheduled task at logon on Windows (priority 7,
 below normal). While it runs, ``search``, ``tree`` and ``ask`` are answered by it (``served``).
+
+Each data dir has its own service: the platform's default data dir keeps the plain names
+(``sensetree.service``, ``org.sensetree.serve``, ``SenseTree``); any other adds a short hash of its
+resolved path (``sensetree-1a2b3c4d.service``), so installing or removing one never touches another's.
+A data dir whose path holds a control character (a newline would start a directive of its own in a
+unit) is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import getpass
+import hashlib
 import os
 import plistlib
 import shutil
@@ -20,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+import platformdirs
 import typer
 
 from ..config import default_data_dir
+from ..errors import BadInput
 from . import served
 
 NAME = "sensetree"
@@ -46,6 +55,24 @@ class Definition:
     start: list[list[str]]      # commands that register and start it
     stop: list[list[str]]       # commands that stop and unregister it
     query: list[str]            # a command whose success means the manager knows it
+
+
+def suffix(data_dir: Path) -> str:
+    """"" for the platform's default data dir (today's names), else "-" and 8 hex digits of the resolved path."""
+    resolved = Path(data_dir).expanduser().resolve()
+    default = Path(platformdirs.user_data_dir("sensetree", appauthor=False)).expanduser().resolve()
+    if resolved == default:
+        return ""
+    return "-" + hashlib.sha256(os.fsencode(resolved)).hexdigest()[:8]
+
+
+def check_path(data_dir: Path) -> None:
+    """Refuse a data dir whose path holds a control character: no service manager's file can carry it safely."""
+    text = str(data_dir)
+    odd = sorted({c for c in text if ord(c) < 32 or 0x7F <= ord(c) < 0xA0})
+    if odd:
+        raise BadInput(f"the data dir {text!r} holds control characters ({', '.join(repr(c) for c in odd)}); "
+                       "a service cannot be defined for it: choose a folder whose name has none")
 
 
 def serve_command(data_dir: Path, port: int, system: str = sys.platform) -> list[str]:
@@ -89,10 +116,10 @@ def _systemd_quote(part: str) -> str:
     return word
 
 
-def launchd_plist(command: list[str], log: Path) -> bytes:
+def launchd_plist(command: list[str], log: Path, label: str = LABEL) -> bytes:
     """A launchd agent (``~/Library/LaunchAgents/org.sensetree.serve.plist``)."""
     return plistlib.dumps({
-        "Label": LABEL,
+        "Label": label,
         "ProgramArguments": command,
         "RunAtLoad": True,
         "KeepAlive": {"SuccessfulExit": False},  # restarted after a crash, not after a clean stop
@@ -105,7 +132,7 @@ def launchd_plist(command: list[str], log: Path) -> bytes:
     })
 
 
-def task_xml(command: list[str], user: str) -> str:
+def task_xml(command: list[str], user: str, name: str = TASK_NAME) -> str:
     """A Task Scheduler task that starts at the user's logon, in the user's session, below normal priority."""
     ET.register_namespace("", TASK_NS)
 
@@ -117,7 +144,7 @@ def task_xml(command: list[str], user: str) -> str:
     task = ET.Element(f"{{{TASK_NS}}}Task", version="1.2")
     info = sub(task, "RegistrationInfo")
     sub(info, "Description", DESCRIPTION)
-    sub(info, "URI", f"\\{TASK_NAME}")
+    sub(info, "URI", f"\\{name}")
     trigger = sub(sub(task, "Triggers"), "LogonTrigger")
     sub(trigger, "Enabled", "true")
     sub(trigger, "UserId", user)
@@ -149,32 +176,39 @@ def task_xml(command: list[str], user: str) -> str:
     return '<?xml version="1.0" encoding="UTF-16"?>\n' + ET.tostring(task, encoding="unicode") + "\n"
 
 
-def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None) -> Definition:
-    """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's)."""
+def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None,
+               legacy: bool = False) -> Definition:
+    """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's);
+    ``legacy``: under the plain names every data dir had before each had its own."""
+    check_path(data_dir)
     home = home or Path.home()
     command = serve_command(data_dir, port, system)
+    own = "" if legacy else suffix(data_dir)
     if system == "darwin":
-        path = home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+        label = f"{LABEL}{own.replace('-', '.')}"
+        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
         domain = f"gui/{_uid()}"
-        return Definition(system, path, launchd_plist(command, home / "Library" / "Logs" / "sensetree.log"),
+        return Definition(system, path, launchd_plist(command, home / "Library" / "Logs" / f"sensetree{own}.log", label),
                           start=[["launchctl", "bootstrap", domain, str(path)]],
-                          stop=[["launchctl", "bootout", f"{domain}/{LABEL}"]],
-                          query=["launchctl", "print", f"{domain}/{LABEL}"])
+                          stop=[["launchctl", "bootout", f"{domain}/{label}"]],
+                          query=["launchctl", "print", f"{domain}/{label}"])
     if system == "win32":
+        task = f"{TASK_NAME}{own}"
         path = data_dir / "sensetree-task.xml"
         user = f"{os.environ['USERDOMAIN']}\\{getpass.getuser()}" if "USERDOMAIN" in os.environ else getpass.getuser()
-        return Definition(system, path, task_xml(command, user).encode("utf-16"),
-                          start=[["schtasks", "/Create", "/TN", TASK_NAME, "/XML", str(path), "/F"],
-                                 ["schtasks", "/Run", "/TN", TASK_NAME]],
-                          stop=[["schtasks", "/End", "/TN", TASK_NAME], ["schtasks", "/Delete", "/TN", TASK_NAME, "/F"]],
-                          query=["schtasks", "/Query", "/TN", TASK_NAME])
+        return Definition(system, path, task_xml(command, user, task).encode("utf-16"),
+                          start=[["schtasks", "/Create", "/TN", task, "/XML", str(path), "/F"],
+                                 ["schtasks", "/Run", "/TN", task]],
+                          stop=[["schtasks", "/End", "/TN", task], ["schtasks", "/Delete", "/TN", task, "/F"]],
+                          query=["schtasks", "/Query", "/TN", task])
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    path = config / "systemd" / "user" / f"{NAME}.service"
+    unit = f"{NAME}{own}.service"
+    path = config / "systemd" / "user" / unit
     return Definition(system, path, systemd_unit(command).encode("utf-8"),
                       start=[["systemctl", "--user", "daemon-reload"],
-                             ["systemctl", "--user", "enable", "--now", f"{NAME}.service"]],
-                      stop=[["systemctl", "--user", "disable", "--now", f"{NAME}.service"]],
-                      query=["systemctl", "--user", "is-enabled", f"{NAME}.service"])
+                             ["systemctl", "--user", "enable", "--now", unit]],
+                      stop=[["systemctl", "--user", "disable", "--now", unit]],
+                      query=["systemctl", "--user", "is-enabled", unit])
 
 
 def _uid() -> int:
@@ -241,7 +275,13 @@ Port = typer.Option(8765, "--port", help="The web app's port on 127.0.0.1.")
 
 
 def _data_dir(data_dir: Optional[Path]) -> Path:
-    return (data_dir.expanduser() if data_dir else default_data_dir()).resolve()
+    folder = data_dir.expanduser() if data_dir else default_data_dir()
+    try:
+        check_path(folder)
+    except BadInput as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return folder.resolve()
 
 
 @service_app.command("install")
@@ -258,10 +298,37 @@ def install_command(port: int = Port, data_dir: Optional[Path] = DataDir):
         raise typer.Exit(1)
 
 
+def serves(service: Definition, data_dir: Path) -> bool:
+    """Whether the definition written at ``service.path`` runs ``serve`` on ``data_dir``."""
+    try:
+        written = service.path.read_bytes()
+    except OSError:
+        return False
+    if service.system == "darwin":
+        try:
+            arguments = plistlib.loads(written).get("ProgramArguments", [])
+        except Exception:
+            return False
+        return arguments[-2:] == ["--data-dir", str(data_dir)]
+    text = written.decode("utf-16" if service.system == "win32" else "utf-8", "replace")
+    quoted = _systemd_quote(str(data_dir)) if service.system == "linux" else subprocess.list2cmdline([str(data_dir)])
+    return any(line.rstrip().endswith(f"--data-dir {quoted}") or line.rstrip().endswith(f"--data-dir {quoted}</Arguments>")
+               for line in text.splitlines())
+
+
+def _installed(folder: Path) -> Definition:
+    """The data dir's service: under its own names, or under the plain ones where an older version put it."""
+    own = definition(folder)
+    if own.path.exists() or own == definition(folder, legacy=True):
+        return own
+    legacy = definition(folder, legacy=True)
+    return legacy if serves(legacy, folder) else own
+
+
 @service_app.command("uninstall")
 def uninstall_command(data_dir: Optional[Path] = DataDir):
     """Stop the service and stop starting it at login (the index stays)."""
-    for line in uninstall(definition(_data_dir(data_dir))).lines:
+    for line in uninstall(_installed(_data_dir(data_dir))).lines:
         typer.echo(line)
 
 
@@ -270,7 +337,7 @@ def status_command(json_out: bool = typer.Option(False, "--json", help="Print ma
                    data_dir: Optional[Path] = DataDir):
     """Whether the service is installed and running, and the web app's link."""
     folder = _data_dir(data_dir)
-    facts = state(definition(folder), folder)
+    facts = state(_installed(folder), folder)
     if json_out:
         import json
 

@@ -282,6 +282,16 @@ def canonical_model(name: str) -> str:
     return ALIASES.get(name.strip().lower(), name.strip())
 
 
+def unknown_model(model: str, base_url: str = "") -> str | None:
+    """Why ``load_embedder`` would refuse this model, said before anything is changed; None when it is known
+    (a bundled name or alias; any name at an endpoint)."""
+    if base_url or canonical_model(model) in BUNDLED:
+        return None
+    names = sorted(ALIASES)
+    return (f"no local embedding model named {model!r}; the bundled ones are called {', '.join(names)}; "
+            "or set embedding.base_url first to use a model at an OpenAI-compatible endpoint")
+
+
 def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions: int = 0,
                   threads: int = 2, batch_size: int = 32, device: str = "cpu") -> Embedder:
     """The provider for the settings: an endpoint when ``base_url`` is set, else a bundled model

@@ -16,11 +16,20 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
+def runtime():
+    """onnxruntime, with its telemetry events off (``sensetree/__init__`` has set ``ORT_DISABLE_TELEMETRY``
+    before it was imported; this says it again to the runtime, for a process that imported it first)."""
+    import onnxruntime as ort
+
+    ort.disable_telemetry_events()
+    return ort
+
+
 def onnx_session(path: str | os.PathLike, threads: int, device: str = "cpu", probe: Feeds | None = None,
                  role: str = "embedder") -> DeviceSession:
     """An onnxruntime session on ``device`` (``models/devices.py``: ``probe`` is the small input its
     first run is checked with), set up for a small machine shared with the user's work."""
-    import onnxruntime as ort
+    ort = runtime()
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads

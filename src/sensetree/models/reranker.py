@@ -20,6 +20,7 @@ from sensetree.models.registry import (
     onnx_model_file,
 )
 from ..errors import ModelError
+from .onnx import runtime
 
 
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -60,6 +61,7 @@ class CrossEncoder:
         try:
             self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
             options = _session_options(threads)
+            runtime()  # its telemetry off
             self._session = DeviceSession(
                 "reranker", device, lambda providers: ort.InferenceSession(str(model_file), options, providers=providers),
                 lambda cpu: _probe(self._tokenizer, cpu),

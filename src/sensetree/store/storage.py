@@ -158,6 +158,29 @@ class Storage:
                 raise
         return operation()
 
+    ARCHIVE_RULES = "disk-rules-1"  # issue 33: archive members follow the disk's rules (walker.member_reason)
+
+    def reread_archives_once(self, is_archive: Callable[[str], bool]) -> int:
+        """Once per data dir, after the rule for archive members changed: every archive is read again, so
+        that members the new rule leaves out (a ``.env`` in a backup) leave an index made before it.
+        Returns how many were queued."""
+        if self.catalog.meta("archive_rules") == self.ARCHIVE_RULES:
+            return 0
+        archives = [row.path for row in self.catalog.files.all() if row.kind == "file" and is_archive(row.path)]
+        for path in archives:
+            self.catalog.states.requeue(path)
+        self.catalog.set_meta("archive_rules", self.ARCHIVE_RULES)
+        return len(archives)
+
+    def would_wipe(self, wanted: str) -> str | None:
+        """What ``match_model(wanted)`` would wipe, in words; None when it would wipe nothing."""
+        stored = self.catalog.meta("embedding_identity")
+        chunks = self.store.table.count()
+        if stored == wanted or chunks == 0:  # an empty table loses nothing
+            return None
+        return (f"the index made with {stored or 'another model'} ({chunks} chunks: their vectors and keyword text) "
+                "is wiped, and every file is read and embedded again")
+
     def match_model(self, wanted: str) -> str | None:
         """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
         them (design §1.5): every file is indexed again. Returns the notice it adds, if it did."""

@@ -14,7 +14,7 @@ into it). `ocr` reads scanned pages and images; `archives` walks the members of
 archives, which are named ``<archive path>/<member path>``.
 """
 
-from .archives import Member, archive_members, is_archive
+from .archives import Member, archive_members, ignore_files, is_archive
 from .base import Extraction, ExtractionError, Location, Span, location_label
 from .context import context_descriptor
 from .core import extract, extract_bytes
@@ -30,6 +30,7 @@ __all__ = [
     "OcrSettings",
     "Span",
     "archive_members",
+    "ignore_files",
     "context_descriptor",
     "extract",
     "extract_bytes",

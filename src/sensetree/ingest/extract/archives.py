@@ -44,6 +44,7 @@ from typing import BinaryIO
 from . import limits
 from .base import Block, ExtractionError, Job, human_size, reason
 from .zipguard import most_compressed_bytes
+from ..walker import BLOCK_NAMES, is_hidden
 
 MAX_DEPTH = 2
 """The archive on disk is level 1, an archive inside it level 2; archives deeper than that are not opened."""
@@ -98,7 +99,7 @@ def is_archive(name: str) -> bool:
 
 def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
                     notes: list[str] | None = None, data: bytes | None = None,
-                    file: BinaryIO | None = None) -> Iterator[Member]:
+                    file: BinaryIO | None = None, nested: bool = True) -> Iterator[Member]:
     """The members of the archive at ``path`` (or in ``data``, its bytes read elsewhere, or in ``file``,
     opened elsewhere and closed here), nested archives' members included, in archive order.
 
@@ -106,7 +107,7 @@ def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE
     when given, collects one line per member skipped and a line when the walk stops early.
     """
     path = Path(path)
-    walk = _Walk(max_member_bytes, notes if notes is not None else [])
+    walk = _Walk(max_member_bytes, notes if notes is not None else [], read_nested=nested)
     try:
         with (io.BytesIO(data) if data is not None else file or path.open("rb")) as opened:
             for member in walk.members(opened, path.name, str(path), depth=1):
@@ -150,9 +151,39 @@ def read_archive(data: bytes, job: Job) -> Iterator[Block]:
     walk = _Walk(job.max_bytes, job.notes, read_nested=False)
     lines = []
     for member in walk.members(io.BytesIO(data), job.name, job.name, depth=1):
+        if _left_out(member.name):
+            continue
         note = f", not read: {member.refused}" if member.refused else ""
         lines.append(f"{member.name} ({human_size(member.size)}{note})")
     yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(f"\n{line}" for line in lines)
+
+
+IGNORE_NAMES = (".gitignore", ".sensetreeignore")  # walker.IGNORE_FILES
+MAX_IGNORE_BYTES = 256 * 1024
+
+
+def ignore_files(path: Path | str, *, data: bytes | None = None, file: BinaryIO | None = None) -> dict[str, dict[str, str]]:
+    """The ignore files an archive holds (not those of archives inside it), by the folder inside that holds
+    them ("" for its top): {folder: {file name: text}}. An archive that cannot be read holds none."""
+    found: dict[str, dict[str, str]] = {}
+    try:
+        for member in archive_members(path, max_member_bytes=MAX_IGNORE_BYTES, data=data, file=file, nested=False):
+            folder, _, name = member.name.rpartition("/")
+            if name in IGNORE_NAMES and member.refused is None:
+                try:
+                    found.setdefault(folder, {})[name] = member.read().decode("utf-8", "replace")
+                except ExtractionError:
+                    continue
+    except ExtractionError:
+        pass
+    return found
+
+
+def _left_out(name: str) -> bool:
+    """A member the walk leaves out whatever the ignore files say (they are applied where the root is
+    known, ``walker.member_reason``): a hidden name on its way, or a block folder's file."""
+    parts = name.split("/")
+    return any(is_hidden(p) for p in parts) or any(p.lower() in BLOCK_NAMES for p in parts[:-1])
 
 
 @dataclass

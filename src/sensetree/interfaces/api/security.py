@@ -60,8 +60,12 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def refusal_rules(token: str, options: ServerOptions) -> Callable[[Request], JSONResponse | None]:
-    """Why an /api/ request is refused, or None to let it through."""
+SERVE_HINT = "open the link printed by `sensetree serve`"
+
+
+def refusal_rules(token: str, options: ServerOptions,
+                  hint: str = SERVE_HINT) -> Callable[[Request], JSONResponse | None]:
+    """Why an /api/ request is refused, or None to let it through; ``hint`` says where the token is."""
     allowed_hosts = {f"127.0.0.1:{options.port}", f"localhost:{options.port}", f"[::1]:{options.port}"}
     expected = f"Bearer {token}".encode()
 
@@ -78,7 +82,7 @@ def refusal_rules(token: str, options: ServerOptions) -> Callable[[Request], JSO
         if request.headers.get("sec-fetch-site") == "cross-site":
             return JSONResponse({"detail": "cross-site requests are refused"}, 403)
         if not secrets.compare_digest(request.headers.get("authorization", "").encode(), expected):
-            return JSONResponse({"detail": "missing or wrong token: open the link printed by `sensetree serve`"}, 401)
+            return JSONResponse({"detail": f"missing or wrong token: {hint}"}, 401)
         return None
 
     return refusal
@@ -91,12 +95,13 @@ class Guard:
     response, and a streamed chat answer then never learns that the page closed it.
     """
 
-    def __init__(self, app: ASGIApp, refusal: Callable[[Request], JSONResponse | None]):
+    def __init__(self, app: ASGIApp, refusal: Callable[[Request], JSONResponse | None], prefix: str = "/api/"):
         self.app = app
         self.refusal = refusal
+        self.prefix = prefix  # the paths guarded: "/" for every one (`sensetree mcp --http`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+        if scope["type"] == "http" and scope["path"].startswith(self.prefix):
             refused = self.refusal(Request(scope))
             if refused is not None:
                 await refused(scope, receive, send)

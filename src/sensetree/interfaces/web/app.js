@@ -1119,7 +1119,9 @@ async function saveSetting(setting, value, notice) {
     toast(`${setting.key} was not changed`);
     return;
   }
-  const answer = await attempt(() => api("/api/settings", { method: "PUT", body: { key: setting.key, value } }),
+  // the dialog above was the confirmation a change that wipes the index needs (PUT refuses it without)
+  const body = setting.reindex ? { key: setting.key, value, confirm: true } : { key: setting.key, value };
+  const answer = await attempt(() => api("/api/settings", { method: "PUT", body }),
     `Could not save ${setting.key}`);
   if (!answer) return;
   setting.value = answer.value;

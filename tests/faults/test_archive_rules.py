@@ -1,0 +1,210 @@
+"""Archives follow the disk's rules (issue 33): a hidden name, a name the ``.gitignore`` excludes, a block
+folder's files and what the user ignored, inside a zip or tar, are left out as the same names on disk
+are: not indexed, not searchable, not read for a person or a model.
+
+The property test builds the same members twice, once in an archive and once as files in a folder
+beside it, and checks that the walker's answer on disk and ``member_reason``'s answer in the archive
+agree for every generated name. The real index checks each interface the probe used.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sensetree.ingest.confine import NotServed, RootGuard
+from sensetree.ingest.extract.archives import archive_members, ignore_files, read_archive
+from sensetree.ingest.extract.base import Job
+from sensetree.ingest.walker import inner_ignores, member_reason, member_rules, walk
+from sensetree.operations import IgnoreParams
+
+GITIGNORE = "private.txt\n*.key\nsecret/\nlogs/*.log\n"
+PARTS = st.sampled_from([".env", ".ssh", "id_rsa", ".git", "config", "node_modules", "pkg", "private.txt",
+                         "a.key", "secret", "logs", "x.log", "notes", "readme.md", "docs", "plan.txt", "__pycache__",
+                         ".DS_Store", "Thumbs.db", "._resource", "report.txt", "keys"])
+MEMBER = st.lists(PARTS, min_size=1, max_size=4).map("/".join)
+
+
+def _extract_to(folder: Path, members: dict[str, str]) -> None:
+    for name, text in members.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _consistent(names: list[str]) -> dict[str, str]:
+    """Member names that can be files at once on disk: none is also a folder of another."""
+    kept: dict[str, str] = {}
+    for name in names:
+        if any(other.startswith(name + "/") or name.startswith(other + "/") for other in kept):
+            continue
+        kept[name] = f"text of {name}"
+    return kept
+
+
+FOLDER = st.lists(PARTS.filter(lambda p: "." not in p), max_size=2).map("/".join)
+PATTERNS = st.lists(st.sampled_from(["plan.txt", "*.md", "docs/", "!readme.md", "report*", "keys/", "/notes",
+                                     "*.txt", "pkg"]), min_size=1, max_size=3).map("\n".join)
+INNER_IGNORE = st.tuples(FOLDER, st.sampled_from([".gitignore", ".sensetreeignore"]), PATTERNS)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(MEMBER, min_size=1, max_size=8), kind=st.sampled_from(["zip", "tar.gz"]),
+       inner=st.lists(INNER_IGNORE, max_size=2))
+def test_a_member_is_left_out_exactly_when_the_same_name_on_disk_is(tmp_path_factory, names, kind, inner):
+    """The archive's own .gitignore files count too, each below its folder, as they would on disk."""
+    base = tmp_path_factory.mktemp("rules")
+    root = base / "root"
+    root.mkdir()
+    (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    members = _consistent(names + [f"{folder}/{name}".lstrip("/") for folder, name, _ in inner])
+    for folder, name, patterns in inner:
+        path = f"{folder}/{name}".lstrip("/")
+        if path in members:
+            members[path] = patterns + "\n"
+    archive = root / f"bundle.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as bundle:
+            for name, text in members.items():
+                bundle.writestr(name, text)
+    else:
+        with tarfile.open(archive, "w:gz") as bundle:
+            for name, text in members.items():
+                data = text.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                bundle.addfile(info, io.BytesIO(data))
+    on_disk = root / "bundle"  # the same members, extracted beside it
+    _extract_to(on_disk, members)
+
+    walked = {Path(e.path).relative_to(on_disk).as_posix() for e in walk(str(root))
+              if e.kind == "file" and Path(e.path).is_relative_to(on_disk)}
+    rules = member_rules(str(archive), [str(root)])
+    ignores = inner_ignores(ignore_files(archive))
+    listed = {m.name for m in archive_members(archive)}
+    kept = {name for name in listed if member_reason(rules, name.split("/"), ignores) is None}
+    assert kept == walked, (members, sorted(walked), sorted(kept))
+    guard = RootGuard([str(root)])
+    for name in listed:  # the reader's rule (confinement) says the same as indexing's
+        try:
+            guard.check_served(f"{archive}/{name}")
+            served = True
+        except NotServed:
+            served = False
+        assert served == (name in kept), name
+    shown = next(read_archive(archive.read_bytes(), Job(archive.name)))
+    assert not any(line.startswith((".", "node_modules/")) or "/." in line for line in shown.splitlines()[1:]), shown
+
+
+ENV = "ZIP_KEY=sk-live-5521 tangerine"
+RSA = "-----BEGIN OPENSSH PRIVATE KEY----- quokka"
+GIT = "[remote origin] url = https://token@example.com/marmot"
+NODE = "module.exports = wombat"
+PRIVATE = "payroll of the kestrel crew"
+KEPT = "the harbour lighthouse keeper writes about the tides"
+LATER = "otters swim in the estuary at dawn"
+LOGGED = "debug trace of the pelican deploy"  # excluded by the archive's own .gitignore
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, make_engine):
+    base = tmp_path_factory.mktemp("archive-rules")
+    root = base / "root"
+    root.mkdir()
+    (root / ".gitignore").write_text("private.txt\n", encoding="utf-8")
+    archive = root / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr(".env", ENV)
+        bundle.writestr("project/.ssh/id_rsa", RSA)
+        bundle.writestr("project/.git/config", GIT)
+        bundle.writestr("project/node_modules/pkg/index.js", NODE)
+        bundle.writestr("project/private.txt", PRIVATE)
+        bundle.writestr("project/.gitignore", "*.log\n")
+        bundle.writestr("project/deploy.log", LOGGED)
+        bundle.writestr("project/notes.txt", KEPT)
+        bundle.writestr("project/later.txt", LATER)
+    data = base / "data"
+    engine = make_engine(data, root)
+    yield {"root": root, "archive": archive, "data": data, "engine": engine}
+    engine.close()
+
+
+
+
+@pytest.mark.slow  # an index with worker processes
+@pytest.mark.parametrize("secret", [ENV, RSA, GIT, NODE, PRIVATE, LOGGED])
+def test_hidden_and_ignored_members_are_neither_indexed_nor_found(indexed, secret):
+    from sensetree.operations import SearchParams
+
+    engine = indexed["engine"]
+    files = set(engine.catalog.files.under(str(indexed["archive"])))
+    assert f"{indexed['archive']}/project/notes.txt" in files
+    assert not any(name in path for path in files
+                   for name in ("/.env", "/.ssh/", "/.git/", "node_modules", "private", ".gitignore", "deploy.log"))
+    word = secret.split()[-1]
+    response = engine.search(SearchParams(word))
+    assert all(secret not in (r.snippet or "") for r in response.results)
+    assert all(not r.path.endswith((".env", "id_rsa", "config", "index.js", "private.txt", ".log"))
+               for r in response.results)
+    shown = engine.reader().read_text(str(indexed["archive"]), 10_000).text  # the archive's own listing
+    assert "notes.txt" in shown and ".env" not in shown and "id_rsa" not in shown and "node_modules" not in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member, why", [(".env", "hidden file"), ("project/.ssh/id_rsa", "hidden folder"),
+                                         ("project/.git/config", "hidden folder"),
+                                         ("project/private.txt", "excluded by the .gitignore"),
+                                         ("project/node_modules/pkg/index.js", "node_modules folder"),
+                                         ("project/deploy.log", "excluded by the ignore rules")])
+def test_a_left_out_member_is_refused_to_readers_like_the_disk_file(indexed, cli, member, why):
+    path = f"{indexed['archive']}/{member}"
+    with pytest.raises(NotServed, match=why):
+        indexed["engine"].reader().read_text(path, 1000)
+    refused = cli.run(indexed["data"], "summarise", path, check=False)
+    assert refused.returncode == 1 and why in refused.stderr and "unexpected" not in refused.stderr
+    for secret in (ENV, RSA, GIT, NODE, PRIVATE, LOGGED):
+        assert secret not in refused.stdout + refused.stderr
+    assert indexed["engine"].reader().read_text(f"{indexed['archive']}/project/notes.txt", 1000).text == KEPT
+
+
+@pytest.mark.slow  # indexes again
+def test_a_member_the_user_ignored_stays_out_when_its_archive_is_read_again(indexed):
+    engine, archive = indexed["engine"], indexed["archive"]
+    later = f"{archive}/project/later.txt"
+    assert later in engine.catalog.files.under(str(archive))
+    engine.ignore(IgnoreParams(later))
+    with zipfile.ZipFile(archive, "a") as bundle:  # the archive changes: it is read again
+        bundle.writestr("project/more.txt", "a new note about herons")
+    engine.index()
+    files = set(engine.catalog.files.under(str(archive)))
+    assert f"{archive}/project/more.txt" in files and later not in files
+    with pytest.raises(NotServed, match="is ignored"):
+        engine.reader().read_text(later, 1000)
+
+
+@pytest.mark.slow  # indexes twice
+def test_an_index_made_before_the_rule_loses_its_hidden_members_on_the_next_run(tmp_path, make_engine):
+    """A member row an older version indexed (a `.env` in a backup) goes once every archive is read again."""
+    root = tmp_path / "root"
+    root.mkdir()
+    archive = root / "backup.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr(".env", ENV)
+        bundle.writestr("notes.txt", KEPT)
+    with make_engine(tmp_path / "data", root) as engine:
+        old = f"{archive}/.env"
+        engine.catalog.states.replace_archive_members(str(archive), str(root), [(old, 10, 0.0),
+                                                                                 (f"{archive}/notes.txt", 10, 0.0)])
+        engine.catalog.set_meta("archive_rules", None)  # as an index made before the rule
+        assert old in engine.catalog.files.under(str(archive))
+        engine.index()
+        files = engine.catalog.files.under(str(archive))
+        assert old not in files and f"{archive}/notes.txt" in files
+        assert engine.catalog.meta("archive_rules")
