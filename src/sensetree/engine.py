@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import overview, paths
-from .config import Settings, default_data_dir, describe, parse_value
+from .config import Settings, default_data_dir, describe, made_data_dir, parse_value
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
                       Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
@@ -47,7 +47,7 @@ from .operations import (AddRootParams, BrowseParams, CompareParams, FileParams,
                          ModelsParams, PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams,
                          RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams, SetParams,
                          SettingsParams, SimilarParams, StatusParams, SummariseParams, TreeParams, UnignoreParams)
-from .reader import Reader, RootGuard, on_disk
+from .reader import Reader, RootGuard, absent, on_disk, same_file
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
 from .search.intent import FEW_RESULTS, Understood, narrowed, understand
@@ -68,7 +68,7 @@ class Engine:
         """The engine of ``data_dir``; with ``index`` (a folder or s3:// URI), a search node that only reads
         that index, keeping in ``data_dir`` its own token, models and endpoint keys."""
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        made_data_dir(self.data_dir)
         self.settings = Settings.load(self.data_dir)
         self.notices = Notices()
         if self.settings.problem:
@@ -235,6 +235,8 @@ class Engine:
         copies and its versions (most of the wording shared) apart, the versions with their dates."""
         path = self.reader().check(params.path)
         name = paths.name_of(path)
+        if not on_disk(path):  # deleted since it was indexed: its vectors stay until the next scan
+            raise absent(path)
         problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
         if problem:
             return SimilarResponse(query=path, notices=[*self.notices.take(), problem])
@@ -332,6 +334,9 @@ class Engine:
                 model: ChatModel | None = None) -> Summary:
         """What differs between two files, from the notes on each and the passages that changed."""
         first, second = self.readable(params.path, folder=False), self.readable(params.other, folder=False)
+        if same_file(first, second):
+            shown = paths.name_of(first) if first == second else f"{paths.name_of(first)} and {paths.name_of(second)}"
+            raise BadInput(f"{shown}: the same file twice (a link, or the same path): name two files to compare")
         with self._chat_model(model) as chat:
             return Summariser(self.reader(), chat, on_progress).compare(first, second, params.question)
 
@@ -343,7 +348,7 @@ class Engine:
         if os.path.isdir(path) and folder:
             return path
         if not os.path.isfile(path) and archive_of(path) is None:
-            raise FileNotFoundError(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
+            raise absent(path, why="" if folder else "compare takes two files")
         return path
 
     def _chat_model(self, model: ChatModel | None) -> AbstractContextManager[ChatModel]:
