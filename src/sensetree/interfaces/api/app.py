@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -12,6 +14,7 @@ from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ..background import BackgroundIndexer
 from . import chat, files, operations
+from .bodies import cleaned
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
 from .statuses import STATUSES
@@ -31,6 +34,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
     for error, status in STATUSES.items():
         app.add_exception_handler(error, _as_status(status))
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
     app.state.chats = app.state.context.chats
     engine.chat_models = app.state.chats.model_turn  # summaries take their turn on the assistant's model
@@ -43,6 +47,13 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     for module in (operations, files, chat):
         app.include_router(module.router)
     return app
+
+
+async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """A body or query that does not fit its route: 422 with what is wrong, as FastAPI says it, but with
+    any lone surrogate the request carried (``"\\ud800"``, echoed back in ``input``) made U+FFFD first:
+    JSON cannot be written with one, so FastAPI's own answer was a 500 (every body and /stream route)."""
+    return JSONResponse({"detail": cleaned(jsonable_encoder(exc.errors()))}, 422)
 
 
 def _as_status(status: int):
