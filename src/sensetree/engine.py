@@ -143,12 +143,13 @@ class Engine:
         return self.models.models_dir
 
     # search -----------------------------------------------------------------------
-    def retriever(self) -> Retriever:
+    def retriever(self, literal: bool = False) -> Retriever:
+        """The retriever on the settings; ``literal``: the words as typed, no typo corrected."""
         guard = RootGuard(self.roots())
         return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
                          exists=lambda path: self._exists(path, guard),
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity(),
-                         spelling=self.settings["retrieval.spelling"])
+                         spelling="off" if literal else self.settings["retrieval.spelling"])
 
     def _exists(self, path: str, guard: RootGuard) -> bool:
         """Whether a result may be shown: still there, and not now a link leading out of the roots (what
@@ -202,7 +203,7 @@ class Engine:
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
-        response = self.storage.recovering(lambda: self.retriever().search(
+        response = self.storage.recovering(lambda: self.retriever(params.literal).search(
             query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         self._add_catalog_facts(response, scope, collapse)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
