@@ -50,7 +50,7 @@ from .operations import (AddRootParams, BrowseParams, CompareParams, FileParams,
 from .reader import Reader, RootGuard, absent, on_disk, same_file
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.intent import FEW_RESULTS, Understood, narrowed, understand
+from .search.intent import Understood, narrowed, understand
 from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -172,40 +172,48 @@ class Engine:
 
     def search(self, params: SearchParams) -> SearchResponse:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call.
-        Unless ``literal``, filters said in the query's words (search/intent.py) narrow it; when they
-        leave little that the words alone would find, the answer says so."""
+        Unless ``literal``, filters said in the query's words (search/intent.py) narrow it, to every
+        folder of a name said; whenever they change what the words alone find, the answer says so
+        and how many files the words alone find (``literal_results``)."""
         filters = parse_filters(params.types, params.modified_after, params.modified_before)
         scope = params.scope or None
         understood = self._understood(params.query, params.literal, scope)
         if understood is None:
             return self._search(params, params.query, filters, scope)
         response = self._search(params, understood.query, narrowed(filters, understood.filters()),
-                                understood.folder or scope)
+                                understood.scope or scope)
         response.query, response.understood = params.query, understood.as_dict()
-        found = len(response.results)
-        if found < FEW_RESULTS:  # little: would the words alone find much more?
-            wider = max(params.limit, 10)
-            plain = self._search(replace(params, limit=wider), params.query, filters, scope)
-            if len(plain.results) >= FEW_RESULTS * (found + 1):
-                response.understood["literal_results"] = len(plain.results)
-                said = ", ".join(f'"{words}"' for words in understood.said)
-                response.notices.append(
-                    f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
-                    f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
-                    f"{'+' if len(plain.results) == wider else ''} (search again with --literal, or "
-                    "put those words in quotes)")
+        if len(understood.folders) > 1:
+            response.notices.append(f"{len(understood.folders)} folders are called {paths.name_of(understood.folder)}: "
+                                    f"searched all of them ({', '.join(understood.folders)})")
+        wider = max(params.limit, 10)
+        plain = self._search(replace(params, limit=wider), params.query, filters, scope)
+        found, shown = len(response.results), [r.path for r in response.results]
+        if shown != [r.path for r in plain.results[:params.limit]]:  # the filters changed what is found
+            response.understood["literal_results"] = len(plain.results)
+            said = ", ".join(f'"{words}"' for words in understood.said)
+            first = next((r for r in plain.results if r.path not in shown), None) if plain.results else None
+            top = (f"; the words alone rank {paths.name_of(first.path)} first" if first is plain.results[0] and first
+                   else "")
+            response.notices.append(
+                f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
+                f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
+                f"{'+' if len(plain.results) == wider else ''}{top} (search again with --literal, or "
+                "put those words in quotes)")
         return response
 
-    def _search(self, params: SearchParams, query: str, filters: Filters | None, scope: str | None) -> SearchResponse:
+    def _search(self, params: SearchParams, query: str, filters: Filters | None,
+                scope: str | list[str] | None) -> SearchResponse:
         hybrid = self.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
         rerank = self.settings["retrieval.rerank"] if params.rerank is None else params.rerank
-        problem = self.storage.recovering(lambda: self._scope_problem(scope))
+        scopes = scope if isinstance(scope, list) else [scope]  # several: every folder of a name said
+        problem = self.storage.recovering(lambda: next(filter(None, map(self._scope_problem, scopes)), None))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
         response = self.storage.recovering(lambda: self.retriever(params.literal).search(
             query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
-        self._add_catalog_facts(response, scope, collapse)
+        self._add_catalog_facts(response, scope if not isinstance(scope, list) else None, collapse)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
