@@ -58,7 +58,7 @@ from .store.location import location
 from .summaries import ChatModel, Summariser, open_chat_model
 from .store.manifest import SEARCH_SETTINGS, Manifest
 from .store.readonly import ReadOnlyStorage
-from .store.storage import Storage
+from .store.storage import Storage, disk_full
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
@@ -169,6 +169,11 @@ class Engine:
             return self.models.embedder_for(self.store.table.dimension).embed_query(text)
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
+        except OSError as exc:  # the model could not be prepared (built, unpacked) on a full disk: keywords still work
+            if not disk_full(exc):
+                raise
+            raise QueryEmbeddingFailed(f"the embedding model could not be prepared: the disk is full "
+                                       f"({exc.filename or exc.strerror})") from exc
 
     def search(self, params: SearchParams) -> SearchResponse:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call.

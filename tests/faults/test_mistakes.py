@@ -231,3 +231,37 @@ def test_the_bounded_diff_agrees_with_difflib_where_no_bound_is_reached(a, b):
         assert ours, "files that differ have at least one change"
         for _, _, text in ours:
             assert text.startswith(("A had", "B adds", "A said"))
+
+
+# reads on a full disk ---------------------------------------------------------------------------
+def test_the_settings_view_never_joins_or_hashes_the_embedded_chat_model(place, monkeypatch):
+    """``config get`` and ``GET /api/settings`` joined the 469 MB chat model into the data dir (and failed
+    on a full disk), even with chat on an endpoint: whether it is installed is read without that."""
+    from sensetree.models import local_llm
+    from sensetree.operations import SettingsParams
+
+    engine, _, _ = place
+
+    def refuse(*_):
+        raise AssertionError("a settings view joined or hashed a model")
+
+    monkeypatch.setattr(local_llm, "_assembled", refuse)
+    monkeypatch.setattr(local_llm, "_checked_resource", refuse)
+    view = engine.settings_view(SettingsParams())
+    assert {m["name"] for m in view.models["chat"]} >= set(local_llm.EMBEDDED)
+
+
+def test_a_query_model_that_cannot_be_prepared_on_a_full_disk_leaves_keyword_search(place, monkeypatch):
+    import errno
+
+    from sensetree.operations import SearchParams
+
+    engine, root, _ = place
+
+    def no_room(_):
+        raise OSError(errno.ENOSPC, "No space left on device", "/cache/sensetree/models/e5.onnx")
+
+    monkeypatch.setattr(type(engine.models), "embedder", property(no_room))
+    found = engine.search(SearchParams("harbour opens at nine"))
+    assert [r.path for r in found.results][:1] == [str(root / "doc.txt")]
+    assert any("could not be prepared: the disk is full" in n and "keyword" in n for n in found.notices), found.notices
