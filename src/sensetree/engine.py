@@ -63,6 +63,14 @@ from .store.storage import Storage, disk_full
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
 
+def _rank_consistent(response: SearchResponse) -> None:
+    """Scores that never rise down the list (design §2.7): without the reranker the fused order ranks
+    and the chunk's cosine is shown, so ranks 1 to 3 read 65 %, 60 %, 62 %. A result shows at most the
+    score of the one above it; every interface shows this one score."""
+    for above, result in zip(response.results, response.results[1:]):
+        result.score = min(result.score, above.score)
+
+
 class Engine:
     def __init__(self, data_dir: Path | str | None = None, index: str | None = None):
         """The engine of ``data_dir``; with ``index`` (a folder or s3:// URI), a search node that only reads
@@ -219,6 +227,7 @@ class Engine:
         response = self.storage.recovering(lambda: self.retriever(params.literal).search(
             query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
         self._add_catalog_facts(response, scope if not isinstance(scope, list) else None, collapse)
+        _rank_consistent(response)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
