@@ -32,6 +32,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                   description="Local semantic search over your own folders. Every /api/ call needs "
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
+    app.add_middleware(LongRequests)
     for error, status in STATUSES.items():
         app.add_exception_handler(error, _as_status(status))
     app.add_exception_handler(RequestValidationError, _invalid)
@@ -47,6 +48,27 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     for module in (operations, files, chat):
         app.include_router(module.router)
     return app
+
+
+MAX_URL_BYTES = 64 * 1024  # a path and query string longer than this are refused with 414 (long text goes in a body)
+
+
+class LongRequests:
+    """414 with what to do for a URL longer than ``MAX_URL_BYTES`` (a 200 KB query string), before anything
+    reads it; the web server reads such a request whole first (``serve.server_config``)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+            if size > MAX_URL_BYTES:
+                answer = JSONResponse({"detail": f"the address is {size:,} bytes long; at most {MAX_URL_BYTES:,} "
+                                                 "are read: send long text in a POST body"}, 414)
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
