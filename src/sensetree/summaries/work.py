@@ -173,8 +173,10 @@ class Summariser:
     # the steps -----------------------------------------------------------------------------
     def _read(self, path: str) -> _Read:
         read = self.reader.read_text(path, READ_CHARS)
-        if read.context_only:
-            raise Unreadable(f"{read.name} has no text to summarise ({read.text.strip()[:120]})")
+        if read.context_only:  # the text describes the file, one fact a line: the refusal says its type and size
+            facts = dict(line.split(": ", 1) for line in read.text.splitlines() if ": " in line)
+            what = "; ".join(facts[k] for k in ("Type", "Size") if k in facts) or _first_words(read.text, 120)
+            raise Unreadable(f"{read.name} has no text to summarise ({what})")
         parts = worth_reading(split_parts(read.text, read.spans, self.part_chars))
         if not parts:
             raise Unreadable(f"{read.name} has no text to summarise (it is empty)")
