@@ -57,6 +57,10 @@ def place(tmp_path_factory, make_engine):
     (root / "sub").mkdir(parents=True)
     (root / "mixed").mkdir()
     (root / "doc.txt").write_text("The harbour opens at nine and closes at six.\n", encoding="utf-8")
+    (root / "blob.bin").write_bytes(bytes(range(256)) * 12)
+    for name in ("b-copy.txt", "a-copy.txt", "c-copy.txt"):
+        (root / "copies" / name).parent.mkdir(exist_ok=True)
+        (root / "copies" / name).write_text("The lighthouse keeper's ledger of passing schooners.\n", encoding="utf-8")
     (root / "gone.txt").write_text("A note about the tide tables of March.\n", encoding="utf-8")
     (root / "sub" / "inner.txt").write_text("inner notes\n", encoding="utf-8")
     (root / "mixed" / "kept.txt").write_text("Mooring costs twelve euros a night in summer.\n", encoding="utf-8")
@@ -265,3 +269,108 @@ def test_a_query_model_that_cannot_be_prepared_on_a_full_disk_leaves_keyword_sea
     found = engine.search(SearchParams("harbour opens at nine"))
     assert [r.path for r in found.results][:1] == [str(root / "doc.txt")]
     assert any("could not be prepared: the disk is full" in n and "keyword" in n for n in found.notices), found.notices
+
+
+# small wrong results ------------------------------------------------------------------------------
+def test_a_refusal_that_describes_a_file_is_one_line_without_escaped_line_breaks(place):
+    engine, root, _ = place
+    with pytest.raises(BadInput) as refused:
+        engine.summarise(SummariseParams(str(root / "blob.bin")), model=_model())
+    message = str(refused.value)
+    assert "no text to summarise" in message and "binary" in message
+    assert "\n" not in message and "\\x0a" not in message
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores=st.lists(st.floats(0, 1), max_size=30))
+def test_scores_shown_never_rise_down_the_list(scores):
+    from sensetree.engine import _rank_consistent
+    from sensetree.search.types import SearchResponse, SearchResult
+
+    response = SearchResponse("q", results=[SearchResult(f"/r/{i}", str(i), score, "", 0, [], None, None, 0.0, None)
+                                            for i, score in enumerate(scores)])
+    _rank_consistent(response)
+    shown = [r.score for r in response.results]
+    assert shown == sorted(shown, reverse=True)
+    assert all(s <= raw for s, raw in zip(shown, scores)) and shown[:1] == scores[:1]
+
+
+def test_an_engine_search_without_the_reranker_shows_scores_in_rank_order(place):
+    from sensetree.operations import SearchParams
+
+    engine, _, _ = place
+    for query in ("harbour", "ledger of schooners", "tide tables notes", "mooring euros"):
+        shown = [r.score for r in engine.search(SearchParams(query, rerank=False)).results]
+        assert shown == sorted(shown, reverse=True), (query, shown)
+
+
+def test_identical_files_are_stood_for_by_the_first_path_in_every_run(place):
+    from sensetree.operations import SearchParams
+
+    engine, root, _ = place
+    for _ in range(3):
+        found = engine.search(SearchParams("lighthouse keeper ledger schooners"))
+        top = next(r for r in found.results if "copy" in r.name)
+        assert top.path == str(root / "copies" / "a-copy.txt")
+        assert top.duplicates == [str(root / "copies" / "b-copy.txt"), str(root / "copies" / "c-copy.txt")]
+
+
+@settings(max_examples=50, deadline=None)
+@given(order=st.permutations(["/r/b.txt", "/r/a.txt", "/r/c.txt", "/r/a/z.txt"]))
+def test_which_copy_stands_for_the_others_does_not_depend_on_their_order(order):
+    from sensetree.search.facts import list_copies
+    from sensetree.search.types import SearchResponse, SearchResult
+
+    class _Files:
+        def with_hashes(self, hashes):
+            return {h: list(order) for h in hashes}
+
+    class _Catalog:
+        files = _Files()
+
+    result = SearchResult(order[0], order[0].rsplit("/", 1)[1], 0.9, "", 0, [], None, None, 0.0, None,
+                          content_hash="h")
+    result.duplicates = list(order[1:])
+    response = SearchResponse("q", results=[result])
+    list_copies(_Catalog(), response)
+    assert (result.path, result.name) == ("/r/a.txt", "a.txt")
+    assert result.duplicates == ["/r/a/z.txt", "/r/b.txt", "/r/c.txt"]
+
+
+def test_a_200_kb_query_string_gets_414_from_the_real_server_not_a_reset(place):
+    """uvicorn's h11 dropped a request line past 16 KiB while the client was still sending it."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from sensetree.interfaces.api import ServerOptions, create_app
+    from sensetree.interfaces.serve import server_config
+
+    engine, _, _ = place
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(server_config(create_app(engine, TOKEN, ServerOptions(port=port))))
+    server.config.port = port
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(b"GET /api/search?q=" + b"a" * 200_000 + b" HTTP/1.1\r\nHost: 127.0.0.1:"
+                         + str(port).encode() + b"\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 414"), answer[:200]
+        assert b"POST body" in answer
+    finally:
+        server.should_exit = True
+        thread.join(10)
