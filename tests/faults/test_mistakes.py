@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -41,7 +40,7 @@ class _Notes:
     def __init__(self) -> None:
         self.calls = 0
 
-    def stream(self, messages, max_tokens=None, temperature=None):  # noqa: ARG002 - the client's signature
+    def stream(self, messages, max_tokens=None, temperature=None):
         self.calls += 1
         return _Turn("The part is about harbour logs.")
 
@@ -149,7 +148,7 @@ def test_a_home_that_is_a_file_and_a_data_dir_with_control_characters_are_refuse
     home.write_text("not a folder")
     command = [sys.executable, "-m", "sensetree.interfaces.cli", "status"]
     env = {k: v for k, v in os.environ.items() if k != "SENSETREE_HOME"}
-    done = subprocess.run(command, capture_output=True, text=True, env={**env, "HOME": str(home), "COLUMNS": "400",
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env={**env, "HOME": str(home), "COLUMNS": "400",
                                                                          "XDG_DATA_HOME": ""}, timeout=300)
     assert done.returncode == 1, done.stderr
     assert "is a file, not a folder (HOME is set to a file)" in done.stderr
@@ -216,7 +215,7 @@ def test_two_large_similar_logs_are_compared_with_a_bounded_diff_that_says_so(pl
 
 def test_the_common_start_and_end_are_not_diffed(place):
     """One changed line in the middle of long identical files: difflib sees only that line."""
-    read = lambda text: work._Read("x", "x.txt", text, [], 0)  # noqa: E731
+    read = lambda text: work._Read("x", "x.txt", text, [], 0)
     same = "".join(f"line {i}\n" for i in range(10_000))
     changes = work._changes(read(same + "old middle\n" + same), read(same + "new middle\n" + same), notices := [])
     assert notices == [] and len(changes) == 1 and "old middle" in changes[0][2] and "new middle" in changes[0][2]
@@ -227,7 +226,7 @@ def test_the_common_start_and_end_are_not_diffed(place):
        b=st.lists(st.sampled_from(["alpha", "beta", "gamma", "", "  delta  "]), max_size=40))
 def test_the_bounded_diff_agrees_with_difflib_where_no_bound_is_reached(a, b):
     """The linear pre-pass changes nothing of what difflib says, only how much it is given."""
-    read = lambda lines: work._Read("x", "x.txt", "\n".join(lines), [], 0)  # noqa: E731
+    read = lambda lines: work._Read("x", "x.txt", "\n".join(lines), [], 0)
     ours = work._changes(read(a), read(b))
     keys_a, keys_b = [" ".join(x.split()) for x in a if x.strip()], [" ".join(x.split()) for x in b if x.strip()]
     if keys_a == keys_b:
