@@ -176,5 +176,12 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         assert said.understood["literal_results"] >= 3
         told = [n for n in said.notices if '"in notes" read as a filter' in n]
         assert told and "--literal" in told[0] and "as search words" in told[0], said.notices
+        tree = engine.tree(TreeParams("library in notes"))  # the meaning tree reads the same: both notes/
+        leaves, stack = [], [tree.tree]
+        while stack:
+            node = stack.pop()
+            stack += node.children
+            leaves += [Path(node.path).name] if not node.is_dir else []
+        assert "library.txt" in leaves and set(leaves) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
         plain = engine.search(SearchParams("library in notes", literal=True))
         assert plain.understood is None and {"libraries.md", "library-card.txt"} & set(_names(plain))

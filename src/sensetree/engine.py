@@ -298,12 +298,14 @@ class Engine:
         query, scope = params.query, params.scope or None
         understood = self._understood(params.query, params.literal, scope)
         if understood:
-            query, scope, filters = understood.query, understood.folder or scope, narrowed(filters, understood.filters())
-        problem = self.storage.recovering(lambda: self._scope_problem(scope))
+            query, scope, filters = understood.query, understood.scope or scope, narrowed(filters, understood.filters())
+        scopes = scope if isinstance(scope, list) else [scope]  # several: every folder of a name said
+        problem = self.storage.recovering(lambda: next(filter(None, map(self._scope_problem, scopes)), None))
         if problem:
             return TreeResponse(params.query, None, [*self.notices.take(), problem])
         node, notices = self.storage.recovering(lambda: self.retriever().tree(query, scope, self.roots(), params.limit,
                                                                               filters))
+        scope = scope if not isinstance(scope, list) else None  # what the coverage and offline roots are told of
         covered = coverage(self.catalog, scope)
         if covered:
             files, embedded = covered
