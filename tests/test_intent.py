@@ -292,3 +292,40 @@ def test_quotes_keep_one_filter_as_words_and_the_others_read():
     understood = understand('invoices "pdf" from March 2025', now=NOW)
     assert understood is not None and understood.types == () and understood.said == ("from March 2025",)
     assert '"pdf"' in understood.query
+
+
+# issue 33: two times, two folders of one name ---------------------------------------------------
+def test_two_years_said_mean_the_span_of_both_never_an_empty_period():
+    both = understand("invoices in 2024 in 2025", now=NOW, folders=folders)
+    assert both.query == "invoices" and (both.modified_after, both.modified_before) == (day(2024), day(2026))
+    overlapping = understand("invoices since 2019 before 2021", now=NOW, folders=folders)
+    assert (overlapping.modified_after, overlapping.modified_before) == (day(2019), day(2021))
+    contradicting = understand("invoices since 2025 before 2024", now=NOW, folders=folders)
+    assert contradicting is None  # nothing bounded: the words stay the query
+    typed = understand("invoices pdfs since 2025 before 2024", now=NOW, folders=folders)
+    assert typed.types == PDF and typed.modified_after is None and typed.modified_before is None
+    assert "2025" in typed.query and "2024" in typed.query
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=st.integers(1990, 2025), second=st.integers(1990, 2025),
+       words=st.sampled_from(["in", "since", "before", "until"]), other=st.sampled_from(["in", "since", "before", "until"]))
+def test_any_two_times_read_give_a_period_that_is_not_empty(first, second, words, other):
+    understood = understand(f"reports {words} {first} {other} {second}", now=NOW, folders=folders)
+    if understood is None:
+        return
+    after, before = understood.modified_after, understood.modified_before
+    assert after is not None or before is not None or understood.types or understood.folder
+    if after is not None and before is not None:
+        assert after < before
+    if words == other == "in":  # both years listed: the span covers each of them
+        assert after == day(min(first, second)) and before == day(max(first, second) + 1)
+
+
+def test_a_folder_name_several_folders_have_scopes_to_all_of_them():
+    many = {"notes": ["/home/ana/notes", "/home/ana/Work/notes", "/home/ana/Old/2019/notes"]}
+    understood = understand("library in notes", now=NOW, folders=lambda name: many.get(name.casefold(), []))
+    assert understood.folder == "/home/ana/notes" and understood.folders == tuple(many["notes"])
+    assert understood.scope == many["notes"] and understood.as_dict()["folder"] == "/home/ana/notes"
+    one = understand("budget in Work", now=NOW, folders=folders)
+    assert one.scope == "/home/ana/Work" and one.folders == ("/home/ana/Work",)

@@ -3,7 +3,7 @@ word, and the answer says so; the pure stage on its own, then the engine on a re
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
@@ -154,3 +154,35 @@ def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, wri
         engine.set_setting("retrieval.spelling", "off")  # the setting: every word searched as typed
         typed_as_is = engine.search(SearchParams("Marhcetti"))
         assert typed_as_is.spelled == {} and not any("showing results for" in n for n in typed_as_is.notices)
+
+        literal = engine.search(SearchParams("Marhcetti", literal=True))  # --literal: as typed, no correction
+        assert literal.spelled == {} and not any("showing results for" in n for n in literal.notices)
+        engine.set_setting("retrieval.spelling", "both")
+        assert engine.search(SearchParams("Marhcetti")).spelled == {"marhcetti": "marchetti"}
+        assert engine.search(SearchParams("Marhcetti", literal=True)).spelled == {}
+        # a common word no file has is not a typo of one that some file has ("last" is not "list")
+        assert engine.search(SearchParams("the last museums")).spelled == {}
+
+
+def test_a_common_word_of_the_language_is_never_corrected():
+    """Issue 33: "last" became "list". A word of the language is left as typed, whatever the index holds."""
+    from sensetree.search import lexicon
+
+    near = lambda forms, edits: {"list": 40, "lost": 3, "laser": 2}
+    assert corrections("the last report", lambda w: [w], lambda forms: False, near) == {}
+    assert lexicon.is_word("last") and lexicon.is_word("reports") and lexicon.is_word("lasted")
+    assert not lexicon.is_word("marchetty") and not lexicon.is_word("lighthuose")
+    assert corrections("lighthuose", lambda w: [w], lambda forms: False, lambda f, e: {"lighthouse": 3}) == \
+        {"lighthuose": "lighthouse"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_no_word_of_the_lexicon_is_ever_corrected(data):
+    """Any query made of words of the language, whatever terms lie near them, keeps every word."""
+    from sensetree.search import lexicon
+
+    pool = sorted(lexicon.words())
+    typed = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+    near_terms = data.draw(st.dictionaries(st.sampled_from(pool), st.integers(1, 50), max_size=8))
+    assert corrections(" ".join(typed), lambda w: [w], lambda forms: False, lambda f, e: near_terms) == {}

@@ -152,3 +152,36 @@ def test_http_search_and_tree_carry_what_was_understood(office):
     assert literal["understood"] is None
     tree = client.get("/api/tree", params={"q": "invoice in Work"}).json()
     assert tree["understood"]["said"] == ["in Work"]
+
+
+def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_changed_the_results(tmp_path, write_tree,
+                                                                                                 make_engine):
+    """Issue 33: "library in notes" returned the three files of the shallowest notes/, none about libraries,
+    without a word. Now every notes/ is searched, and the answer says the filter changed what the words find."""
+    root = tmp_path / "files"
+    write_tree(root, {
+        "notes/groceries.txt": "Buy milk, eggs, bread and coffee beans on Saturday.",
+        "notes/dentist.txt": "Dentist appointment moved to Thursday at ten.",
+        "notes/car.txt": "The car needs new tyres before the winter.",
+        "projects/app/notes/library.txt": "Which HTTP library to use: requests or httpx, and the library's licence.",
+        "libraries.md": "A list of software libraries: numpy, pandas, requests, httpx and their licences.",
+        "library-card.txt": "The public library card expires in May; renew it at the library desk.",
+    })
+    with make_engine(tmp_path / "data", root, settings={"retrieval.rerank": False}) as engine:
+        said = engine.search(SearchParams("library in notes"))
+        names = _names(said)
+        assert said.understood["said"] == ["in notes"] and said.understood["folder"] == str(root / "notes")
+        assert "library.txt" in names and set(names) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
+        assert any("2 folders are called notes" in n for n in said.notices), said.notices
+        assert said.understood["literal_results"] >= 3
+        told = [n for n in said.notices if '"in notes" read as a filter' in n]
+        assert told and "--literal" in told[0] and "as search words" in told[0], said.notices
+        tree = engine.tree(TreeParams("library in notes"))  # the meaning tree reads the same: both notes/
+        leaves, stack = [], [tree.tree]
+        while stack:
+            node = stack.pop()
+            stack += node.children
+            leaves += [Path(node.path).name] if not node.is_dir else []
+        assert "library.txt" in leaves and set(leaves) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
+        plain = engine.search(SearchParams("library in notes", literal=True))
+        assert plain.understood is None and {"libraries.md", "library-card.txt"} & set(_names(plain))

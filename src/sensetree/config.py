@@ -22,7 +22,7 @@ from typing import Any
 import platformdirs
 import tomlkit
 
-from .errors import BadInput
+from .errors import BadInput, DataDirUnusable
 
 SETTINGS_FILE = "settings.toml"
 LAST_GOOD_FILE = "settings.last-good.toml"  # a copy of the last file that read whole
@@ -133,6 +133,28 @@ def default_data_dir() -> Path:
     """``SENSETREE_HOME`` wins over the platform's user data folder."""
     env = os.environ.get("SENSETREE_HOME")
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("sensetree", appauthor=False))
+
+
+def made_data_dir(data_dir: Path) -> Path:
+    """``data_dir``, made if it is not there yet; ``DataDirUnusable`` with the way out when it cannot be:
+    a path holding control characters (the index's LanceDB refuses them, and a service unit or a log
+    line would break on them), or a parent that is a file (a HOME that is a file)."""
+    text = str(data_dir)
+    control = sorted({c for c in text if ord(c) < 32 or ord(c) == 127})
+    if control:
+        shown = ", ".join(repr(c) for c in control)
+        raise DataDirUnusable(f"the data dir's path holds control characters ({shown}): {text!r}; choose "
+                              "another with --data-dir or SENSETREE_HOME")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in (data_dir, *data_dir.parents) if p.exists() and not p.is_dir()), data_dir)
+        home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
+        raise DataDirUnusable(f"the data dir {data_dir} cannot be made: {blocking} is a file, not a folder{home}; "
+                              "choose another with --data-dir or SENSETREE_HOME") from None
+    if not data_dir.is_dir():
+        raise DataDirUnusable(f"the data dir {data_dir} is not a folder; choose another with --data-dir or SENSETREE_HOME")
+    return data_dir
 
 
 class SettingsError(BadInput):

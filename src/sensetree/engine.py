@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import overview, paths
-from .config import WIPES_INDEX, NeedsConfirmation, Settings, SettingsError, default_data_dir, describe, parse_value
+from .config import (WIPES_INDEX, NeedsConfirmation, Settings, SettingsError, default_data_dir, describe, made_data_dir,
+                     parse_value)
 from .errors import BadInput, ReadOnlyIndex, SenseTreeError, WriterBusy
 from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Phases, Preview, ProbeReport, Queue,
                       Requeued, RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
@@ -49,10 +50,10 @@ from .operations import (AddRootParams, BrowseParams, CompareParams, FileParams,
                          ModelsParams, PinParams, PreviewParams, ProbeParams, QueueParams, ReindexParams,
                          RemoveRootParams, RetryParams, RootsParams, SearchParams, SenseParams, SetParams,
                          SettingsParams, SimilarParams, StatusParams, SummariseParams, TreeParams, UnignoreParams)
-from .reader import Reader, RootGuard, on_disk
+from .reader import Reader, RootGuard, absent, on_disk, same_file
 from .search.facts import coverage, list_copies, offline_notices, scope_problem
 from .search.pipeline import QueryEmbeddingFailed, Retriever
-from .search.intent import FEW_RESULTS, Understood, narrowed, understand
+from .search.intent import Understood, narrowed, understand
 from .search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -60,9 +61,17 @@ from .store.location import location
 from .summaries import ChatModel, Summariser, open_chat_model
 from .store.manifest import SEARCH_SETTINGS, Manifest
 from .store.readonly import ReadOnlyStorage
-from .store.storage import Storage
+from .store.storage import Storage, disk_full
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
+
+
+def _rank_consistent(response: SearchResponse) -> None:
+    """Scores that never rise down the list (design §2.7): without the reranker the fused order ranks
+    and the chunk's cosine is shown, so ranks 1 to 3 read 65 %, 60 %, 62 %. A result shows at most the
+    score of the one above it; every interface shows this one score."""
+    for above, result in zip(response.results, response.results[1:]):
+        result.score = min(result.score, above.score)
 
 
 class Engine:
@@ -70,7 +79,7 @@ class Engine:
         """The engine of ``data_dir``; with ``index`` (a folder or s3:// URI), a search node that only reads
         that index, keeping in ``data_dir`` its own token, models and endpoint keys."""
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        made_data_dir(self.data_dir)
         self.settings = Settings.load(self.data_dir)
         self.notices = Notices()
         if self.settings.problem:
@@ -145,12 +154,14 @@ class Engine:
         return self.models.models_dir
 
     # search -----------------------------------------------------------------------
-    def retriever(self) -> Retriever:
+    def retriever(self, literal: bool = False) -> Retriever:
+        """The retriever on the settings; ``literal``: the words as typed, no typo corrected."""
         guard = RootGuard(self.roots())
         return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
                          exists=lambda path: self._exists(path, guard),
                          fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity(),
-                         spelling=self.settings["retrieval.spelling"], on_demand=self._meaning_on_demand().vectors)
+                         spelling="off" if literal else self.settings["retrieval.spelling"],
+                         on_demand=self._meaning_on_demand().vectors)
 
     def _meaning_on_demand(self) -> MeaningOnDemand:
         """A search's keyword candidates embedded now (``ingest/on_demand.py``), with the model the index was
@@ -182,43 +193,57 @@ class Engine:
             return self.models.embedder_for(self.store.table.dimension).embed_query(text)
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
+        except OSError as exc:  # the model could not be prepared (built, unpacked) on a full disk: keywords still work
+            if not disk_full(exc):
+                raise
+            raise QueryEmbeddingFailed(f"the embedding model could not be prepared: the disk is full "
+                                       f"({exc.filename or exc.strerror})") from exc
 
     def search(self, params: SearchParams) -> SearchResponse:
         """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call.
-        Unless ``literal``, filters said in the query's words (search/intent.py) narrow it; when they
-        leave little that the words alone would find, the answer says so."""
+        Unless ``literal``, filters said in the query's words (search/intent.py) narrow it, to every
+        folder of a name said; whenever they change what the words alone find, the answer says so
+        and how many files the words alone find (``literal_results``)."""
         filters = parse_filters(params.types, params.modified_after, params.modified_before)
         scope = params.scope or None
         understood = self._understood(params.query, params.literal, scope)
         if understood is None:
             return self._search(params, params.query, filters, scope)
         response = self._search(params, understood.query, narrowed(filters, understood.filters()),
-                                understood.folder or scope)
+                                understood.scope or scope)
         response.query, response.understood = params.query, understood.as_dict()
-        found = len(response.results)
-        if found < FEW_RESULTS:  # little: would the words alone find much more?
-            wider = max(params.limit, 10)
-            plain = self._search(replace(params, limit=wider), params.query, filters, scope)
-            if len(plain.results) >= FEW_RESULTS * (found + 1):
-                response.understood["literal_results"] = len(plain.results)
-                said = ", ".join(f'"{words}"' for words in understood.said)
-                response.notices.append(
-                    f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
-                    f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
-                    f"{'+' if len(plain.results) == wider else ''} (search again with --literal, or "
-                    "put those words in quotes)")
+        if len(understood.folders) > 1:
+            response.notices.append(f"{len(understood.folders)} folders are called {paths.name_of(understood.folder)}: "
+                                    f"searched all of them ({', '.join(understood.folders)})")
+        wider = max(params.limit, 10)
+        plain = self._search(replace(params, limit=wider), params.query, filters, scope)
+        found, shown = len(response.results), [r.path for r in response.results]
+        if shown != [r.path for r in plain.results[:params.limit]]:  # the filters changed what is found
+            response.understood["literal_results"] = len(plain.results)
+            said = ", ".join(f'"{words}"' for words in understood.said)
+            first = next((r for r in plain.results if r.path not in shown), None) if plain.results else None
+            top = (f"; the words alone rank {paths.name_of(first.path)} first" if first is plain.results[0] and first
+                   else "")
+            response.notices.append(
+                f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
+                f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
+                f"{'+' if len(plain.results) == wider else ''}{top} (search again with --literal, or "
+                "put those words in quotes)")
         return response
 
-    def _search(self, params: SearchParams, query: str, filters: Filters | None, scope: str | None) -> SearchResponse:
+    def _search(self, params: SearchParams, query: str, filters: Filters | None,
+                scope: str | list[str] | None) -> SearchResponse:
         hybrid = self.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
         rerank = self.settings["retrieval.rerank"] if params.rerank is None else params.rerank
-        problem = self.storage.recovering(lambda: self._scope_problem(scope))
+        scopes = scope if isinstance(scope, list) else [scope]  # several: every folder of a name said
+        problem = self.storage.recovering(lambda: next(filter(None, map(self._scope_problem, scopes)), None))
         if problem:
             return SearchResponse(query=query, notices=[*self.notices.take(), problem])
         collapse = self.settings["retrieval.collapse_duplicates"]
-        response = self.storage.recovering(lambda: self.retriever().search(
+        response = self.storage.recovering(lambda: self.retriever(params.literal).search(
             query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
-        self._add_catalog_facts(response, scope, collapse)
+        self._add_catalog_facts(response, scope if not isinstance(scope, list) else None, collapse)
+        _rank_consistent(response)
         if rerank and self.models.reranker_problem and self._first_time("reranker", self.settings["retrieval.reranker_model"]):
             first = self.models.reranker_problem.split(". ")[0].rstrip(".")
             response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
@@ -253,6 +278,8 @@ class Engine:
         copies and its versions (most of the wording shared) apart, the versions with their dates."""
         path = self.reader().check(params.path)
         name = paths.name_of(path)
+        if not on_disk(path):  # deleted since it was indexed: its vectors stay until the next scan
+            raise absent(path)
         problem = self.storage.recovering(lambda: self._scope_problem(params.scope))
         if problem:
             return SimilarResponse(query=path, notices=[*self.notices.take(), problem])
@@ -291,12 +318,14 @@ class Engine:
         query, scope = params.query, params.scope or None
         understood = self._understood(params.query, params.literal, scope)
         if understood:
-            query, scope, filters = understood.query, understood.folder or scope, narrowed(filters, understood.filters())
-        problem = self.storage.recovering(lambda: self._scope_problem(scope))
+            query, scope, filters = understood.query, understood.scope or scope, narrowed(filters, understood.filters())
+        scopes = scope if isinstance(scope, list) else [scope]  # several: every folder of a name said
+        problem = self.storage.recovering(lambda: next(filter(None, map(self._scope_problem, scopes)), None))
         if problem:
             return TreeResponse(params.query, None, [*self.notices.take(), problem])
         node, notices = self.storage.recovering(lambda: self.retriever().tree(query, scope, self.roots(), params.limit,
                                                                               filters))
+        scope = scope if not isinstance(scope, list) else None  # what the coverage and offline roots are told of
         covered = coverage(self.catalog, scope)
         if covered:
             files, embedded = covered
@@ -358,6 +387,9 @@ class Engine:
                 model: ChatModel | None = None) -> Summary:
         """What differs between two files, from the notes on each and the passages that changed."""
         first, second = self.readable(params.path, folder=False), self.readable(params.other, folder=False)
+        if same_file(first, second):
+            shown = paths.name_of(first) if first == second else f"{paths.name_of(first)} and {paths.name_of(second)}"
+            raise BadInput(f"{shown}: the same file twice (a link, or the same path): name two files to compare")
         with self._chat_model(model) as chat:
             return Summariser(self.reader(), chat, on_progress).compare(first, second, params.question)
 
@@ -369,7 +401,7 @@ class Engine:
         if os.path.isdir(path) and folder:
             return path
         if not os.path.isfile(path) and archive_of(path) is None:
-            raise FileNotFoundError(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
+            raise absent(path, why="" if folder else "compare takes two files")
         return path
 
     def _chat_model(self, model: ChatModel | None) -> AbstractContextManager[ChatModel]:

@@ -11,6 +11,9 @@ error class costs no table check.
     SenseTreeError
     ├── BadInput             a request, setting or path that is malformed or out of range
     │   ├── OutsideRoots     a path outside the folders that may be read (ingest/confine.py)
+    │   ├── NotFound         a path that is not there (also a FileNotFoundError)
+    │   │   └── WrongKind    there, but not what was asked: a folder for a file, a FIFO, a device
+    │   ├── DataDirUnusable  the data dir cannot be one: HOME is a file, control characters in its path
     │   │   └── NotServed    inside them, but kept out of the index by the user's rules
     │   ├── SettingsError, Unreadable, DimensionMismatch, EvalError
     ├── WriterBusy           another process writes the data dir
@@ -36,6 +39,27 @@ class SenseTreeError(Exception):
 
 class BadInput(SenseTreeError, ValueError):
     """Input that is malformed or out of range: a query, a filter, a setting, a path."""
+
+
+class NotFound(BadInput, FileNotFoundError):
+    """A path the user named is not there. Also a ``FileNotFoundError``, so code that catches that
+    (the reader's callers, the chat tools) keeps working; the message says what was looked for."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class WrongKind(NotFound):
+    """The path is there but is not what the operation takes: a folder where a file was asked, a FIFO,
+    a socket or a device (never read: reading a FIFO would wait for a writer forever)."""
+
+
+class DataDirUnusable(BadInput):
+    """The data dir cannot be made or used: a path with control characters, a parent that is a file
+    (a HOME that is a file). The message names the path and the way out (``--data-dir``, ``SENSETREE_HOME``)."""
 
 
 class WriterBusy(SenseTreeError):

@@ -18,7 +18,7 @@ import pypdfium2 as pdfium
 from . import pages, paths
 from .answers import Entry, Listing
 from .ingest.walker import block_reason
-from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
+from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable, absent
 from .search.snippets import place
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -64,7 +64,7 @@ class Explorer:
         chunks to show, and the panel takes it back)."""
         path = self.reader.check(path, ignored=False)
         if not os.path.lexists(path):
-            raise FileNotFoundError(f"{path} does not exist")
+            raise absent(path)
         try:
             stat = os.stat(path)
         except OSError as exc:  # a link that loops, a name too long

@@ -15,6 +15,7 @@ out (of listings and of search results) or refused (to read) when it leads outsi
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,10 +29,10 @@ from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
 from .store.stored_text import without_head
 from .store.chunks import ChunkStore
-from .errors import BadInput
+from .errors import BadInput, NotFound, WrongKind
 
-__all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoots", "Reader", "RootGuard", "Unreadable",
-           "archive_of", "on_disk"]
+__all__ = ["FileText", "FolderEntry", "FolderListing", "NotFound", "NotServed", "OutsideRoots", "Reader", "RootGuard",
+           "Unreadable", "WrongKind", "absent", "archive_of", "on_disk", "same_file"]
 
 # The limits, in one place: what each kind of reader is handed at most.
 CHAT_READ_CHARS = 4000      # the assistant's read_file (design §6)
@@ -44,8 +45,37 @@ LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 class Unreadable(BadInput):
     """The file or folder is inside the roots but cannot be read (corrupt, no permission); the message says why.
 
-    A path that is not there, or not a file (or not a folder) as asked, raises FileNotFoundError.
+    A path that is not there raises ``NotFound``, one that is not a file (or not a folder) as asked
+    ``WrongKind`` (both are FileNotFoundError): see ``absent``.
     """
+
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"))
+
+
+def absent(path: str, wanted: str = "file", why: str = "") -> NotFound:
+    """The error for ``path`` when it is not the ``wanted`` kind ("file" or "folder"): each case its own
+    message (not there, a link to nothing, a folder where a file was asked, a FIFO...), raised by the
+    caller. ``why`` is added to the message ("compare takes two files")."""
+    name, tail = path, f" ({why})" if why else ""
+    try:
+        found = os.stat(fs_rules.os_path(path))
+    except FileNotFoundError:
+        if os.path.lexists(fs_rules.os_path(path)):
+            return NotFound(f"{name} is a link to something that no longer exists{tail}")
+        return NotFound(f"{name} does not exist (deleted or moved?){tail}")
+    except OSError as exc:  # a link that loops, a name too long, a parent that is a file
+        return NotFound(f"{name} cannot be reached: {exc.strerror or exc}{tail}")
+    if stat.S_ISDIR(found.st_mode):
+        return WrongKind(f"{name} is a folder, not a file{tail}") if wanted == "file" else \
+            NotFound(f"{name} is not a folder{tail}")
+    kind = next((said for test, said in _KINDS if test(found.st_mode)), None)
+    if kind:
+        return WrongKind(f"{name} is {kind}, not a file: only regular files are read{tail}")
+    if wanted == "folder":
+        return WrongKind(f"{name} is a file, not a folder{tail}")
+    return NotFound(f"{name} is not a file{tail}")
 
 
 def archive_of(path: str) -> str | None:
@@ -56,6 +86,17 @@ def archive_of(path: str) -> str | None:
         if os.path.exists(parent):  # False, not an error, for a name too long
             return str(parent) if os.path.isfile(parent) and is_archive(parent.name) else None
     return None
+
+
+def same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file: spelled alike, or one a link to the other (or both to a third),
+    or hard links to one file. Archive members are the same only when spelled alike."""
+    if paths.normalize(first) == paths.normalize(second):
+        return True
+    try:
+        return os.path.samefile(fs_rules.os_path(first), fs_rules.os_path(second))
+    except (OSError, ValueError):  # a member of an archive, gone meanwhile
+        return False
 
 
 def on_disk(path: str) -> bool:
@@ -140,8 +181,10 @@ class Reader:
         path, archive = self._located(path)
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except (FileNotFoundError, OutsideRoots):
+        except OutsideRoots:
             raise
+        except FileNotFoundError:  # gone (or made a FIFO) since it was checked
+            raise absent(path) from None
         except OSError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc.strerror or exc}") from None
         if contents.data is None:
@@ -153,15 +196,17 @@ class Reader:
         path = self.check(path)
         archive = None if os.path.isfile(path) else archive_of(path)
         if archive is None and not os.path.isfile(path):
-            raise FileNotFoundError(f"{path} is not a file")
+            raise absent(path)
         return path, archive
 
     def _extract(self, path: str, archive: str | None) -> Extraction:
         """The file's text, from bytes read through the guard (the archive's, for a member)."""
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except (FileNotFoundError, OutsideRoots):
+        except OutsideRoots:
             raise
+        except FileNotFoundError:  # gone (or made a FIFO) since it was checked
+            raise absent(path) from None
         except OSError as exc:
             raise ExtractionError(f"cannot read: {exc.strerror or exc}") from None
         if contents.data is None:
@@ -177,14 +222,14 @@ class Reader:
         for member in archive_members(archive, max_member_bytes=self.max_file_bytes, data=data):
             if member.path == path:
                 return member.read()
-        raise FileNotFoundError(f"{path} is not in {paths.name_of(archive)}")
+        raise NotFound(f"{path} is not in {paths.name_of(archive)}")
 
     def list_folder(self, path: str, limit: int) -> FolderListing:
         """A folder's entries, folders first; what indexing leaves out (hidden, ignored) and links leading
         outside the roots left out. An entry that cannot be read or named is listed with its problem."""
         path = self.check(path)
         if not os.path.isdir(path):
-            raise FileNotFoundError(f"{path} is not a folder")
+            raise absent(path, "folder")
         rules = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
         try:
             with os.scandir(fs_rules.os_path(path)) as it:

@@ -123,3 +123,31 @@ def test_a_full_disk_stops_indexing_in_one_line_and_reads_go_on(small_disk, tmp_
     found = small_disk.sensetree("search", "pelican")
     assert "note3.txt" in found.stdout
     assert "indexed: 4" in small_disk.sensetree("status").stdout
+
+
+def test_a_disk_that_fills_during_indexing_leaves_status_search_and_settings_working(small_disk, tmp_path):
+    """Issue 33: the disk filled in the middle of a run, which left the catalog's write-ahead log long;
+    the next status and search checked that log by checkpointing it into the catalog, which needs room,
+    and failed with exit 4 and a message saying that status and search keep working. ``config get``
+    also joined the 469 MB embedded chat model into the data dir."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    words = "harbour ledger orchard violin pelican quay lantern beacon tide anchor rope sail mast keel".split()
+    for i in range(200):  # about 8 MB of text that no chunking shrinks: more than the small disk holds
+        (tree / f"note{i}.txt").write_text(" ".join(f"{words[(i * 7 + k) % len(words)]}{(i * 7919 + k * 104729) % 99991}"
+                                                    for k in range(3000)), encoding="utf-8")
+    assert small_disk.sensetree("config", "set", "embedding.model", "minilm").returncode == 0
+    assert small_disk.sensetree("add", str(tree)).returncode == 0
+    refused = small_disk.sensetree("index")
+    assert refused.returncode == 4 and "disk is full" in " ".join(refused.stderr.split()), refused.stderr
+    assert small_disk.enter(["stat", "-f", "-c", "%a", str(small_disk.folder)], capture_output=True,
+                            text=True).stdout.strip() == "0"  # the run filled it to the last block
+
+    for command in (["status"], ["search", "harbour"], ["tree", "harbour"], ["queue"], ["config", "get"]):
+        result = small_disk.sensetree(*command)
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stdout.strip() and "disk is full" not in result.stderr, (command, result.stderr)
+    assert "note" in small_disk.sensetree("search", "harbour").stdout
+    listing = small_disk.enter(["ls", str(small_disk.folder)], capture_output=True, text=True).stdout
+    assert "damaged" not in listing and ".gguf" not in small_disk.enter(
+        ["find", str(small_disk.folder)], capture_output=True, text=True).stdout

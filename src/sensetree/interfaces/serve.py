@@ -12,7 +12,7 @@ import sys
 import threading
 import webbrowser
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -23,6 +23,7 @@ from .open import open_engine
 from .terminal import log_warnings
 
 
+READ_REQUEST_BYTES = 1 << 20  # a request's line and headers read whole before the app answers (see server_config)
 STOP_SECONDS = 1.0  # for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C
 
 
@@ -68,8 +69,7 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
     token = load_token(engine.data_dir)
     indexer = None if no_index or read_only else BackgroundIndexer(engine)
     app = create_app(engine, token, ServerOptions(host, port, allow_remote=remote), indexer)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=STOP_SECONDS))
+    server = uvicorn.Server(server_config(app))
     url = f"http://127.0.0.1:{port}/#token={token}" if not remote else f"http://{host}:{port}/#token={token}"
     typer.echo(f"SenseTree is running at {url}", err=False)
     if remote:
@@ -101,3 +101,12 @@ def _bind(host: str, port: int) -> socket.socket:
     listener.set_inheritable(True)
     return listener
 
+
+def server_config(app: Any) -> Any:
+    """The web server's settings. A request line of up to 1 MiB is read whole (h11's own bound is 16 KiB of
+    an unfinished request: past it the connection was dropped while the client was still sending, which it
+    saw as a reset), so that the app answers one that is too long with 414 and why (``api/app.py``)."""
+    import uvicorn
+
+    return uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=STOP_SECONDS,
+                          h11_max_incomplete_event_size=READ_REQUEST_BYTES)

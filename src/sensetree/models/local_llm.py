@@ -121,6 +121,25 @@ def model_file(name: str, models_dir: Path) -> Path | None:
         return None
 
 
+def installed(name: str, models_dir: Path) -> bool:
+    """Whether an embedded model is there to be used, without joining its parts or hashing it: what a
+    settings view asks (``config get``, ``GET /api/settings``). ``model_file`` joins and checks it when
+    it is first used: a 469 MB write into the data dir that a view must not make (on a full disk it
+    failed ``config get``; with chat on an endpoint it is never needed)."""
+    if name.endswith(".gguf"):
+        return Path(name).expanduser().is_file()
+    model = EMBEDDED.get(name)
+    if model is None:
+        return False
+    if model.resource:
+        package, file = model.resource
+        spec = importlib.util.find_spec(package)
+        return bool(spec and spec.submodule_search_locations
+                    and (Path(spec.submodule_search_locations[0]) / file).is_file())
+    return assembled_file(model, models_dir).is_file() or \
+        all(importlib.util.find_spec(part) is not None for part in model.parts)
+
+
 @functools.cache
 def _checked_resource(model: EmbeddedModel) -> Path:
     package, file = model.resource  # type: ignore[misc]

@@ -90,7 +90,7 @@ class Models:
     # every role -------------------------------------------------------------------------
     def by_role(self) -> dict[str, list[dict[str, Any]]]:
         """Per role: the models that are installed or can be pulled, and which one is in use."""
-        from .local_llm import DEFAULT_MODEL, EMBEDDED, model_file, pick_runtime
+        from .local_llm import DEFAULT_MODEL, EMBEDDED, installed, pick_runtime
 
         s = self.settings
         embedding = [{"name": name, "installed": True, "active": not s["embedding.base_url"] and
@@ -104,7 +104,7 @@ class Models:
                      for r in list_rerankers(self.models_dir)]
         chat_name = s["chat.model"] or DEFAULT_MODEL
         runtime = pick_runtime(s["chat.runtime"])
-        chat = [{"name": name, "installed": runtime is not None and model_file(name, self.models_dir) is not None,
+        chat = [{"name": name, "installed": runtime is not None and installed(name, self.models_dir),
                  "active": not s["chat.base_url"] and chat_name == name,
                  "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)"}
                 for name in EMBEDDED]

@@ -51,7 +51,14 @@ def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:
 
 
 def list_copies(catalog: Catalog, response: SearchResponse) -> None:
-    """Every other place a result's content is found, not only the copies that ranked."""
+    """Every other place a result's content is found, not only the copies that ranked. Of the identical
+    copies that ranked (their chunks tie), the first by path stands for them, so the same file
+    represents them from one run to the next (which one ranked first was LanceDB's order)."""
+    for result in response.results:
+        if result.duplicates:
+            places = sorted({result.path, *result.duplicates})
+            result.path, result.name = places[0], paths.name_of(places[0])
+            result.duplicates = places[1:]
     hashes = {r.content_hash: r for r in response.results if r.content_hash}
     for content_hash, copies in catalog.files.with_hashes(hashes).items():
         result = hashes[content_hash]

@@ -21,6 +21,10 @@ filter) out. English, German, French and Spanish. What counts as a filter, and w
   a calendar week read literally would hide Monday's file on Tuesday.
 - **A folder**: "in Work", "im Ordner Projekte", "dans Travail", "en la carpeta Trabajo", read only
   when ``folders(name)`` finds such a folder under the roots; otherwise the words stay in the query.
+  A name several folders have ("notes" in two projects) scopes to all of them, not the shallowest.
+- **Several times** narrow each other where they overlap ("since 2019 before 2021"); where they do
+  not ("in 2024 in 2025") they mean the span that covers both, never an empty period; where even
+  that bounds nothing ("since 2025 before 2024") no time is read and the words stay in the query.
 
 What only looks like a filter stays in the query (be conservative: the engine also compares the
 filtered results with the unfiltered ones):
@@ -72,10 +76,18 @@ class Understood:
     modified_before: float | None    # epoch seconds, exclusive
     folder: str | None               # the first of the folders ``folders(name)`` gave for the name said
     said: tuple[str, ...]            # the words read as filters, as written ("pdf", "from March 2025", "in Work")
+    folders: tuple[str, ...] = ()    # every folder of that name (the search scopes to all of them)
+
+    @property
+    def scope(self) -> str | list[str] | None:
+        """What the search is scoped to: the folder, or every folder of the name said when there are several."""
+        return list(self.folders) if len(self.folders) > 1 else self.folder
 
     def as_dict(self) -> dict:
         """JSON for the interfaces (an "understood: ..." line, chips that undo one filter)."""
-        return {**asdict(self), "types": list(self.types), "said": list(self.said)}
+        shown = {**asdict(self), "types": list(self.types), "said": list(self.said)}
+        del shown["folders"]  # the answer's notice names them when there are several; the JSON stays as it was
+        return shown
 
     def filters(self) -> Filters | None:
         """The types and the period as the search's ``Filters`` (the folder is a scope, not a filter)."""
@@ -84,7 +96,6 @@ class Understood:
         return Filters(self.types, self.modified_after, self.modified_before)
 
 
-FEW_RESULTS = 3  # a filtered search finding fewer, where the words alone find more, says so and offers them
 
 
 def narrowed(given: Filters | None, said: Filters | None) -> Filters | None:
@@ -292,7 +303,7 @@ class _Reading:
     start: int
     end: int
     kind: str       # "time", "year" (a bare year: read only beside a type), "folder", "type"
-    value: object   # a period, a phrase for dateparser (resolved once read), a folder, types
+    value: object   # a period, a phrase for dateparser (resolved once read), the folders of a name, types
     plural: bool = False
 
 
@@ -324,16 +335,40 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
         read = read if others else []
     if not read:
         return None
-    starts = [r.value[0] for r in read if r.kind == "time" and r.value[0] is not None]
-    ends = [r.value[1] for r in read if r.kind == "time" and r.value[1] is not None]
+    period = _period([r.value for r in read if r.kind == "time"])
+    if period is None:  # times that contradict each other ("since 2025 before 2024"): no time is read
+        read = [r for r in read if r.kind != "time"]
+        rest = _without(text, read)
+        if not read or _empty(rest):
+            return None
+        period = (None, None)
+    found_folders = next((r.value for r in read if r.kind == "folder"), ())
     return Understood(
         query=rest,
         types=tuple(dict.fromkeys(t for r in read if r.kind == "type" for t in r.value)),
-        modified_after=max(starts).timestamp() if starts else None,  # several times narrow each other
-        modified_before=min(ends).timestamp() if ends else None,
-        folder=next((r.value for r in read if r.kind == "folder"), None),
+        modified_after=period[0].timestamp() if period[0] else None,
+        modified_before=period[1].timestamp() if period[1] else None,
+        folder=found_folders[0] if found_folders else None,
         said=tuple(_tidy(text[r.start:r.end]) for r in read),
+        folders=tuple(found_folders),
     )
+
+
+def _period(periods: list[tuple[datetime | None, datetime | None]]
+            ) -> tuple[datetime | None, datetime | None] | None:
+    """The one period several times said make: where they overlap, what they share ("since 2019 before
+    2021"); where they do not ("in 2024 in 2025"), the span that covers them all, as a person listing
+    two years means both. None when even that span bounds nothing ("since 2025 before 2024")."""
+    if not periods:
+        return None, None
+    starts = [start for start, _ in periods if start is not None]
+    ends = [end for _, end in periods if end is not None]
+    after, before = (max(starts) if starts else None), (min(ends) if ends else None)
+    if after is None or before is None or after < before:
+        return after, before
+    after = None if any(start is None for start, _ in periods) else min(starts)
+    before = None if any(end is None for _, end in periods) else max(ends)
+    return None if after is None and before is None else (after, before)
 
 
 # --- finding ------------------------------------------------------------------------------------------
@@ -486,7 +521,7 @@ def _folder(start: int, end: int, name: str, folders: Callable[[str], list[str]]
         hits = folders(name)
     except Exception:  # a lookup that fails reads nothing as a folder
         return []
-    return [_Reading(start, end, "folder", hits[0])] if hits else []
+    return [_Reading(start, end, "folder", tuple(hits))] if hits else []
 
 
 def _types(text: str, taken: list[_Reading]) -> list[_Reading]:

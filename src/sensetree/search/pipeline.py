@@ -222,11 +222,12 @@ class Retriever:
         response.fusion = fused.explanation
         return fused.candidates
 
-    def tree(self, query: str, scope: str | None, roots: list[str], limit: int = 400,
+    def tree(self, query: str, scope: str | list[str] | None, roots: list[str], limit: int = 400,
              filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
-        """Dense leg only, best score per existing file, max propagated up to the scope or every root."""
+        """Dense leg only, best score per existing file, max propagated up to the scope (each of several:
+        every folder of a name said) or every root."""
         query, response = self._prepare(query)
-        tops = [paths.normalize(scope)] if scope else roots
+        tops = [paths.normalize(s) for s in ([scope] if isinstance(scope, str) else scope)] if scope else roots
         if not query or not tops:
             return None, response.notices
         try:

@@ -11,9 +11,11 @@ insertion or transposition of two neighbouring letters is one edit; LanceDB's fu
 transposition as two, so it is asked for one edit more), is a candidate; those near a form come
 before those near the beginning, then the nearest win, then the one in the most chunks. A term
 must begin with the word's first letter: typos seldom hit it, and a real word the files lack
-("letter") would otherwise become another one ("butter"). Words the index knows are never touched, nor are words with no term near enough.
+("letter") would otherwise become another one ("butter"). Words the index knows are never touched, nor
+common words of the language (``lexicon.py``: "last" is no typo of "list"), nor words with no term
+near enough.
 
-This module is pure: the lookups are passed in, so it is tested without an index.
+This module is pure: the lookups are passed in (the lexicon by default), so it is tested without an index.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 import regex
+
+from . import lexicon
 
 MIN_LETTERS = 4     # shorter words are left alone: too many real words are one edit apart
 SHORT_WORD = 5      # up to this many letters one edit is forgiven, two beyond it
@@ -121,8 +125,10 @@ def probes(word: str) -> list[str]:
 
 def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],
                 near: Callable[[list[str], int], Mapping[str, int]],
-                count: Callable[[str], int] | None = None) -> dict[str, str]:
-    """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds.
+                count: Callable[[str], int] | None = None,
+                is_word: Callable[[str], bool] = lexicon.is_word) -> dict[str, str]:
+    """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds and
+    that are no word of the language (``is_word``: lexicon.py; "last" is not "list" misspelt).
 
     ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
     hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
@@ -130,6 +136,8 @@ def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[
     term, to settle a tie."""
     found: dict[str, str] = {}
     for word in checked_words(query):
+        if is_word(word):
+            continue
         terms = forms(word) or [word]
         if known(terms):
             continue

@@ -254,7 +254,15 @@ class Storage:
                 self.full = True
                 return Catalog(path, read_only=True)
             return self._salvage_catalog(str(exc))
-        problem = integrity.wal_problem(wal, catalog.wal_frames()) if wal else None
+        try:
+            problem = integrity.wal_problem(wal, catalog.wal_frames()) if wal else None
+        except sqlite3.OperationalError as exc:
+            # The check checkpoints the log into the catalog, which needs room: a run the disk filled left
+            # a long log behind. SQLite reads through the log as it is; the check waits for room.
+            if not disk_full(exc):
+                raise
+            self.full = True
+            problem = None
         if problem:
             self.notices.add(f"The catalog's write-ahead log was damaged: {problem}. Its last changes were "
                              "lost; the catalog was checked against the vectors and what it lost will be "

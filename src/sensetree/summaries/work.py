@@ -6,7 +6,11 @@ pages it covers), then writes the whole from those notes, citing them as ``[n]``
 themselves are too long for the window, neighbouring notes are combined first. A folder's files
 come from their stored summary (the "sense" written at indexing) where there is one, else from
 their first part. Two files are compared from the notes on each and, when one is a version of
-the other, from the lines that changed (difflib), each change a note that names its page.
+the other, from the lines that changed (difflib), each change a note that names its page. The diff is
+bounded whatever the files (design §5's limits): the lines both share at their start and end are set
+aside in one linear pass, and at most ``MAX_DIFF_LINES`` of what remains of each file go to difflib,
+whose work grows with the square of the lines it is given (two 300 KB logs of similar lines held it
+for minutes); the summary says when the rest was not compared line by line.
 
 Every step says how far it is through ``on_progress`` ("report.pdf: part 3 of 12 (pp. 5–6)").
 A sentence of the whole that cites no note gets the note it shares most words with, so each point
@@ -23,7 +27,7 @@ from typing import Callable
 
 from ..answers import Note, Summary
 from ..errors import BadInput
-from ..reader import Reader, Unreadable
+from ..reader import NotServed, Reader, Unreadable
 from .model import ChatModel
 from .parts import TextPart, place_label, split_parts, worth_reading
 
@@ -34,6 +38,7 @@ MAX_PARTS = 80           # a longer file is read up to here, and the summary say
 MAX_FOLDER_FILES = 12    # a folder's files read; the summary names how many were left out
 MAX_CHANGES = 12         # changed passages shown to the model when comparing versions
 VERSION_RATIO = 0.3      # at least this share of lines in common: the files are versions, the changes say what differs
+MAX_DIFF_LINES = 2000   # lines of each file diffed line by line, once their common start and end are set aside
 READ_CHARS = 10**9       # a whole file (the reader still stops at the size indexing reads)
 
 NOTE_SYSTEM = ("You take notes on one part of a document for the user. Write at most four short sentences with "
@@ -113,6 +118,11 @@ class Summariser:
         notes = []
         shown = files[:MAX_FOLDER_FILES]
         for i, entry in enumerate(shown, start=1):
+            try:  # a file the user ignored (or a rule leaves out) is left out of the folder, and said
+                self.reader.check(entry.path)
+            except NotServed as exc:
+                self.notices.append(f"{entry.name} not read: {str(exc).removeprefix(entry.name + ': ')}")
+                continue
             sense = self.senses(entry.path)
             if sense:
                 self.on_progress(f"file {i} of {len(shown)}: {entry.name} (its stored summary)")
@@ -144,7 +154,7 @@ class Summariser:
         a, b = self._read(path), self._read(other)
         if a.path == b.path:
             raise BadInput(f"{a.name} is the same file twice: name two files to compare")
-        changes = _changes(a, b)
+        changes = _changes(a, b, self.notices)
         if changes is not None:
             self.on_progress(f"{len(changes)} changed passage(s) between {a.name} and {b.name}")
         notes_a = self._part_notes(a, question, tag="A")
@@ -163,8 +173,10 @@ class Summariser:
     # the steps -----------------------------------------------------------------------------
     def _read(self, path: str) -> _Read:
         read = self.reader.read_text(path, READ_CHARS)
-        if read.context_only:
-            raise Unreadable(f"{read.name} has no text to summarise ({read.text.strip()[:120]})")
+        if read.context_only:  # the text describes the file, one fact a line: the refusal says its type and size
+            facts = dict(line.split(": ", 1) for line in read.text.splitlines() if ": " in line)
+            what = "; ".join(facts[k] for k in ("Type", "Size") if k in facts) or _first_words(read.text, 120)
+            raise Unreadable(f"{read.name} has no text to summarise ({what})")
         parts = worth_reading(split_parts(read.text, read.spans, self.part_chars))
         if not parts:
             raise Unreadable(f"{read.name} has no text to summarise (it is empty)")
@@ -268,17 +280,38 @@ class Summariser:
                        self.model.label, time.perf_counter() - started)
 
 
-def _changes(a: _Read, b: _Read) -> list[tuple[str, dict | None, str]] | None:
+def _changes(a: _Read, b: _Read, notices: list[str] | None = None) -> list[tuple[str, dict | None, str]] | None:
     """The passages that differ between two versions, each with B's page ("changed on p. 4"), or None
-    when the files share too little wording to be versions of one text."""
+    when the files share too little wording to be versions of one text. Bounded: see the module's note;
+    ``notices`` hears when part of the files was not compared line by line."""
     lines_a, lines_b = _lines(a.text), _lines(b.text)
-    matcher = difflib.SequenceMatcher(None, [t for _, t in lines_a], [t for _, t in lines_b], autojunk=False)
-    if matcher.ratio() < VERSION_RATIO:
+    keys_a, keys_b = [t for _, t in lines_a], [t for _, t in lines_b]
+    head = 0
+    while head < min(len(keys_a), len(keys_b)) and keys_a[head] == keys_b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(keys_a), len(keys_b)) - head and keys_a[-1 - tail] == keys_b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = keys_a[head:len(keys_a) - tail], keys_b[head:len(keys_b) - tail]
+    middle = len(mid_a) + len(mid_b)
+    if len(mid_a) > MAX_DIFF_LINES or len(mid_b) > MAX_DIFF_LINES:
+        if notices is not None:
+            notices.append(f"{a.name} and {b.name} differ over {len(mid_a):,} and {len(mid_b):,} lines: only the "
+                           f"first {MAX_DIFF_LINES:,} of each were compared line by line (the notes on each part "
+                           "still cover the whole of both)")
+        mid_a, mid_b = mid_a[:MAX_DIFF_LINES], mid_b[:MAX_DIFF_LINES]
+    matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    # what the diffed lines share stands for the whole middle when it was cut
+    same = head + tail + matched * middle / max(1, len(mid_a) + len(mid_b))
+    total = len(keys_a) + len(keys_b)
+    if total and 2 * same < VERSION_RATIO * total:
         return None
     changes = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         was = " ".join(t for _, t in lines_a[i1:i2])
         now = " ".join(t for _, t in lines_b[j1:j2])
         at = lines_b[j1][0] if j1 < len(lines_b) else len(b.text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -12,6 +14,7 @@ from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ..background import BackgroundIndexer
 from . import chat, files, operations
+from .bodies import cleaned
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
 from .statuses import STATUSES
@@ -29,8 +32,10 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                   description="Local semantic search over your own folders. Every /api/ call needs "
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
+    app.add_middleware(LongRequests)
     for error, status in STATUSES.items():
         app.add_exception_handler(error, _as_status(status))
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
     app.state.chats = app.state.context.chats
     engine.chat_models = app.state.chats.model_turn  # summaries take their turn on the assistant's model
@@ -43,6 +48,34 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     for module in (operations, files, chat):
         app.include_router(module.router)
     return app
+
+
+MAX_URL_BYTES = 64 * 1024  # a path and query string longer than this are refused with 414 (long text goes in a body)
+
+
+class LongRequests:
+    """414 with what to do for a URL longer than ``MAX_URL_BYTES`` (a 200 KB query string), before anything
+    reads it; the web server reads such a request whole first (``serve.server_config``)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+            if size > MAX_URL_BYTES:
+                answer = JSONResponse({"detail": f"the address is {size:,} bytes long; at most {MAX_URL_BYTES:,} "
+                                                 "are read: send long text in a POST body"}, 414)
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """A body or query that does not fit its route: 422 with what is wrong, as FastAPI says it, but with
+    any lone surrogate the request carried (``"\\ud800"``, echoed back in ``input``) made U+FFFD first:
+    JSON cannot be written with one, so FastAPI's own answer was a 500 (every body and /stream route)."""
+    return JSONResponse({"detail": cleaned(jsonable_encoder(exc.errors()))}, 422)
 
 
 def _as_status(status: int):

@@ -16,16 +16,17 @@ class Body(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _as_text(cls, value: Any) -> Any:
-        return _cleaned(value)
+        return cleaned(value)
 
 
-def _cleaned(value: Any) -> Any:
+def cleaned(value: Any) -> Any:
+    """``value`` with every string in it (list items, dict keys and values) free of lone surrogates."""
     if isinstance(value, str):
         return without_surrogates(value)
     if isinstance(value, list):
-        return [_cleaned(v) for v in value]
+        return [cleaned(v) for v in value]
     if isinstance(value, dict):
-        return {_cleaned(k): _cleaned(v) for k, v in value.items()}
+        return {cleaned(k): cleaned(v) for k, v in value.items()}
     return value
 
 

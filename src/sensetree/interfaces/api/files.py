@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
-from ...reader import archive_of
+from ...reader import NotFound, archive_of
 from .bodies import OpenBody
 from .context import ApiContext, context
 
@@ -31,7 +31,7 @@ def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, A
     path = ctx.engine.reader().check(body.path)
     opened = path if os.path.exists(path) else archive_of(path)  # a member opens as its archive
     if opened is None:
-        raise FileNotFoundError(f"{path} does not exist")
+        raise NotFound(f"{path} does not exist")
     try:
         at_page = _open_with_system(opened, body.page if opened == path else None)
     except OSError as exc:

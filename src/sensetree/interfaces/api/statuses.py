@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ...config import SettingsError
-from ...errors import BadInput, ModelError, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
+from ...errors import BadInput, ModelError, NotFound, WrongKind, ReadOnlyIndex, SenseTreeError, StoreDamaged, WriterBusy
 from ...reader import OutsideRoots, Unreadable
 
 STATUSES: dict[type[Exception], int] = {SenseTreeError: 400, BadInput: 400, OutsideRoots: 403, ReadOnlyIndex: 403,
-                                        FileNotFoundError: 404, WriterBusy: 409, Unreadable: 422, SettingsError: 422,
+                                        FileNotFoundError: 404, NotFound: 404, WrongKind: 422, WriterBusy: 409, Unreadable: 422, SettingsError: 422,
                                         ModelError: 503, StoreDamaged: 503}
 
 
