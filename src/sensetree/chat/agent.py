@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .. import paths
-from ..engine import Engine, SenseTreeError
+from ..engine import Engine
+from ..errors import SenseTreeError
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
 from . import prompt, seed

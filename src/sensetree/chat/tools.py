@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import SenseTreeError
+from ..handlers.files import chunk_text
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
@@ -262,7 +263,7 @@ class Toolbox:
 def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:
     """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``;
     with its line breaks when not ``flat``."""
-    text = engine.chunk_text(result.path, result.chunk_index) or result.snippet
+    text = chunk_text(engine, result.path, result.chunk_index) or result.snippet
     text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
 

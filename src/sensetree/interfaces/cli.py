@@ -490,7 +490,7 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = engine.pull_reranker(name, progress)
+                folder = engine.models.pull_reranker(name, progress)
         except SenseTreeError as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")

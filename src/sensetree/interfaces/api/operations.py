@@ -16,6 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field, create_model
 
 from ...errors import SenseTreeError
+from ...handlers.summaries import readable
 from ...operations import OPERATIONS, Effect, Operation, Param, params_of
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
@@ -110,7 +111,7 @@ def _streamed(op: Operation):
         params = op.params(**body.model_dump())
         for name in ("path", "other"):  # refused with its status before the stream's 200 goes out
             if getattr(params, name, None):
-                ctx.engine.readable(getattr(params, name))
+                readable(ctx.engine, getattr(params, name))
         return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream", headers=HEADERS)
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
