@@ -98,6 +98,8 @@ def default_data_dir() -> Path:
 class SettingsError(BadInput):
     """An unknown key or a value of the wrong type."""
 
+    status = 422
+
 
 def parse_value(key: str, raw: str) -> Any:
     """Turn the text a user typed into the type of the key's default."""

@@ -17,6 +17,7 @@ import pypdfium2 as pdfium
 
 from . import pages, paths
 from .answers import Entry, Listing
+from .errors import NotFound
 from .ingest.walker import block_reason
 from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable
 from .search.snippets import place
@@ -64,7 +65,7 @@ class Explorer:
         chunks to show, and the panel takes it back)."""
         path = self.reader.check(path, ignored=False)
         if not os.path.lexists(path):
-            raise FileNotFoundError(f"{path} does not exist")
+            raise NotFound(f"{path} does not exist")
         try:
             stat = os.stat(path)
         except OSError as exc:  # a link that loops, a name too long

@@ -28,7 +28,7 @@ from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
 from .store.stored_text import without_head
 from .store.chunks import ChunkStore
-from .errors import BadInput
+from .errors import BadInput, NotFound
 
 __all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoots", "Reader", "RootGuard", "Unreadable",
            "archive_of", "on_disk"]
@@ -44,8 +44,10 @@ LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
 class Unreadable(BadInput):
     """The file or folder is inside the roots but cannot be read (corrupt, no permission); the message says why.
 
-    A path that is not there, or not a file (or not a folder) as asked, raises FileNotFoundError.
+    A path that is not there, or not a file (or not a folder) as asked, raises ``NotFound``.
     """
+
+    status = 422
 
 
 def archive_of(path: str) -> str | None:
@@ -140,8 +142,10 @@ class Reader:
         path, archive = self._located(path)
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except (FileNotFoundError, OutsideRoots):
+        except (NotFound, OutsideRoots):
             raise
+        except FileNotFoundError:  # gone since it was checked, or no regular file there
+            raise NotFound(f"{path} is not a file") from None
         except OSError as exc:
             raise Unreadable(f"{paths.name_of(path)} cannot be read: {exc.strerror or exc}") from None
         if contents.data is None:
@@ -153,15 +157,17 @@ class Reader:
         path = self.check(path)
         archive = None if os.path.isfile(path) else archive_of(path)
         if archive is None and not os.path.isfile(path):
-            raise FileNotFoundError(f"{path} is not a file")
+            raise NotFound(f"{path} is not a file")
         return path, archive
 
     def _extract(self, path: str, archive: str | None) -> Extraction:
         """The file's text, from bytes read through the guard (the archive's, for a member)."""
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except (FileNotFoundError, OutsideRoots):
+        except (NotFound, OutsideRoots):
             raise
+        except FileNotFoundError:  # gone since it was checked, or no regular file there
+            raise NotFound(f"{path} is not a file") from None
         except OSError as exc:
             raise ExtractionError(f"cannot read: {exc.strerror or exc}") from None
         if contents.data is None:
@@ -177,14 +183,14 @@ class Reader:
         for member in archive_members(archive, max_member_bytes=self.max_file_bytes, data=data):
             if member.path == path:
                 return member.read()
-        raise FileNotFoundError(f"{path} is not in {paths.name_of(archive)}")
+        raise NotFound(f"{path} is not in {paths.name_of(archive)}")
 
     def list_folder(self, path: str, limit: int) -> FolderListing:
         """A folder's entries, folders first; what indexing leaves out (hidden, ignored) and links leading
         outside the roots left out. An entry that cannot be read or named is listed with its problem."""
         path = self.check(path)
         if not os.path.isdir(path):
-            raise FileNotFoundError(f"{path} is not a folder")
+            raise NotFound(f"{path} is not a folder")
         rules = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
         try:
             with os.scandir(fs_rules.os_path(path)) as it:

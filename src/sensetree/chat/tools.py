@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
-from ..errors import SenseTreeError
+from ..errors import NotFound, SenseTreeError
 from ..handlers.files import chunk_text
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
@@ -189,7 +189,7 @@ class Toolbox:
             result = op.run(self.engine, op.parse(values, tool=True), **extra)
         except OutsideRoots:
             raise
-        except (SenseTreeError, FileNotFoundError) as exc:
+        except SenseTreeError as exc:
             return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
         if isinstance(result, SimilarResponse):
             note += "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
@@ -237,7 +237,7 @@ class Toolbox:
     def read_file(self, path: str) -> ToolOutcome:
         try:
             read = self.reader.read_text(path, READ_CHARS)
-        except FileNotFoundError as exc:
+        except NotFound as exc:
             return ToolOutcome(f"error: {exc}", f"reading: {path} (not a file)")
         except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"reading: {path} (unreadable)")
@@ -249,7 +249,7 @@ class Toolbox:
     def list_directory(self, path: str) -> ToolOutcome:
         try:
             listing = self.reader.list_folder(path, LIST_ENTRIES)
-        except FileNotFoundError as exc:
+        except NotFound as exc:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (not a folder)")
         except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (failed)")

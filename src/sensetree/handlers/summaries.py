@@ -8,6 +8,7 @@ from typing import Callable
 
 from ..answers import Summary
 from ..context import Context
+from ..errors import NotFound
 from ..operations import CompareParams, SummariseParams
 from ..reader import archive_of
 from ..summaries import ChatModel, Summariser, open_chat_model
@@ -40,7 +41,7 @@ def readable(ctx: Context, path: str, folder: bool = True) -> str:
     if os.path.isdir(path) and folder:
         return path
     if not os.path.isfile(path) and archive_of(path) is None:
-        raise FileNotFoundError(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
+        raise NotFound(f"{path} is not a file" + ("" if folder else " (compare takes two files)"))
     return path
 
 

@@ -206,9 +206,6 @@ def _ask_files(files: list[str], question: Optional[str], json_out: bool, data_d
     except SenseTreeError as exc:
         _fail(str(exc))
         return
-    except FileNotFoundError as exc:
-        _fail(str(exc))
-        return
     with suppress(BrokenPipeError):
         if json_out:
             sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")

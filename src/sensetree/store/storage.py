@@ -143,8 +143,9 @@ class Storage:
         """Run ``operation``; when it fails on a damaged catalog or vector table, repair it and run once more.
 
         ``StoreDamaged`` is repaired; every other error of ours passes through untouched. What SQLite or
-        LanceDB raise (their errors are ``RuntimeError``, ``ValueError`` or ``OSError``) is damage only
-        when the check of their files finds some.
+        LanceDB raise (their errors are ``RuntimeError``, ``ValueError`` or ``OSError``, raised inside
+        their own code) is damage only when the check of their files finds some; the same kinds raised
+        anywhere else (a bug, a file being indexed) pass through without a check.
         """
         try:
             return operation()
@@ -154,7 +155,7 @@ class Storage:
         except SenseTreeError:
             raise
         except (sqlite3.DatabaseError, RuntimeError, ValueError, OSError) as exc:
-            if not self._repair(exc):
+            if not (isinstance(exc, sqlite3.DatabaseError) or raised_by_the_store(exc)) or not self._repair(exc):
                 raise
         return operation()
 
@@ -282,3 +283,22 @@ class Storage:
     def size_bytes(self) -> int:
         catalog = sum(f.stat().st_size for f in self.data_dir.glob("catalog.sqlite*") if f.is_file())
         return catalog + self.location.size_bytes()
+
+
+STORE_LIBRARIES = ("lancedb", "lance", "pyarrow", "sqlite3")  # where the store's files are read and written
+
+
+def raised_by_the_store(error: BaseException) -> bool:
+    """Whether ``error`` (or what it was raised from) came out of LanceDB, Lance, Arrow or SQLite code:
+    only those read the store's files, so only their errors may mean a damaged file."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        tb = error.__traceback__
+        while tb is not None:
+            module = tb.tb_frame.f_globals.get("__name__", "")
+            if module.split(".")[0] in STORE_LIBRARIES:
+                return True
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+    return False

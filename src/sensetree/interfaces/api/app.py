@@ -10,11 +10,12 @@ from fastapi.staticfiles import StaticFiles
 
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
+from ...errors import SenseTreeError
 from ..background import BackgroundIndexer
 from . import chat, files, operations
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
-from .statuses import STATUSES
+from .statuses import status_of
 
 WEB = Path(__file__).parent.parent / "web"
 
@@ -29,8 +30,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                   description="Local semantic search over your own folders. Every /api/ call needs "
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
-    for error, status in STATUSES.items():
-        app.add_exception_handler(error, _as_status(status))
+    app.add_exception_handler(SenseTreeError, _as_status)
     app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
     app.state.chats = app.state.context.chats
     engine.chat_models = app.state.chats.model_turn  # summaries take their turn on the assistant's model
@@ -45,7 +45,6 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
     return app
 
 
-def _as_status(status: int):
-    async def handler(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status)
-    return handler
+async def _as_status(_: Request, exc: Exception) -> JSONResponse:
+    """An error of the tree as its status (``SenseTreeError.status``), the message as ``detail``."""
+    return JSONResponse({"detail": str(exc)}, status_of(exc))

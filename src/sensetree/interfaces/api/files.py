@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
+from ...errors import NotFound
 from ...handlers import files
 from ...reader import archive_of
 from .bodies import OpenBody
@@ -32,7 +33,7 @@ def open_file(body: OpenBody, ctx: ApiContext = Depends(context)) -> dict[str, A
     path = ctx.engine.reader().check(body.path)
     opened = path if os.path.exists(path) else archive_of(path)  # a member opens as its archive
     if opened is None:
-        raise FileNotFoundError(f"{path} does not exist")
+        raise NotFound(f"{path} does not exist")
     try:
         at_page = _open_with_system(opened, body.page if opened == path else None)
     except OSError as exc:

@@ -127,7 +127,7 @@ def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
         try:
             result = op.run(ctx.engine, params, on_progress=lambda text: say("progress", {"text": text}))
             say("done", result.as_dict())
-        except (SenseTreeError, FileNotFoundError) as exc:
+        except SenseTreeError as exc:
             say("error", {"message": str(exc), "status": status_of(exc)})
         except Exception as exc:  # the stream must end with a reason, not a dropped connection
             say("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}", "status": 500})
