@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from ..engine import Engine
 from ..answers import Listing
-from ..errors import SenseTreeError
+from ..errors import NotFound, SenseTreeError
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
