@@ -62,21 +62,74 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what a type checker and an IDE see; nothing of it is imported at run time
-    from .answers import (Entry, FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Note, Phases, Preview,
-                          ProbeReport, Queue, QueuedFile, Requeued, RootAdded, RootRemoved, Roots, Sense,
-                          SettingChanged, SettingsView, Status, Summary, TakenBack)
+    from .answers import (
+        Entry,
+        FileDetail,
+        FolderMode,
+        Ignored,
+        Listing,
+        ModelsCatalogue,
+        Note,
+        Phases,
+        Preview,
+        ProbeReport,
+        Queue,
+        QueuedFile,
+        Requeued,
+        RootAdded,
+        RootRemoved,
+        Roots,
+        Sense,
+        SettingChanged,
+        SettingsView,
+        Status,
+        Summary,
+        TakenBack,
+    )
     from .config import SettingsError
     from .engine import Engine
-    from .errors import (BadInput, DataDirReadOnly, ModelError, NotFound, ReadOnlyIndex, SenseTreeError, StoreDamaged,
-                         WriterBusy)
+    from .errors import (
+        BadInput,
+        DataDirReadOnly,
+        ModelError,
+        NotFound,
+        ReadOnlyIndex,
+        SenseTreeError,
+        StoreDamaged,
+        WriterBusy,
+    )
     from .ingest.confine import NotServed, OutsideRoots
     from .ingest.pause import IndexingPaused
     from .ingest.progress import Progress
-    from .operations import (OPERATIONS, AddRootParams, AskParams, BrowseParams, CompareParams, Effect, FileParams,
-                             FolderModeParams, IgnoreParams, ModelsParams, Operation, PinParams, PreviewParams,
-                             ProbeParams, QueueParams, ReindexParams, RemoveRootParams, RetryParams, RootsParams,
-                             SearchParams, SenseParams, SetParams, SettingsParams, SimilarParams, StatusParams,
-                             SummariseParams, TreeParams, UnignoreParams)
+    from .operations import (
+        OPERATIONS,
+        AddRootParams,
+        AskParams,
+        BrowseParams,
+        CompareParams,
+        Effect,
+        FileParams,
+        FolderModeParams,
+        IgnoreParams,
+        ModelsParams,
+        Operation,
+        PinParams,
+        PreviewParams,
+        ProbeParams,
+        QueueParams,
+        ReindexParams,
+        RemoveRootParams,
+        RetryParams,
+        RootsParams,
+        SearchParams,
+        SenseParams,
+        SetParams,
+        SettingsParams,
+        SimilarParams,
+        StatusParams,
+        SummariseParams,
+        TreeParams,
+        UnignoreParams,
+    )
     from .reader import Unreadable
-    from .search.types import (Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse,
-                               Version)
+    from .search.types import Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version

@@ -24,10 +24,27 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
+from .answers import (
+    FileDetail,
+    FolderMode,
+    Ignored,
+    Listing,
+    ModelsCatalogue,
+    Preview,
+    ProbeReport,
+    Queue,
+    Requeued,
+    RootAdded,
+    RootRemoved,
+    Roots,
+    Sense,
+    SettingChanged,
+    SettingsView,
+    Status,
+    Summary,
+    TakenBack,
+)
 from .errors import BadInput
-from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Preview, ProbeReport, Queue, Requeued,
-                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
-                      TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fs_rules, paths
-from .ingest.confine import NotServed, OutsideRoots, RootGuard
+from .errors import BadInput, NotFound
 from .ingest.chunker import rejoin
+from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
 from .ingest.extract.base import human_size
 from .ingest.extract.sniff import type_from_name
 from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
-from .store.stored_text import without_head
 from .store.chunks import ChunkStore
-from .errors import BadInput, NotFound
+from .store.stored_text import without_head
 
 __all__ = ["FileText", "FolderEntry", "FolderListing", "NotServed", "OutsideRoots", "Reader", "RootGuard", "Unreadable",
            "archive_of", "on_disk"]

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
+from ..answers import Summary
 from ..errors import NotFound, SenseTreeError
 from ..handlers.files import chunk_text
+from ..operations import TOOLS, Operation
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
-from ..operations import TOOLS, Operation
 from ..search.types import SearchResponse, SearchResult, SimilarResponse
-from ..answers import Summary
 from ..summaries import ChatModel
 
 SEARCH_LIMIT = 8

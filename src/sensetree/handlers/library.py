@@ -6,8 +6,18 @@ from __future__ import annotations
 from .. import paths
 from ..answers import FolderMode, Ignored, Requeued, RootAdded, RootRemoved, Roots, Sense, TakenBack
 from ..context import Context
-from ..operations import (AddRootParams, FolderModeParams, IgnoreParams, PinParams, ReindexParams, RemoveRootParams,
-                          RetryParams, RootsParams, SenseParams, UnignoreParams)
+from ..operations import (
+    AddRootParams,
+    FolderModeParams,
+    IgnoreParams,
+    PinParams,
+    ReindexParams,
+    RemoveRootParams,
+    RetryParams,
+    RootsParams,
+    SenseParams,
+    UnignoreParams,
+)
 from .registry import handles
 
 

@@ -26,13 +26,12 @@ from typing import Callable
 from pebble import ProcessExpired
 
 from ..errors import StoreDamaged
-from .extract import is_archive
-
 from ..store.catalog import Catalog, FileRow, StoredText
 from ..store.chunks import ChunkStore
 from ..store.repair import one_line
 from ..store.table import ChunkRow
 from ..store.writes import STORE_ERRORS
+from .extract import is_archive
 from .options import IndexOptions
 from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from .confine import OutsideRoots, RootGuard
 from ..safe_text import printable
+from ..store.terms import Analysis, analyse_document
 from .chunker import chunk_spans
+from .confine import OutsideRoots, RootGuard
 from .extract import (
     Extraction,
     ExtractionError,
@@ -38,7 +39,6 @@ from .extract import (
 )
 from .extract.base import human_size
 from .extract.sniff import type_from_name
-from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
 from .walker import block_summary
 

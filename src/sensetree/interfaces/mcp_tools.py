@@ -18,8 +18,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..engine import Engine
 from ..answers import Listing
+from ..engine import Engine
 from ..errors import NotFound, SenseTreeError
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable

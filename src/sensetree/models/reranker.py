@@ -19,8 +19,8 @@ from sensetree.models.registry import (
     folder_name,
     onnx_model_file,
 )
-from ..errors import ModelError
 
+from ..errors import ModelError
 
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 

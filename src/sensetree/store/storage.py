@@ -15,8 +15,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import sqlite3
 import socket
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar

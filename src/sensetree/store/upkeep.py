@@ -85,7 +85,7 @@ class ChunkUpkeep:
     @staticmethod
     def _create_filter_indexes(table) -> None:
         """Filters on type and dates stay fast at a million chunks: prefilters served by indexes."""
-        from lancedb.index import BTree, Bitmap
+        from lancedb.index import Bitmap, BTree
 
         table.create_index("doc_type", config=Bitmap(), replace=True)
         table.create_index("mtime", config=BTree(), replace=True)

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from . import limits
 from ...errors import Interrupted, SenseTreeError
+from . import limits
 
 if TYPE_CHECKING:
     from PIL.Image import Image
