@@ -143,6 +143,13 @@ class Context:
     def ignored(self) -> list[str]:
         return self.choices.ignored()
 
+    def writable(self) -> Storage:
+        """The storage, which a search node refuses to change (``ReadOnlyIndex``)."""
+        if not isinstance(self.storage, Storage):
+            raise ReadOnlyIndex(f"this node only searches the index at {self.storage.location}; it is changed "
+                                "where it is indexed")
+        return self.storage
+
     def choose(self) -> Choices:
         """The user's choices, which a search node refuses: they are made where the index is written."""
         if self.read_only:

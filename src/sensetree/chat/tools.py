@@ -222,7 +222,7 @@ class Toolbox:
         whole = re.sub(r"\[(\d+)\]", lambda m: where.get(int(m.group(1)), ""), summary.summary)
         head = {"file": "Summary of the whole file", "folder": "What the folder holds",
                 "compare": "How the two files differ"}[summary.kind]
-        blocks, found, chunks = [], [], {}
+        blocks, found, chunks = [], [], dict[int, Any]()
         for path in dict.fromkeys(note.path for note in summary.notes):
             notes = [n for n in summary.notes if n.path == path]
             source = self.sources.add(path, None, _flat(notes[0].text)[:240], None, "read")

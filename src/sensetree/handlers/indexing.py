@@ -18,12 +18,13 @@ from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
 def index_once(ctx: Context, on_update: Callable[[Progress], None] | None, stop: threading.Event,
                max_endpoint_wait: float | None, wait_for_lock: float,
                interrupt: threading.Event | None) -> Progress:
-    with ctx.writer(wait_for_lock):
-        ctx.storage.reconcile_if_behind()
-        ctx.storage.follow_location()
+    with ctx.writer(wait_for_lock):  # a search node is refused here
+        storage = ctx.writable()
+        storage.reconcile_if_behind()
+        storage.follow_location()
         ctx.store.table.reopen()  # the last writer may have been another process that dropped the table
-        ctx.storage.recovering(ctx.storage.check_vectors)  # or someone deleted it
-        ctx.storage.match_model(ctx.models.expected_identity())
+        storage.recovering(storage.check_vectors)  # or someone deleted it
+        storage.match_model(ctx.models.expected_identity())
         ctx.scan()
         options = index_options(ctx.settings)
         if max_endpoint_wait is not None:
@@ -40,6 +41,7 @@ def index_once(ctx: Context, on_update: Callable[[Progress], None] | None, stop:
 def indexing_embedder(ctx: Context) -> Embedder:
     """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
     try:
+        embedder: Embedder
         if ctx.cluster is not None:
             embedder = ctx.cluster.embedder(ctx.store.table.dimension)
         else:

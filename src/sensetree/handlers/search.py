@@ -112,7 +112,7 @@ def similar(ctx: Context, params: SimilarParams) -> SimilarResponse:
                                                                       collapse, copies))
     _add_catalog_facts(ctx, response, params.scope, collapse)
     dated = {v.path: ctx.catalog.files.get(v.path) for v in response.versions}
-    response.versions = sorted((replace(v, mtime=dated[v.path].mtime if dated[v.path] else None)
+    response.versions = sorted((replace(v, mtime=row.mtime if (row := dated[v.path]) else None)
                                 for v in response.versions), key=lambda v: -(v.mtime or 0.0))
     return response
 

@@ -34,8 +34,8 @@ def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
     if key.startswith(("embedding.", "compute.")):
         ctx.models.forget_embedder()
     notice = None
-    if ctx.models.expected_identity() != before:
-        notice = ctx.storage.match_model(ctx.models.expected_identity())
+    if ctx.models.expected_identity() != before and not ctx.read_only:  # a search node follows the writer's vectors
+        notice = ctx.writable().match_model(ctx.models.expected_identity())
     return SettingChanged(key, ctx.settings[key], notice)
 
 

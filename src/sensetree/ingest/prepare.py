@@ -281,7 +281,8 @@ def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
 def _parts(extraction: Extraction) -> list[tuple[int, int, str | None]]:
     """(start, end, place as JSON) of the stretches chunked apart: each page, slide, sheet or chapter on
     its own, so that every chunk knows exactly where it comes from; unlocated text in between as it is."""
-    parts, at = [], 0
+    parts: list[tuple[int, int, str | None]] = []
+    at = 0
     for span in extraction.spans:
         if span.start > at:
             parts.append((at, span.start, None))

@@ -86,7 +86,7 @@ def block_reason(folder: Path, names: list[str], bias: float = 0.5) -> str | Non
 
 def block_summary(folder: Path, limit: int = 5000) -> tuple[int, list[tuple[str, int]], list[str]]:
     """(file count, top extensions, example names) for the text that stands for a block."""
-    count, extensions, examples = 0, Counter(), []
+    count, extensions, examples = 0, Counter[str](), list[str]()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:

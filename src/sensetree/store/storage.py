@@ -29,7 +29,7 @@ from . import integrity
 from .catalog import Catalog
 from .chunks import ChunkStore
 from .lease import WriterLease
-from .location import LocalLocation, Location
+from .location import LocalLocation, Location, S3Location
 from .manifest import Manifest, publish
 from .table import TABLE
 
@@ -59,7 +59,8 @@ class Storage:
         self.notices = notices
         self.location = where or LocalLocation(data_dir / "lancedb")
         self._writer_lock = FileLock(str(data_dir / "writer.lock"))
-        self._lease = WriterLease(self.location, f"{socket.gethostname()}:{data_dir}") if self.location.remote else None
+        self._lease = (WriterLease(self.location, f"{socket.gethostname()}:{data_dir}")
+                       if isinstance(self.location, S3Location) else None)  # remote: a bucket
         self._depth = 0  # writer() calls in progress in this process: the lease is taken once
         self.manifest: Callable[[], Manifest] | None = None  # what to leave beside the chunks (the engine's)
         self._published: bytes | None = None
@@ -68,7 +69,7 @@ class Storage:
         self.read_only = data_dir.is_dir() and not os.access(data_dir, os.W_OK)
         self.full = False  # the disk was full when the catalog opened: reads only, writing says why not
         self.catalog = self._open_catalog()
-        self.store = ChunkStore(self.location)
+        self.store: ChunkStore = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
             self.reconcile()
         if self.writer_free():
@@ -292,13 +293,14 @@ def raised_by_the_store(error: BaseException) -> bool:
     """Whether ``error`` (or what it was raised from) came out of LanceDB, Lance, Arrow or SQLite code:
     only those read the store's files, so only their errors may mean a damaged file."""
     seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        tb = error.__traceback__
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        tb = current.__traceback__
         while tb is not None:
             module = tb.tb_frame.f_globals.get("__name__", "")
             if module.split(".")[0] in STORE_LIBRARIES:
                 return True
             tb = tb.tb_next
-        error = error.__cause__ or error.__context__
+        current = current.__cause__ or current.__context__
     return False
