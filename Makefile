@@ -4,7 +4,7 @@ PYTHON ?= python3
 DIR ?= $(HOME)/Documents
 BIN = $(VENV)/bin
 
-.PHONY: install install-dev install-llama-cpp-python run test test-fast bench
+.PHONY: install install-dev install-llama-cpp-python run test test-fast lint bench
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -37,13 +37,19 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements/llm-test.txt
 install-llama-cpp-python: install
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q -e '.[llama-cpp]'
 
-test: install-dev
+test: lint
 	$(BIN)/python -m pytest -q
 
 # The fast loop while changing code: every stage's unit tests, without the tests marked slow (servers,
 # browser, processes, the big models, the fault suites). `make test` runs everything, as CI does.
-test-fast: install-dev
+test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# ruff (lint) and mypy over src/, as pyproject.toml configures them; `make test` and `make test-fast` run it
+# first. `ruff format --check src` joins once the tree has been through `ruff format` (pyproject.toml).
+lint: install-dev
+	$(BIN)/ruff check src
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/index_throughput.py

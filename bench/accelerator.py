@@ -47,15 +47,16 @@ print(json.dumps({"device": p.device, "reason": p.reason, "load_s": load_s, "per
 SEMANTIC = """
 import json, sys
 from sensetree.engine import Engine
+from sensetree.operations import AddRootParams, SetParams
 
 data, tree, model, device, threads = sys.argv[1:6]
 with Engine(data) as engine:
-    engine.set_setting("embedding.model", model)
-    engine.set_setting("compute.device", device)
-    engine.set_setting("embedding.threads", int(threads))
-    engine.set_setting("indexing.on_battery", "run")
-    engine.set_setting("indexing.low_priority", False)
-    engine.add_root(tree)
+    engine.run(SetParams("embedding.model", model))
+    engine.run(SetParams("compute.device", device))
+    engine.run(SetParams("embedding.threads", int(threads)))
+    engine.run(SetParams("indexing.on_battery", "run"))
+    engine.run(SetParams("indexing.low_priority", False))
+    engine.run(AddRootParams(tree))
 with Engine(data) as engine:
     progress = engine.index()
 print(json.dumps({"chunks": progress.embedding.count, "seconds": progress.embedding.seconds}))

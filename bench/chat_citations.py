@@ -29,6 +29,7 @@ from sensetree.chat.agent import UNSUPPORTED
 from sensetree.chat.citations import MARKER, abstains
 from sensetree.config import DEFAULTS
 from sensetree.engine import Engine
+from sensetree.operations import AddRootParams, SetParams
 
 HERE = Path(__file__).resolve().parent
 # the eval sets live in shared/eval beside the checkout (or above a worktree of it)
@@ -80,13 +81,13 @@ def main() -> None:
         if not tree.exists():
             write_docs(args.corpus, tree, {q["doc_id"] for q in questions if q["doc_id"]}, args.others)
         engine = Engine(work / "data")
-        engine.set_setting("embedding.model", "minilm")
-        engine.set_setting("retrieval.rerank", False)
+        engine.run(SetParams("embedding.model", "minilm"))
+        engine.run(SetParams("retrieval.rerank", False))
         for key, value in (("chat.model", args.model), ("chat.base_url", args.base_url),
                            ("chat.runtime", args.runtime), ("chat.max_tokens", args.max_tokens),
                            ("chat.context_window", args.context), ("chat.first_token_s", args.first_token_s)):
-            engine.set_setting(key, value)
-        engine.add_root(str(tree))
+            engine.run(SetParams(key, value))
+        engine.run(AddRootParams(str(tree)))
         started = time.perf_counter()
         engine.index()
         print(f"indexed {len(os.listdir(tree))} documents in {time.perf_counter() - started:.0f} s; load {load()}")

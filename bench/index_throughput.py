@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sensetree.engine import Engine
 from sensetree.ingest.sense import embedded_text, embedding_context
+from sensetree.operations import AddRootParams, SetParams
 
 RAW_BATCH = 256  # chunks per call of the model alone
 
@@ -53,8 +54,8 @@ def main() -> None:
     try:
         docs = write_docs(args.dataset / "corpus.jsonl", work / "docs", args.docs)
         with Engine(work / "data") as engine:
-            engine.set_setting("embedding.model", args.model)
-            engine.add_root(str(work / "docs"))
+            engine.run(SetParams("embedding.model", args.model))
+            engine.run(AddRootParams(str(work / "docs")))
             embedder = engine.embedder
             embedder.embed_passages(["warm-up"])
             started = time.perf_counter()
@@ -97,7 +98,7 @@ def _rescan(folder: Path, files: int) -> tuple[float, int]:
         sub.mkdir(parents=True, exist_ok=True)
         (sub / f"note_{i:05d}.txt").write_text(f"note {i}\n", encoding="utf-8")
     with Engine(folder.parent / "rescan-data") as engine:
-        engine.add_root(str(folder))
+        engine.run(AddRootParams(str(folder)))
         first = engine.scan()
         assert first.new == files
         second = engine.scan()

@@ -25,6 +25,7 @@ from pathlib import Path
 from sensetree.engine import Engine
 from sensetree.interfaces.cli import fewer_malloc_arenas
 from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import AddRootParams, SetParams
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30
@@ -58,11 +59,11 @@ def main() -> None:
             queries = [json.loads(line)["text"] for line in handle][:200]
         rng = random.Random(1)
         with Engine(work / "data") as engine:
-            engine.set_setting("embedding.model", args.model)
-            engine.add_root(str(root))
+            engine.run(SetParams("embedding.model", args.model))
+            engine.run(AddRootParams(str(root)))
             engine.index()
             for query in queries[:20]:
-                engine.search(SearchParams(query))
+                engine.run(SearchParams(query))
             start = resident_mb()
             print(f"after the first index and 20 searches: {start:.0f} MB resident")
             print(f"{'round':>6} {'resident MB':>12} {'Lance caches MB':>16} {'search ms':>10}")
@@ -73,10 +74,10 @@ def main() -> None:
                 engine.index()
                 started = time.perf_counter()
                 for query in rng.sample(queries, 10):
-                    engine.search(SearchParams(query))
-                    engine.search(SearchParams(query, scope=str(root / "topic03")))
+                    engine.run(SearchParams(query))
+                    engine.run(SearchParams(query, scope=str(root / "topic03")))
                 search_ms = (time.perf_counter() - started) / 20 * 1000
-                engine.tree(TreeParams(rng.choice(queries)))
+                engine.run(TreeParams(rng.choice(queries)))
                 if round_no % 10 == 0:
                     print(f"{round_no:>6} {resident_mb():>12.0f} {engine.store.table.cache_bytes() / 2**20:>16.0f} "
                           f"{search_ms:>10.0f}", flush=True)

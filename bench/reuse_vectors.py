@@ -34,6 +34,7 @@ import numpy as np
 from sensetree.engine import Engine
 from sensetree.ingest.chunker import chunk_text
 from sensetree.ingest.sense import embedded_text, embedding_context, excerpt_sense
+from sensetree.operations import AddRootParams, SetParams
 
 
 def _cheap_embedded_texts(path: Path) -> list[str]:
@@ -119,13 +120,13 @@ def _copy_quietly(source: str, target: str) -> None:
 def index_with(tree: Path, data: Path, model: str | None, reuse: bool, threads: int) -> tuple[dict, dict]:
     with Engine(data) as engine:
         if model:
-            engine.set_setting("embedding.model", model)
-        engine.set_setting("indexing.ocr", False)
-        engine.set_setting("indexing.on_battery", "run")
-        engine.set_setting("indexing.low_priority", False)  # a shared machine would starve a niced run
-        engine.set_setting("indexing.reuse_vectors", reuse)
-        engine.set_setting("embedding.threads", threads)
-        engine.add_root(str(tree))
+            engine.run(SetParams("embedding.model", model))
+        engine.run(SetParams("indexing.ocr", False))
+        engine.run(SetParams("indexing.on_battery", "run"))
+        engine.run(SetParams("indexing.low_priority", False))  # a shared machine would starve a niced run
+        engine.run(SetParams("indexing.reuse_vectors", reuse))
+        engine.run(SetParams("embedding.threads", threads))
+        engine.run(AddRootParams(str(tree)))
     with Engine(data) as engine:  # its worker pool made with the settings above
         started = time.monotonic()
         progress = engine.index()

@@ -48,6 +48,7 @@ from sensetree.store.chunks import ChunkStore  # noqa: E402
 from sensetree.store.location import S3Location  # noqa: E402
 from sensetree.store.manifest import MANIFEST, Manifest  # noqa: E402
 from sensetree.store.table import TABLE  # noqa: E402
+from sensetree.operations import AddRootParams, SetParams
 
 SCIFACT = Path("/work/shared/eval/scifact")
 
@@ -67,10 +68,10 @@ def stray_ray_processes() -> int:
 # throughput ---------------------------------------------------------------------------------
 def index_once(work: Path, name: str, docs: Path, model: str, address: str | None) -> dict:
     with Engine(work / name) as engine:
-        engine.set_setting("embedding.model", model)
-        engine.set_setting("embedding.threads", 1)
-        engine.set_setting("cluster.worker_threads", 1)
-        engine.add_root(str(docs))
+        engine.run(SetParams("embedding.model", model))
+        engine.run(SetParams("embedding.threads", 1))
+        engine.run(SetParams("cluster.worker_threads", 1))
+        engine.run(AddRootParams(str(docs)))
         if address:
             engine.distribute(address)
         marks: dict[str, float] = {}

@@ -50,7 +50,7 @@ def main() -> None:
                 continue
             seed, others = relevant[0][0], dict(relevant[1:])
             started = time.perf_counter()
-            found = evaluator.similar(SimilarParams(path_of[seed], limit=100))
+            found = evaluator.run(SimilarParams(path_of[seed], limit=100))
             figures["similar_ms"].append((time.perf_counter() - started) * 1000)
             ranking = [mapping.get(p, p) for p in (*(v.path for v in found.versions), *found.copies,
                                                    *(p for r in found.results for p in (r.path, *r.duplicates)))]

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.serve_process import Served  # noqa: E402  (the same launcher the tests use)
 
 from sensetree.engine import Engine  # noqa: E402
+from sensetree.operations import AddRootParams, SetParams
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30
@@ -128,8 +129,8 @@ def main() -> None:
         root, data = Path(tmp) / "tree", Path(tmp) / "data"
         files, queries = build_tree(root, args.docs)
         with Engine(data) as engine:
-            engine.add_root(str(root))
-            engine.set_setting("embedding.model", args.model)
+            engine.run(AddRootParams(str(root)))
+            engine.run(SetParams("embedding.model", args.model))
         server = Served(data)
         try:
             started = time.perf_counter()

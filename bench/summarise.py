@@ -3,7 +3,7 @@
     python bench/summarise.py [--model smollm2-135m-instruct] [--pages 20] [--context 4096] [--threads 2]
 
 The PDF is the tests' generated report (``tests/support/report.py``: one topic per page, about
-1,400 characters a page). Two runs through ``Engine.summarise``, as ``sensetree ask --file`` runs it:
+1,400 characters a page). Two runs of the summarise handler (``engine.run(SummariseParams(...))``), as ``sensetree ask --file`` runs it:
 
 - embedded: ``chat.model`` names the model, the engine starts it itself (its start-up is counted);
 - endpoint: a llama.cpp server started here with the product's ``LocalServer`` (as a user would run
@@ -28,12 +28,13 @@ from sensetree.engine import Engine  # noqa: E402
 from sensetree.models.local_llm import LocalServer, model_file, pick_runtime  # noqa: E402
 from sensetree.operations import SummariseParams  # noqa: E402
 from tests.support.report import write_report  # noqa: E402
+from sensetree.operations import AddRootParams, SetParams
 
 
 def run(engine: Engine, pdf: Path, label: str) -> dict:
     steps = []
     began = time.perf_counter()
-    summary = engine.summarise(SummariseParams(str(pdf)), on_progress=steps.append)
+    summary = engine.run(SummariseParams(str(pdf)), on_progress=steps.append)
     seconds = time.perf_counter() - began
     cited = len({int(n) for n in re.findall(r"\[(\d+)\]", summary.summary)})
     row = {"run": label, "model": summary.model, "seconds": round(seconds, 1), "parts": summary.parts,
@@ -57,16 +58,16 @@ def main() -> None:
         (base / "docs").mkdir()
         pdf = write_report(base / "docs" / "report.pdf", pages=args.pages)
         engine = Engine(base / "data")
-        engine.add_root(str(base / "docs"))
+        engine.run(AddRootParams(str(base / "docs")))
         for key, value in (("chat.model", args.model), ("chat.context_window", args.context),
                            ("chat.threads", args.threads)):
-            engine.set_setting(key, value)
+            engine.run(SetParams(key, value))
         print(f"{args.pages}-page PDF, {pdf.stat().st_size // 1024} KB; n_ctx {args.context}, {args.threads} threads")
         try:
             run(engine, pdf, "embedded")
             gguf = model_file(args.model, engine.models_dir)
             with LocalServer(gguf, args.model, pick_runtime(""), n_ctx=args.context, threads=args.threads) as server:
-                engine.set_setting("chat.base_url", server.url)
+                engine.run(SetParams("chat.base_url", server.url))
                 run(engine, pdf, "endpoint")
         finally:
             engine.close()

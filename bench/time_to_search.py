@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sensetree.engine import Engine
 from sensetree.ingest.sense import embedded_text, embedding_context
+from sensetree.operations import AddRootParams, SetParams
 
 RARE = 5  # files a probe word may be in
 WORD = re.compile(r"[^\W\d_]{6,}|\w*\d\w*[^\W\d_]\w*")  # long words, or names mixing letters and digits
@@ -117,8 +118,8 @@ def main() -> None:
         data = work / "data"
         with Engine(data) as engine:
             if args.model:
-                engine.set_setting("embedding.model", args.model)
-            engine.add_root(str(tree))
+                engine.run(SetParams("embedding.model", args.model))
+            engine.run(AddRootParams(str(tree)))
         files = sum(1 for p in tree.rglob("*") if p.is_file() and not p.is_symlink())
         print(f"folder                {args.folder} ({files} files) copied to {tree}")
         started = time.monotonic()

@@ -18,6 +18,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from sensetree.engine import Engine
+from sensetree.operations import AddRootParams, SetParams
 
 COMMAND = [sys.executable, "-m", "sensetree.interfaces.cli"]
 
@@ -49,11 +50,11 @@ def _make_engine(data: Path, *roots: Path, model: str | None = "minilm", setting
     """
     engine = Engine(data)
     for key, value in (settings or {}).items():
-        engine.set_setting(key, value)
+        engine.run(SetParams(key, value))
     if model is not None:
-        engine.set_setting("embedding.model", model)
+        engine.run(SetParams("embedding.model", model))
     for root in roots:
-        engine.add_root(str(root))
+        engine.run(AddRootParams(str(root)))
     if index:
         engine.index()
     return engine

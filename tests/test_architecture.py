@@ -22,6 +22,8 @@ LAYERS = {
     "sensetree.chat": (4, "chat"),
     "sensetree.eval": (4, "eval"),
     "sensetree.engine": (3, "engine"),
+    "sensetree.context": (3, "engine"),
+    "sensetree.handlers": (3, "engine"),
     "sensetree.reader": (3, "engine"),
     "sensetree.filters": (3, "engine"),
     "sensetree.operations": (3, "engine"),
@@ -165,7 +167,8 @@ def test_the_command_line_starts_without_the_stores_and_the_models():
     operations' declarations and their answers are light modules."""
     probe = ("import sys, sensetree.interfaces.cli\n"
              "heavy = [m for m in sys.modules if m.split('.')[0] in ('lancedb', 'onnxruntime', 'tokenizers')\n"
-             "         or m.startswith(('sensetree.store', 'sensetree.engine', 'sensetree.explorer'))]\n"
+             "         or m.startswith(('sensetree.store', 'sensetree.engine', 'sensetree.explorer',"
+             "                         'sensetree.context', 'sensetree.handlers'))]\n"
              "print(','.join(sorted(heavy)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "", done.stdout

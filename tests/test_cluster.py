@@ -21,15 +21,16 @@ pytest.importorskip("ray", reason="the cluster extra is not installed (pip insta
 from sensetree.engine import Engine  # noqa: E402
 from tests.support.realtree import build_tree, snapshot  # noqa: E402
 from tests.support.ray_cluster import RayCluster  # noqa: E402
+from sensetree.operations import AddRootParams, SetParams
 
 pytestmark = pytest.mark.slow
 FILES = 160
 
 
 def configure(engine: Engine) -> None:
-    engine.set_setting("embedding.model", "minilm")
-    engine.set_setting("indexing.chunk_size", 400)
-    engine.set_setting("indexing.overlap", 80)
+    engine.run(SetParams("embedding.model", "minilm"))
+    engine.run(SetParams("indexing.chunk_size", 400))
+    engine.run(SetParams("indexing.overlap", 80))
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def clean(tree, tmp_path_factory) -> dict:
     """The single-machine index of the tree: what every distributed run must end equal to."""
     with Engine(tmp_path_factory.mktemp("clean")) as engine:
         configure(engine)
-        engine.add_root(str(tree))
+        engine.run(AddRootParams(str(tree)))
         engine.index()
         return snapshot(engine)
 
@@ -61,7 +62,7 @@ def cluster(tree):
 def _data_dir(path: Path, tree: Path) -> Path:
     with Engine(path) as engine:
         configure(engine)
-        engine.add_root(str(tree))
+        engine.run(AddRootParams(str(tree)))
     return path
 
 

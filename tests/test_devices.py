@@ -13,6 +13,7 @@ from sensetree.ingest.extract.ocr import ocr_accelerator
 from sensetree.models.devices import (AGREEMENT, CPU_PROVIDER, DeviceSession, accelerators_to_try, cosine_rows,
                                       describe_devices)
 from sensetree.models.embeddings import TOKENS_PER_BATCH, MiniLMOnnx, load_embedder
+from sensetree.operations import SetParams, StatusParams
 
 CUDA = "CUDAExecutionProvider"
 TEXTS = [f"Chunk {i}: the {w} report on coolant pressure, filed in week {i}." * (1 + i % 4)
@@ -123,9 +124,9 @@ def test_device_settings_are_checked_and_described():
 def test_status_says_where_each_model_runs(tmp_path, make_engine):
 
     with make_engine(tmp_path / "data", index=False) as engine:
-        engine.set_setting("compute.reranker_device", "cuda")
-        engine.set_setting("indexing.ocr_engine", "tesseract")
-        devices = {d["role"]: d for d in engine.status().as_dict()["devices"]}
+        engine.run(SetParams("compute.reranker_device", "cuda"))
+        engine.run(SetParams("indexing.ocr_engine", "tesseract"))
+        devices = {d["role"]: d for d in engine.run(StatusParams()).as_dict()["devices"]}
     assert devices["embedder"]["requested"] == "auto" and devices["embedder"]["device"] == "cpu"
     assert devices["reranker"]["requested"] == "cuda" and "sensetree[gpu]" in devices["reranker"]["reason"]
     assert devices["ocr"]["reason"] == "Tesseract runs on the CPU"

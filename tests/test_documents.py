@@ -17,6 +17,8 @@ from tests.support.corpus import Labelled
 from tests.support.pages import render_page, scanned
 from tests.support.zips import docx_bytes, zip_bytes
 from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import SetParams
+from sensetree.handlers.files import explorer as explorer_of
 
 pytestmark = pytest.mark.slow
 
@@ -105,7 +107,7 @@ def indexed(tmp_path_factory, make_engine):
 
 
 def _top(engine: Engine, query: str, **kw):
-    results = engine.search(SearchParams(query, **kw)).results
+    results = engine.run(SearchParams(query, **kw)).results
     assert results, query
     return results[0]
 
@@ -115,11 +117,11 @@ def test_scans_and_photos_are_read_by_ocr_and_located_by_page(indexed):
     assert progress.ocr.count >= 4 and progress.ocr.per_s > 0  # two scanned pages, two images
     hit = _top(engine, "Quetzalcoatl shipment 4471")
     assert hit.path == str(files["scan"]) and hit.location == {"page": 2} and hit.location_label == "p. 2"
-    receipt = {r.path for r in engine.search(SearchParams("Müller Zürich reçu 8812")).results[:2]}
+    receipt = {r.path for r in engine.run(SearchParams("Müller Zürich reçu 8812")).results[:2]}
     assert receipt == {str(files["receipt_jpg"]), str(files["receipt_png"])} or \
         len(receipt & {str(files["receipt_jpg"]), str(files["receipt_png"])}) == 1  # identical text may collapse
     assert engine.catalog.files.get(str(files["scan"])).status == "indexed"
-    preview = engine.explorer().preview(str(files["scan"]), hit.chunk_index)
+    preview = explorer_of(engine).preview(str(files["scan"]), hit.chunk_index)
     assert "Quetzalcoatl" in preview["text"] and preview["location_label"] == "p. 2"
 
 
@@ -130,7 +132,7 @@ def test_text_pdfs_and_office_formats_know_where_each_chunk_is(indexed):
     for query, label in (("Brûlé committee Vesterhavn ferry", "odt"), ("Kestrel drone licence", "rtf"),
                          ("salinity Wadden estuary", "ipynb")):
         assert _top(engine, query).path == str(files[label]), query
-    assert not engine.search(SearchParams("OUTPUTSHOULDNOTBEINDEXED", hybrid=True)).results or \
+    assert not engine.run(SearchParams("OUTPUTSHOULDNOTBEINDEXED", hybrid=True)).results or \
         _top(engine, "OUTPUTSHOULDNOTBEINDEXED").path != str(files["ipynb"])
 
 
@@ -142,9 +144,9 @@ def test_archive_members_are_files_of_their_own_previewable_and_scoped(indexed):
     assert _top(engine, "Ptarmigan survey").path == f"{files['zip']}/old/nested.zip/notes.txt"  # two levels
     assert _top(engine, "Capybara release notes").path.startswith(str(files["gz"]) + "/")
     assert _top(engine, "Heron site map marina").path == f"{files['tgz']}/site/map.txt"
-    scoped = engine.search(SearchParams("Albatross crane", scope=str(files["zip"].parent))).results
+    scoped = engine.run(SearchParams("Albatross crane", scope=str(files["zip"].parent))).results
     assert member in [r.path for r in scoped]
-    assert "Albatross" in engine.explorer().preview(member)["text"]
+    assert "Albatross" in explorer_of(engine).preview(member)["text"]
     assert engine.reader().read_text(member, 1000).text.startswith("Final report")
     row = engine.catalog.files.get(member)
     assert row.kind == "member" and row.status == "indexed"
@@ -159,28 +161,28 @@ def test_a_bomb_inside_an_archive_is_refused_and_its_siblings_are_indexed(indexe
 
 def test_filters_by_type_and_date(indexed):
     engine, files, _ = indexed
-    pdfs = engine.search(SearchParams("lighthouse shipment budget", types="pdf")).results
+    pdfs = engine.run(SearchParams("lighthouse shipment budget", types="pdf")).results
     assert pdfs and {Path(r.path).suffix for r in pdfs} == {".pdf"}
-    marmot = engine.search(SearchParams("Marmot project budget", modified_after="2025-01-01")).results
+    marmot = engine.run(SearchParams("Marmot project budget", modified_after="2025-01-01")).results
     assert str(files["new"]) in [r.path for r in marmot] and str(files["old"]) not in [r.path for r in marmot]
-    early = engine.search(SearchParams("Marmot project budget", modified_before="2020-12-31")).results
+    early = engine.run(SearchParams("Marmot project budget", modified_before="2020-12-31")).results
     assert [r.path for r in early] == [str(files["old"])]
-    tree = engine.tree(TreeParams("Marmot budget", modified_before="2020-12-31"))
+    tree = engine.run(TreeParams("Marmot budget", modified_before="2020-12-31"))
     node, _ = tree.tree, tree.notices
     assert node is not None
 
 
 def test_identical_files_show_once_with_their_other_places(indexed):
     engine, files, _ = indexed
-    results = engine.search(SearchParams("Kittiwake expedition itinerary Bergen")).results
+    results = engine.run(SearchParams("Kittiwake expedition itinerary Bergen")).results
     copies = {str(files[f"copy_{x}"]) for x in "abc"}
     shown = [r for r in results if r.path in copies]
     assert len(shown) == 1 and set(shown[0].duplicates) == copies - {shown[0].path}
-    engine.set_setting("retrieval.collapse_duplicates", False)
+    engine.run(SetParams("retrieval.collapse_duplicates", False))
     try:
-        assert len([r for r in engine.search(SearchParams("Kittiwake expedition itinerary Bergen")).results if r.path in copies]) == 3
+        assert len([r for r in engine.run(SearchParams("Kittiwake expedition itinerary Bergen")).results if r.path in copies]) == 3
     finally:
-        engine.set_setting("retrieval.collapse_duplicates", True)
+        engine.run(SetParams("retrieval.collapse_duplicates", True))
 
 
 def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):

@@ -12,6 +12,7 @@ import pytest
 from sensetree.engine import Engine, SenseTreeError, WriterBusy
 from tests.support.corpus import build_corpus
 from sensetree.operations import FolderModeParams, SearchParams
+from sensetree.operations import AddRootParams, SetParams
 
 pytestmark = pytest.mark.slow  # the default E5 model indexes the whole corpus
 
@@ -82,7 +83,7 @@ def test_search_finds_content_across_formats(indexed):
         "how to grow tomatoes": "html",
     }
     for query, label in cases.items():
-        response = engine.search(SearchParams(query, limit=5, rerank=False))
+        response = engine.run(SearchParams(query, limit=5, rerank=False))
         assert response.results, query
         assert response.results[0].path == os.path.normpath(str(files[label])), (query, response.results[0].path)
 
@@ -111,7 +112,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
     tree = tmp_path / "tree"
     files = build_corpus(tree)
     with Engine(tmp_path / "data") as engine:
-        engine.add_root(str(tree))
+        engine.run(AddRootParams(str(tree)))
         engine.index()
         markdown = os.path.normpath(str(files["markdown"]))
         old_hash = engine.catalog.files.get(markdown).content_hash
@@ -124,7 +125,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
         assert row.content_hash != old_hash and row.status == "indexed"
         texts = [c["text"] for c in engine.store.queries.chunks_of(markdown)]
         assert len(texts) == row.chunks and "zeppelin" in texts[0]
-        assert engine.search(SearchParams("zeppelin hangar", limit=3, rerank=False)).results[0].path == markdown
+        assert engine.run(SearchParams("zeppelin hangar", limit=3, rerank=False)).results[0].path == markdown
 
         # touch without change: the content hash skips the work
         os.utime(markdown, (time.time() + 5, time.time() + 5))
@@ -152,7 +153,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
 
         # the embedding model changes: everything is wiped and re-indexed with the new one
         indexed_before = engine.catalog.files.counts()["indexed"]
-        message = engine.set_setting("embedding.model", "minilm")
+        message = engine.run(SetParams("embedding.model", "minilm")).notice
         assert message and "re-indexed" in message
         assert engine.store.table.count() == 0 and engine.catalog.files.counts()["indexed"] == 0
         engine.index()
@@ -165,13 +166,13 @@ def test_roots_are_checked(tmp_path):
     (tmp_path / "a" / "b" / "c").mkdir(parents=True)
     with Engine(tmp_path / "data") as engine:
         with pytest.raises(SenseTreeError):
-            engine.add_root(str(tmp_path / "missing"))
-        engine.add_root(str(tmp_path / "a" / "b"))
-        engine.add_root(str(tmp_path / "a" / "b"))  # adding a root twice is harmless
+            engine.run(AddRootParams(str(tmp_path / "missing")))
+        engine.run(AddRootParams(str(tmp_path / "a" / "b")))
+        engine.run(AddRootParams(str(tmp_path / "a" / "b")))  # adding a root twice is harmless
         assert len(engine.roots()) == 1
         with pytest.raises(SenseTreeError, match="already indexed as part of"):
-            engine.add_root(str(tmp_path / "a" / "b" / "c"))
-        engine.add_root(str(tmp_path / "a"))  # a wider root absorbs the narrower one
+            engine.run(AddRootParams(str(tmp_path / "a" / "b" / "c")))
+        engine.run(AddRootParams(str(tmp_path / "a")))  # a wider root absorbs the narrower one
         assert engine.roots() == [os.path.normpath(str(tmp_path / "a"))]
         with pytest.raises(SenseTreeError):
-            engine.folder_mode(FolderModeParams(str(tmp_path / "a"), "block"))
+            engine.run(FolderModeParams(str(tmp_path / "a"), "block"))

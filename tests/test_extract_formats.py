@@ -12,6 +12,7 @@ import pytest
 
 from sensetree.ingest.extract import ExtractionError, extract, limits, location_label
 from tests.support.corpus import build_corpus
+from sensetree.operations import AddRootParams, SetParams
 
 
 @pytest.fixture(scope="module")
@@ -257,8 +258,8 @@ def test_the_queue_says_why_a_file_is_context_only(tmp_path: Path) -> None:
     (tree / "minutes.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000))
     (tree / "plain.txt").write_text("Nothing to say about this one.", encoding="utf-8")
     with Engine(tmp_path / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(tree))
+        engine.run(SetParams("embedding.model", "minilm"))
+        engine.run(AddRootParams(str(tree)))
         engine.index()
     runner = CliRunner()
     queue = json.loads(runner.invoke(app, ["queue", "--json", "--data-dir", str(tmp_path / "data")]).stdout)

@@ -1,4 +1,4 @@
-"""The registry of extractors: one entry per format, and the README's list of formats agrees with it."""
+"""The registry of extractors: one entry per format, and the list of formats in docs/reference.md agrees with it."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from sensetree.ingest.extract.registry import (
 )
 from sensetree.ingest.extract.sniff import type_from_name
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"  # with the other generated tables
 
 
-def test_readme_lists_the_registered_formats() -> None:
-    """Regenerate the README's table with `python -m sensetree.ingest.extract.registry` when this fails."""
-    readme = README.read_text(encoding="utf-8")
-    section = readme.split("### Formats\n", 1)[1].split("\n#", 1)[0]
+def test_the_reference_lists_the_registered_formats() -> None:
+    """Regenerate docs/reference.md with `python -m sensetree.interfaces.reference` when this fails."""
+    reference = REFERENCE.read_text(encoding="utf-8")
+    section = reference.split("## Formats\n", 1)[1].split("\n#", 1)[0]
     table = [line for line in section.splitlines() if line.startswith("|")]
     assert table == formats_markdown().splitlines()
 

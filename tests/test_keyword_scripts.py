@@ -69,7 +69,7 @@ def test_hybrid_search_puts_the_named_file_first(engine):
     # MiniLM reads English only: on these queries the keyword leg carries the fused list
     for query, expected in (("余承东", "zh/发布会.txt"), ("スマートウォッチX200", "ja/新製品.txt"),
                             ("ปูนซิเมนต์ไทย", "th/ประกาศ.txt")):
-        response = engine.search(SearchParams(query, limit=5, rerank=False))
+        response = engine.run(SearchParams(query, limit=5, rerank=False))
         assert response.results[0].path == str(engine.tree_root / expected), query
         assert response.fusion["method"] == "evidence"
 

@@ -115,6 +115,8 @@ def test_stdio_tools_search_tree_read_and_list(index):
             for path in (str(files["percent_dir"]), "100%_backup/old_notes.txt"):  # a literal % in a folder name
                 percent = await client.call_tool("read_file", {"path": path})
                 assert not percent.is_error and "HM-44-0921" in percent.structured_content["text"], path
+            missing = await client.call_tool("read_file", {"path": str(root / "reports" / "gone.txt")})
+            assert missing.is_error and "list_directory shows" in missing.content[0].text  # NotFound, one line
 
             listing = (await client.call_tool("list_directory", {"path": str(root)})).structured_content
             entries = {e["name"]: e for e in listing["entries"]}

@@ -26,6 +26,7 @@ from sensetree.store.location import NotOurs, S3Location  # noqa: E402
 from tests.support.s3_server import S3Server, in_environment, restore  # noqa: E402
 from tests.support.serve_process import Served  # noqa: E402
 from sensetree.operations import SearchParams
+from sensetree.operations import AddRootParams, SetParams
 
 pytestmark = pytest.mark.slow
 
@@ -47,12 +48,12 @@ def uri(s3, request) -> str:
 
 def _writer(data: Path, uri: str, tree: Path | None = None) -> Engine:
     engine = Engine(data)
-    engine.set_setting("storage.uri", uri)
-    engine.set_setting("embedding.model", "minilm")
+    engine.run(SetParams("storage.uri", uri))
+    engine.run(SetParams("embedding.model", "minilm"))
     engine.close()
     engine = Engine(data)
     if tree is not None:
-        engine.add_root(str(tree))
+        engine.run(AddRootParams(str(tree)))
     return engine
 
 
@@ -168,14 +169,14 @@ def test_one_writer_two_read_only_search_nodes(uri, tmp_path, s3):
 def test_a_read_only_engine_needs_only_the_uri_and_refuses_changes(uri, tmp_path):
     tree = _tree(tmp_path / "tree")
     with _writer(tmp_path / "writer", uri, tree) as writer:
-        writer.set_setting("retrieval.hybrid", False)
+        writer.run(SetParams("retrieval.hybrid", False))
         writer.index()
     with Engine(tmp_path / "reader", index=uri) as reader:
         assert reader.roots() == [str(tree)]
         assert reader.settings["embedding.model"] == "minilm" and reader.settings["retrieval.hybrid"] is False
-        assert reader.search(SearchParams("lighthouse keeper", rerank=False)).results[0].path == str(tree / "lighthouse.txt")
+        assert reader.run(SearchParams("lighthouse keeper", rerank=False)).results[0].path == str(tree / "lighthouse.txt")
         with pytest.raises(ReadOnlyIndex):
-            reader.add_root(str(tmp_path))
+            reader.run(AddRootParams(str(tmp_path)))
         with pytest.raises(ReadOnlyIndex):
             reader.index()
     with pytest.raises(ReadOnlyIndex, match="no index at"):

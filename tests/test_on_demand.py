@@ -39,7 +39,7 @@ def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(
                      index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
         before = engine.store.queries.count_embedded()
-        response = engine.search(SearchParams("what does a glacier leave in the valley", limit=3))
+        response = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
         first = response.results[0]
         assert first.path == str(files[3])
         assert first.signals["meaning"] == "on demand" and first.signals["cosine"] is not None
@@ -52,7 +52,7 @@ def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(
         progress = engine.index()  # the semantic phase embeds the rest, and not what the search kept
         assert progress.embedding.count == engine.store.table.count() - kept
         assert engine.store.queries.count_embedded() == engine.store.table.count()
-        again = engine.search(SearchParams("what does a glacier leave in the valley", limit=3))
+        again = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
         assert again.results[0].path == str(files[3]) and again.results[0].signals["meaning"] == "leg"
 
 
@@ -75,7 +75,7 @@ def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch
         thread.start()
         held.wait(10)
         try:
-            response = engine.search(SearchParams("how to put rosin on a violin bow", limit=3))
+            response = engine.run(SearchParams("how to put rosin on a violin bow", limit=3))
         finally:
             release.set()
             thread.join()
@@ -116,6 +116,6 @@ def test_files_a_search_returns_without_meaning_go_first_in_the_semantic_queue(t
                      settings={"retrieval.rerank": False, "retrieval.on_demand_seconds": 0.0},
                      index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
-        response = engine.search(SearchParams("how do you prune an apple orchard before the frost", limit=1))
+        response = engine.run(SearchParams("how do you prune an apple orchard before the frost", limit=1))
         assert response.results[0].path == str(files[1]) and response.results[0].signals["cosine"] is None
         assert engine.catalog.files.keyword_ready(1)[0].path == str(files[1])  # the oldest but one: first now

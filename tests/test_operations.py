@@ -74,7 +74,7 @@ def _names(results: list[dict]) -> list[str]:
 def test_similar_ranks_files_by_meaning_with_copies_and_versions_apart(orchard):
     _, root, engine = orchard
     pears = str(root / "orchard/pears.txt")
-    response = engine.similar(SimilarParams(pears))
+    response = engine.run(SimilarParams(pears))
     names = _names([r.as_dict() for r in response.results])
     assert names[0] == "apples.md"  # the other orchard file, then the rest
     assert not {"pears.txt", "pears copy.txt", "pears v2.txt"} & set(names)
@@ -83,16 +83,16 @@ def test_similar_ranks_files_by_meaning_with_copies_and_versions_apart(orchard):
     assert version.path == str(root / "orchard/pears v2.txt") and 0.5 <= version.shared < 1
     assert version.mtime == pytest.approx((root / "orchard/pears v2.txt").stat().st_mtime)
     assert response.results[0].score > response.results[-1].score
-    scoped = engine.similar(SimilarParams(pears, scope=str(root / "money"), limit=1))
+    scoped = engine.run(SimilarParams(pears, scope=str(root / "money"), limit=1))
     assert _names([r.as_dict() for r in scoped.results]) in (["taxes.txt"], ["budget.csv"])
     with pytest.raises(OutsideRoots):
-        engine.similar(SimilarParams("/etc/passwd"))
+        engine.run(SimilarParams("/etc/passwd"))
 
 
 def test_every_interface_serves_similar_from_the_one_declaration(orchard, cli):
     base, root, engine = orchard
     pears = str(root / "orchard/pears.txt")
-    expected = _names([r.as_dict() for r in engine.similar(SimilarParams(pears, limit=3)).results])
+    expected = _names([r.as_dict() for r in engine.run(SimilarParams(pears, limit=3)).results])
 
     shown = cli.invoke(base / "data", "similar", pears, "--limit", "3", "--json")
     assert shown.exit_code == 0, shown.output
@@ -149,7 +149,7 @@ def test_a_file_still_waiting_for_its_vectors_says_so(tmp_path, write_tree, make
         engine.index(interrupt=keyword_only)  # the keyword phase only: keyword-ready, not embedded yet
         quinces = str(root / "orchard/quinces.txt")
         assert len(engine.store.queries.vectors_of(quinces)) == 0
-        response = engine.similar(SimilarParams(quinces))
+        response = engine.run(SimilarParams(quinces))
         assert response.results == [] and "waiting for its vectors" in response.notices[0]
         with pytest.raises(BadInput, match="not in the index"):
-            engine.similar(SimilarParams(str(root / "orchard")))
+            engine.run(SimilarParams(str(root / "orchard")))

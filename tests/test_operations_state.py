@@ -59,7 +59,7 @@ def test_status_and_queue_are_one_answer_everywhere_with_the_servers_progress_ad
     assert client.get("/api/queue", params={"limit": 0}).status_code == 422  # the bound, from Doc
     assert cli.invoke(data, "queue", "--limit", "0").exit_code == 2
     assert "1 failed" in cli.invoke(data, "queue").output
-    assert engine.queue(QueueParams(limit=1)).failed == engine.queue().failed
+    assert engine.run(QueueParams(limit=1)).failed == engine.run(QueueParams()).failed
 
 
 def test_roots_are_listed_added_and_removed_on_their_one_route(harbour, cli, write_tree):
@@ -90,7 +90,7 @@ def test_a_sense_is_shown_and_pinned_through_every_interface(harbour, cli):
     data = base / "data"
     bread = str(root / "notes/bread.txt")
     shown = _json(cli, data, "sense", bread)
-    assert shown == client.get("/api/sense", params={"path": bread}).json() == engine.sense(SenseParams(bread)).as_dict()
+    assert shown == client.get("/api/sense", params={"path": bread}).json() == engine.run(SenseParams(bread)).as_dict()
     assert shown["path"] == bread and shown["sense"] and not shown["pinned"]
 
     pinned = client.put("/api/sense", json={"path": bread, "sense": "  Rye sourdough, step by step. "})
@@ -115,7 +115,7 @@ def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
     detail = client.get("/api/file", params={"path": tides}).json()
     assert detail["status"] == "indexed" and detail["chunks"] and detail["name"] == "tides.txt"
     assert _json(cli, data, "file", tides)["chunks"] == detail["chunks"]
-    assert engine.file_detail(FileParams(tides)).status == "indexed"
+    assert engine.run(FileParams(tides)).status == "indexed"
 
     preview = client.get("/api/preview", params={"path": tides, "chunk": 0, "mark": "0,7"}).json()
     assert preview["text"].startswith("Tide tables") and preview["mark"] == {"start": 0, "end": 7}
@@ -128,7 +128,7 @@ def test_a_files_detail_and_preview_come_from_their_operations(harbour, cli):
     assert cli.invoke(data, "preview", tides, "--mark", "seven").exit_code == 1
     with pytest.raises(BadInput, match="mark must match"):
         OPERATIONS["preview"].parse({"path": tides, "mark": "1,2,3"})
-    assert engine.preview(PreviewParams(tides)).chunk_index == 0
+    assert engine.run(PreviewParams(tides)).chunk_index == 0
 
 
 def test_settings_are_read_and_changed_through_their_operations(harbour, cli):

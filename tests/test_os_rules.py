@@ -28,6 +28,7 @@ from sensetree.store.catalog import Catalog
 from sensetree.store.chunks import ChunkStore
 from sensetree.store.table import ChunkRow
 from tests.support.waiting import wait_for
+from sensetree.operations import AddRootParams, RemoveRootParams
 
 
 # --- Windows semantics, as ntpath and PureWindowsPath have them ----------------------------------
@@ -216,11 +217,11 @@ def test_case_blind_roots_are_one_folder(case_blind, make_engine, write_tree):
     write_tree(case_blind / "Docs", {"a.txt": "the lighthouse keeper's log"})
     engine = make_engine(case_blind / "data", case_blind / "Docs", index=False)
     try:
-        assert engine.add_root(str(case_blind / "docs" / ".")) == str(case_blind / "Docs")
+        assert engine.run(AddRootParams(str(case_blind / "docs" / "."))).root == str(case_blind / "Docs")
         assert engine.roots() == [str(case_blind / "Docs")]
-        assert engine.remove_root(str(case_blind / "DOCS")) == 0
+        assert engine.run(RemoveRootParams(str(case_blind / "DOCS"))).removed == 0
         assert engine.roots() == []
-        assert engine.add_root(str(case_blind / "docs")) == str(case_blind / "Docs")  # stored as the disk spells it
+        assert engine.run(AddRootParams(str(case_blind / "docs"))).root == str(case_blind / "Docs")  # stored as the disk spells it
     finally:
         engine.close()
 

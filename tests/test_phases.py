@@ -14,6 +14,8 @@ import pytest
 from sensetree.engine import Engine
 from sensetree.ingest import semantic
 from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import AddRootParams
+from sensetree.handlers.files import prioritize
 
 WORDS = ["harbour", "ledger", "orchard", "glacier", "violin", "lantern", "meadow", "compass", "quarry", "saffron"]
 
@@ -49,20 +51,20 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
         assert engine.catalog.files.counts()["keyword"] == 12 and engine.store.queries.count_embedded() == 0
         for i, path in enumerate(files):
-            response = engine.search(SearchParams(f"zx{i:02d}q", limit=3))
+            response = engine.run(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
             assert response.coverage == (12, 0)
-        tree = engine.tree(TreeParams("harbour ledger"))
+        tree = engine.run(TreeParams("harbour ledger"))
         node, notices = tree.tree, tree.notices
         assert node is None or not node.children
         assert any("covers 0 of 12 files" in n for n in notices)
 
         engine.index()  # resumes with the vectors only: nothing is extracted again
         assert engine.catalog.files.counts()["indexed"] == 12 and engine.store.queries.count_embedded() == engine.store.table.count()
-        response = engine.search(SearchParams("zx05q", limit=3))
+        response = engine.run(SearchParams("zx05q", limit=3))
         assert response.results[0].path == str(files[5]) and "dense" in response.results[0].legs
         assert response.coverage is None
-        tree = engine.tree(TreeParams("harbour ledger"))
+        tree = engine.run(TreeParams("harbour ledger"))
         _, notices = tree.tree, tree.notices
         assert not any("covers" in n for n in notices)
 
@@ -76,9 +78,9 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
                      index=False) as engine:
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)
-        scoped = engine.search(SearchParams("harbour", scope=str(tmp_path / "tree" / "area1")))  # area1: notes 1, 4, 7, 10
+        scoped = engine.run(SearchParams("harbour", scope=str(tmp_path / "tree" / "area1")))  # area1: notes 1, 4, 7, 10
         assert scoped.coverage == (4, 0)
-        engine.prioritize(str(files[0]))  # the oldest file, previewed: it goes first of all
+        prioritize(engine, str(files[0]))  # the oldest file, previewed: it goes first of all
 
         def indexed() -> set[str]:
             return {r.path for r in engine.catalog.files.all() if r.status == "indexed"}
@@ -109,7 +111,7 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     _tree(tree, files=40)
     data = tmp_path / "data"
     with Engine(data) as engine:
-        engine.add_root(str(tree))
+        engine.run(AddRootParams(str(tree)))
     process = cli.start(data, "index", "--quiet")
     deadline = time.monotonic() + 120
     with Engine(data) as probe:
@@ -127,6 +129,6 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     with Engine(data) as engine:
         counts = engine.catalog.files.counts()
         assert counts["pending"] == 0 and counts["keyword"] + counts["indexed"] == 40
-        assert engine.search(SearchParams("zx33q", rerank=False)).results[0].name == "note33.txt"
+        assert engine.run(SearchParams("zx33q", rerank=False)).results[0].name == "note33.txt"
         engine.index()
         assert engine.catalog.files.counts()["indexed"] == 40

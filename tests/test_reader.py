@@ -9,6 +9,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.reader import CHAT_READ_CHARS, OutsideRoots, Reader, Unreadable
+from sensetree.operations import AddRootParams
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def jail(tmp_path):
     os.symlink(secret / "s.txt", docs / "file_out.txt")
     os.symlink(docs / "a.txt", docs / "sub" / "link_in.txt")
     with Engine(tmp_path / "data") as engine:
-        engine.add_root(str(docs))
+        engine.run(AddRootParams(str(docs)))
         yield engine.reader(), tmp_path
 
 
@@ -91,7 +92,7 @@ def test_a_reader_for_a_scope_reads_nothing_outside_it(tmp_path):
     (docs / "sub" / "b.txt").write_text("inside the scope", encoding="utf-8")
     os.symlink(docs / "a.txt", docs / "sub" / "up.txt")
     with Engine(tmp_path / "data") as engine:
-        engine.add_root(str(docs))
+        engine.run(AddRootParams(str(docs)))
         scoped: Reader = engine.reader(str(docs / "sub"))
         assert scoped.read_text(str(docs / "sub" / "b.txt"), 100).text == "inside the scope"
         for path in (str(docs / "a.txt"), str(docs / "sub" / "up.txt")):

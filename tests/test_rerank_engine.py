@@ -8,6 +8,7 @@ import pytest
 
 from tests.support.crossencoder_fixture import build_test_cross_encoder
 from sensetree.operations import SearchParams
+from sensetree.operations import SetParams, StatusParams
 
 TEXTS = {
     "kiln.txt": "Firing schedule for the pottery kiln: bisque at 950 degrees, glaze at 1240 degrees.",
@@ -29,8 +30,8 @@ def engine(tmp_path_factory, write_tree, make_engine):
 def test_rerank_orders_by_logit_and_shows_sigmoid(engine):
     engine, base = engine
     folder = build_test_cross_encoder(base / "ce")
-    engine.set_setting("retrieval.reranker_model", str(folder))
-    response = engine.search(SearchParams("pottery kiln temperatures", limit=4))
+    engine.run(SetParams("retrieval.reranker_model", str(folder)))
+    response = engine.run(SearchParams("pottery kiln temperatures", limit=4))
     assert not response.notices
     assert all(r.rerank is not None and r.score == r.rerank for r in response.results)
     scores = [r.score for r in response.results]
@@ -40,7 +41,7 @@ def test_rerank_orders_by_logit_and_shows_sigmoid(engine):
         stored = engine.store.queries.chunks_of(r.path)[r.chunk_index]["text"]
         logit = float(scorer.logits("pottery kiln temperatures", [stored[:800]])[0])
         assert math.isclose(r.score, 1 / (1 + math.exp(-logit)), rel_tol=1e-4)
-    off = engine.search(SearchParams("pottery kiln temperatures", limit=4, rerank=False))
+    off = engine.run(SearchParams("pottery kiln temperatures", limit=4, rerank=False))
     assert all(r.rerank is None for r in off.results)
 
 
@@ -50,11 +51,11 @@ def test_a_reranker_that_cannot_load_keeps_the_fused_order(engine):
     broken.mkdir()
     (broken / "model.onnx").write_bytes(b"not an onnx model")
     (broken / "tokenizer.json").write_text("{}", encoding="utf-8")
-    engine.set_setting("retrieval.reranker_model", str(broken))  # a new name: its problem is told once more
-    response = engine.search(SearchParams("bicycle brakes", limit=3))
+    engine.run(SetParams("retrieval.reranker_model", str(broken)))  # a new name: its problem is told once more
+    response = engine.run(SearchParams("bicycle brakes", limit=3))
     assert response.results and response.results[0].name == "bike.txt"
     assert all(r.rerank is None for r in response.results)
     assert any("reranking skipped" in n for n in response.notices)
-    assert "failed to load" in engine.status().as_dict()["reranker"]
-    again = engine.search(SearchParams("bicycle brakes", limit=3))
+    assert "failed to load" in engine.run(StatusParams()).as_dict()["reranker"]
+    again = engine.run(SearchParams("bicycle brakes", limit=3))
     assert not any("reranking skipped" in n for n in again.notices)  # once per data dir, not before every search

@@ -17,6 +17,8 @@ from sensetree.engine import Engine
 from sensetree.ingest.walker import is_hidden
 from sensetree.interfaces.terminal import escape
 from sensetree.safe_text import printable, without_surrogates
+from sensetree.operations import AddRootParams
+from sensetree.handlers.files import explorer as explorer_of
 
 BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 # Text with what names and snippets may hold: controls, escapes, markup, surrogates, bidi overrides.
@@ -74,8 +76,8 @@ def explorer(tmp_path_factory):
     root = base / "root"
     root.mkdir()
     engine = Engine(base / "data")
-    engine.add_root(str(root))
-    yield engine.explorer(), root, base
+    engine.run(AddRootParams(str(root)))
+    yield explorer_of(engine), root, base
     engine.close()
 
 

@@ -219,9 +219,9 @@ def test_a_typo_in_the_model_is_refused_before_anything_is_wiped(indexed, cli):
     assert json.loads(cli.run(indexed, "config", "get", "embedding.model", "--json").stdout) == "minilm"
     with Engine(indexed) as engine:
         with pytest.raises(SettingsError, match="no local embedding model"):
-            engine.change_setting(SetParams("embedding.model", "minlm", confirm=True))
+            engine.run(SetParams("embedding.model", "minlm", confirm=True))
         with pytest.raises(SettingsError, match="no local embedding model"):
-            engine.set_setting("embedding.model", "minlm")
+            engine.run(SetParams("embedding.model", "minlm"))
     assert _rows(indexed) == before
 
 

@@ -18,6 +18,7 @@ from sensetree.operations import CompareParams, PinParams, SummariseParams
 from sensetree.reader import OutsideRoots
 from sensetree.summaries.parts import place_label, split_parts, worth_reading
 from sensetree.summaries.work import _unlooped
+from sensetree.operations import SetParams
 
 
 # the parts ------------------------------------------------------------------------------------
@@ -147,25 +148,25 @@ def served_model(folders):
 @pytest.fixture
 def endpoint(folders, served_model):
     engine = folders[0]
-    engine.set_setting("chat.base_url", served_model.url)
-    engine.set_setting("chat.model", "smollm2-135m-instruct")
+    engine.run(SetParams("chat.base_url", served_model.url))
+    engine.run(SetParams("chat.model", "smollm2-135m-instruct"))
     yield engine
-    engine.set_setting("chat.base_url", "")
-    engine.set_setting("chat.model", "")
+    engine.run(SetParams("chat.base_url", ""))
+    engine.run(SetParams("chat.model", ""))
 
 
 @pytest.mark.slow  # the embedded chat model reads a 20-page PDF
 def test_a_20_page_pdf_is_summarised_part_by_part_citing_its_pages(folders):
     engine, docs, _ = folders
     _smollm2_or_skip(engine)
-    engine.set_setting("chat.model", "smollm2-135m-instruct")
-    engine.set_setting("chat.context_window", 2048)
+    engine.run(SetParams("chat.model", "smollm2-135m-instruct"))
+    engine.run(SetParams("chat.context_window", 2048))
     progress: list[str] = []
     try:
-        summary = engine.summarise(SummariseParams(str(docs / "report.pdf")), on_progress=progress.append)
+        summary = engine.run(SummariseParams(str(docs / "report.pdf")), on_progress=progress.append)
     finally:
-        engine.set_setting("chat.model", "")
-        engine.set_setting("chat.context_window", 4096)
+        engine.run(SetParams("chat.model", ""))
+        engine.run(SetParams("chat.context_window", 4096))
     parts = [p for p in progress if re.search(r"part \d+ of \d+", p)]
     total = int(re.search(r"of (\d+)", parts[0]).group(1))
     assert total >= 3 and parts == [p for p in parts if f"of {total}" in p] and len(parts) == total
@@ -188,9 +189,9 @@ def test_a_20_page_pdf_is_summarised_part_by_part_citing_its_pages(folders):
 def test_a_folder_is_summarised_file_by_file(endpoint, folders):
     _, docs, _ = folders
     pinned = "Mooring prices for the summer season."
-    endpoint.pin(PinParams(str(docs / "notes" / "fees.md"), pinned))
+    endpoint.run(PinParams(str(docs / "notes" / "fees.md"), pinned))
     progress: list[str] = []
-    summary = endpoint.summarise(SummariseParams(str(docs / "notes")), on_progress=progress.append)
+    summary = endpoint.run(SummariseParams(str(docs / "notes")), on_progress=progress.append)
     assert summary.kind == "folder" and summary.summary.strip() and summary.paths == [str(docs / "notes")]
     assert [(n.name, n.where) for n in summary.notes] == [("fees.md", "its stored summary"),
                                                           ("ferry.txt", "the whole file")]
@@ -201,7 +202,7 @@ def test_a_folder_is_summarised_file_by_file(endpoint, folders):
 @pytest.mark.slow  # the model runs
 def test_two_versions_are_compared_from_the_passage_that_changed(endpoint, folders):
     _, docs, _ = folders
-    summary = endpoint.compare(CompareParams(str(docs / "contract_v1.txt"), str(docs / "contract_v2.txt")))
+    summary = endpoint.run(CompareParams(str(docs / "contract_v1.txt"), str(docs / "contract_v2.txt")))
     assert summary.kind == "compare" and summary.summary.strip()
     changes = [n for n in summary.notes if "B says" in n.text]
     assert len(changes) == 1 and "nine hundred euros" in changes[0].text and "boathouse number 5" in changes[0].text
@@ -212,11 +213,11 @@ def test_a_file_outside_the_roots_is_refused_before_any_model_starts(folders):
     engine, docs, secret = folders
     for path in (str(secret / "vault.txt"), str(docs / ".." / "secret" / "vault.txt")):
         with pytest.raises(OutsideRoots):
-            engine.summarise(SummariseParams(path))
+            engine.run(SummariseParams(path))
         with pytest.raises(OutsideRoots):
-            engine.compare(CompareParams(str(docs / "contract_v1.txt"), path))
+            engine.run(CompareParams(str(docs / "contract_v1.txt"), path))
     with pytest.raises(FileNotFoundError):
-        engine.summarise(SummariseParams(str(docs / "missing.pdf")))
+        engine.run(SummariseParams(str(docs / "missing.pdf")))
 
 
 def test_a_dead_endpoint_gives_a_clear_error(folders):
@@ -225,16 +226,16 @@ def test_a_dead_endpoint_gives_a_clear_error(folders):
     from sensetree.reader import Unreadable
 
     engine, docs, _ = folders
-    engine.set_setting("chat.base_url", f"http://127.0.0.1:{free_port()}/v1")
+    engine.run(SetParams("chat.base_url", f"http://127.0.0.1:{free_port()}/v1"))
     try:
         with pytest.raises(ModelError, match="unreachable"):
-            engine.summarise(SummariseParams(str(docs / "notes" / "ferry.txt")))
+            engine.run(SummariseParams(str(docs / "notes" / "ferry.txt")))
         (docs / "empty.txt").write_text("  \n\n ")
         with pytest.raises(Unreadable, match="empty.txt has no text to summarise"):  # said before any model call
-            engine.summarise(SummariseParams(str(docs / "empty.txt")))
+            engine.run(SummariseParams(str(docs / "empty.txt")))
     finally:
         (docs / "empty.txt").unlink(missing_ok=True)
-        engine.set_setting("chat.base_url", "")
+        engine.run(SetParams("chat.base_url", ""))
 
 
 # the interfaces ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from sensetree.operations import SearchParams
 from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
                                        max_edits, notice, probes, respelled)
 from sensetree.search.types import SearchResponse
+from sensetree.operations import SetParams
 
 letters = st.text(alphabet="abcdefghij", max_size=8)
 
@@ -136,7 +137,7 @@ def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, wri
     with make_engine(tmp_path / "data", root, settings={"retrieval.rerank": False}) as engine:
         # ("Marchetty" needs no correction: English stemming already makes it "marchetti")
         for typed in ("Marchetta", "Marhcetti", "Marchettti"):
-            typo = engine.search(SearchParams(typed))
+            typo = engine.run(SearchParams(typed))
             assert typo.spelled == {typed.lower(): "marchetti"}
             assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}")' \
                 in typo.notices
@@ -144,24 +145,24 @@ def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, wri
             assert top.path == str(files["supplier.txt"]) and "bm25" in top.legs
             assert typo.as_dict()["spelled"] == {typed.lower(): "marchetti"}
 
-        right = engine.search(SearchParams("Marchetti"))
+        right = engine.run(SearchParams("Marchetti"))
         assert right.spelled == {} and not any("showing results for" in n for n in right.notices)
         assert right.results[0].path == str(files["supplier.txt"])
 
-        far = engine.search(SearchParams("zyxwvutqp"))
+        far = engine.run(SearchParams("zyxwvutqp"))
         assert far.spelled == {} and not any("showing results for" in n for n in far.notices)
 
-        engine.set_setting("retrieval.spelling", "off")  # the setting: every word searched as typed
-        typed_as_is = engine.search(SearchParams("Marhcetti"))
+        engine.run(SetParams("retrieval.spelling", "off"))  # the setting: every word searched as typed
+        typed_as_is = engine.run(SearchParams("Marhcetti"))
         assert typed_as_is.spelled == {} and not any("showing results for" in n for n in typed_as_is.notices)
 
-        literal = engine.search(SearchParams("Marhcetti", literal=True))  # --literal: as typed, no correction
+        literal = engine.run(SearchParams("Marhcetti", literal=True))  # --literal: as typed, no correction
         assert literal.spelled == {} and not any("showing results for" in n for n in literal.notices)
-        engine.set_setting("retrieval.spelling", "both")
-        assert engine.search(SearchParams("Marhcetti")).spelled == {"marhcetti": "marchetti"}
-        assert engine.search(SearchParams("Marhcetti", literal=True)).spelled == {}
+        engine.run(SetParams("retrieval.spelling", "both"))
+        assert engine.run(SearchParams("Marhcetti")).spelled == {"marhcetti": "marchetti"}
+        assert engine.run(SearchParams("Marhcetti", literal=True)).spelled == {}
         # a common word no file has is not a typo of one that some file has ("last" is not "list")
-        assert engine.search(SearchParams("the last museums")).spelled == {}
+        assert engine.run(SearchParams("the last museums")).spelled == {}
 
 
 def test_a_common_word_of_the_language_is_never_corrected():

@@ -68,7 +68,7 @@ def _names(response) -> list[str]:
                                    "facture Marchetti pdf", "factura Marchetti pdf"])
 def test_a_type_said_in_any_of_four_languages_filters(office, query):
     _, engine = office
-    response = engine.search(SearchParams(query))
+    response = engine.run(SearchParams(query))
     assert response.understood and response.understood["types"] == ["pdf"], response.understood
     assert _names(response) == ["invoice_scan.pdf"]
     assert "pdf" not in response.understood["query"].lower()
@@ -78,7 +78,7 @@ def test_a_type_said_in_any_of_four_languages_filters(office, query):
                                    "factura en marzo de 2025", "invoice since January 2025"])
 def test_a_time_said_in_words_keeps_the_files_of_that_time(office, query):
     _, engine = office
-    response = engine.search(SearchParams(query))
+    response = engine.run(SearchParams(query))
     assert response.understood and response.understood["modified_after"] is not None, response.understood
     names = _names(response)
     assert names and "invoice_june.txt" not in names and "invoice_march.docx" in names
@@ -86,26 +86,26 @@ def test_a_time_said_in_words_keeps_the_files_of_that_time(office, query):
 
 def test_a_folder_said_becomes_the_scope_and_a_folder_that_is_not_there_stays_a_word(office):
     root, engine = office
-    response = engine.search(SearchParams("invoice in Work"))
+    response = engine.run(SearchParams("invoice in Work"))
     assert response.understood["folder"] == str(root / "Work") and response.understood["said"] == ["in Work"]
     assert response.results and all(r.path.startswith(str(root / "Work")) for r in response.results)
-    elsewhere = engine.search(SearchParams("invoice in Narnia"))
+    elsewhere = engine.run(SearchParams("invoice in Narnia"))
     assert elsewhere.understood is None and elsewhere.results
 
 
 def test_literal_and_quotes_take_the_words_as_written(office):
     _, engine = office
-    literal = engine.search(SearchParams("Marchetti invoice pdf", literal=True))
+    literal = engine.run(SearchParams("Marchetti invoice pdf", literal=True))
     assert literal.understood is None and len(literal.results) > 1
-    quoted = engine.search(SearchParams('Marchetti invoice "pdf"'))
+    quoted = engine.run(SearchParams('Marchetti invoice "pdf"'))
     assert quoted.understood is None and len(quoted.results) > 1
 
 
 def test_a_type_that_is_the_topic_is_not_a_filter_and_a_thin_filter_says_so(office):
     _, engine = office
-    topic = engine.search(SearchParams("pdf export settings"))
+    topic = engine.run(SearchParams("pdf export settings"))
     assert topic.understood is None and _names(topic)[0] == "pdf export settings.md"
-    thin = engine.search(SearchParams("garden spreadsheets", limit=10))  # one spreadsheet; the words find more
+    thin = engine.run(SearchParams("garden spreadsheets", limit=10))  # one spreadsheet; the words find more
     assert thin.understood["types"] == ["xlsx", "xls", "ods"] and _names(thin) == ["hours.xlsx"]
     assert thin.understood["literal_results"] >= 3
     assert any('"spreadsheets" read as a filter: 1 file found' in n and "--literal" in n for n in thin.notices)
@@ -113,14 +113,14 @@ def test_a_type_that_is_the_topic_is_not_a_filter_and_a_thin_filter_says_so(offi
 
 def test_no_filter_word_leaves_search_as_it_was(office):
     _, engine = office
-    said = engine.search(SearchParams("Marchetti villa garden planting"))
-    plain = engine.search(SearchParams("Marchetti villa garden planting", literal=True))
+    said = engine.run(SearchParams("Marchetti villa garden planting"))
+    plain = engine.run(SearchParams("Marchetti villa garden planting", literal=True))
     assert said.understood is None and [r.path for r in said.results] == [r.path for r in plain.results]
 
 
 def test_the_meaning_tree_reads_the_same_words(office):
     root, engine = office
-    tree = engine.tree(TreeParams("Marchetti invoice pdf"))
+    tree = engine.run(TreeParams("Marchetti invoice pdf"))
     assert tree.understood["types"] == ["pdf"] and tree.tree is not None
     leaves = []
     stack = [tree.tree]
@@ -168,7 +168,7 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         "library-card.txt": "The public library card expires in May; renew it at the library desk.",
     })
     with make_engine(tmp_path / "data", root, settings={"retrieval.rerank": False}) as engine:
-        said = engine.search(SearchParams("library in notes"))
+        said = engine.run(SearchParams("library in notes"))
         names = _names(said)
         assert said.understood["said"] == ["in notes"] and said.understood["folder"] == str(root / "notes")
         assert "library.txt" in names and set(names) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
@@ -176,12 +176,12 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         assert said.understood["literal_results"] >= 3
         told = [n for n in said.notices if '"in notes" read as a filter' in n]
         assert told and "--literal" in told[0] and "as search words" in told[0], said.notices
-        tree = engine.tree(TreeParams("library in notes"))  # the meaning tree reads the same: both notes/
+        tree = engine.run(TreeParams("library in notes"))  # the meaning tree reads the same: both notes/
         leaves, stack = [], [tree.tree]
         while stack:
             node = stack.pop()
             stack += node.children
             leaves += [Path(node.path).name] if not node.is_dir else []
         assert "library.txt" in leaves and set(leaves) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
-        plain = engine.search(SearchParams("library in notes", literal=True))
+        plain = engine.run(SearchParams("library in notes", literal=True))
         assert plain.understood is None and {"libraries.md", "library-card.txt"} & set(_names(plain))

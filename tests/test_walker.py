@@ -55,8 +55,8 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
     with make_engine(tmp_path / "data", tree) as engine:
         archive, modules = str(tree / "archive"), str(tree / "node_modules")
         assert engine.catalog.files.get(modules).kind == "block"
-        engine.folder_mode(FolderModeParams(archive, "block"))
-        engine.folder_mode(FolderModeParams(modules, "recursive"))
+        engine.run(FolderModeParams(archive, "block"))
+        engine.run(FolderModeParams(modules, "recursive"))
         engine.index()
         assert engine.catalog.files.get(archive).kind == "block" and engine.catalog.files.get(archive).members == 3
         assert engine.catalog.files.get(str(tree / "archive" / "letter0.txt")) is None
@@ -64,7 +64,7 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
         assert engine.catalog.files.get(modules) is None
 
         js = str(tree / "node_modules" / "pkg" / "index.js")
-        engine.pin(PinParams(js, "The leftpad package entry point, pinned by hand."))
+        engine.run(PinParams(js, "The leftpad package entry point, pinned by hand."))
         engine.index()
         assert engine.store.queries.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")

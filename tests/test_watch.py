@@ -35,7 +35,7 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
         os.remove(tree / "second.txt")
         assert wait_for(lambda: engine.catalog.files.get(path("second.txt")) is None
                         and not engine.store.queries.chunks_of(path("second.txt")))
-        assert [r.path for r in engine.search(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
+        assert [r.path for r in engine.run(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
     finally:
         stop.set()
         worker.join(30)

@@ -1,4 +1,19 @@
-"""SenseTree: local semantic search over your own folders.
+"""SenseTree: local-first semantic search over your own folders, as a Python library.
+
+    from sensetree import Engine, AddRootParams, SearchParams
+
+    with Engine("/tmp/st-data") as engine:               # a data dir: settings, the index, the models
+        engine.run(AddRootParams("~/Documents"))
+        engine.index()                                    # keyword first, then vectors
+        for result in engine.run(SearchParams("harbour survey", limit=5)).results:
+            print(result.score, result.path, result.snippet)
+
+Every operation of the CLI, the HTTP API and MCP is ``engine.run(<its parameters>)``, answered by one
+handler (``handlers/``) with one result type; ``OPERATIONS`` lists them (``operations.py``). Errors
+the user can act on are ``SenseTreeError``s, each with its HTTP-like ``status``.
+
+Importing ``sensetree`` loads nothing else: each name is imported when first used (the engine loads
+LanceDB and the models; the command line starts without them).
 
 Nothing leaves the machine unless an endpoint is configured (design §5): before any library that
 could phone home is imported, its telemetry is turned off here, once, for this process and every
@@ -9,7 +24,11 @@ honours ``DO_NOT_TRACK`` are told the same. ``tests/faults/test_network.py`` run
 network namespace and fails on any connection that leaves loopback.
 """
 
+from __future__ import annotations
+
+import importlib
 import os as _os
+from typing import TYPE_CHECKING, Any
 
 TELEMETRY_OFF = {
     "ORT_DISABLE_TELEMETRY": "1",        # onnxruntime (its OneDS client: mobile.events.data.microsoft.com)
@@ -18,3 +37,116 @@ TELEMETRY_OFF = {
     "DO_NOT_TRACK": "1",                 # https://donottrack.sh: any library that honours it
 }
 _os.environ.update(TELEMETRY_OFF)
+
+# name -> the module that defines it
+_PUBLIC = {
+    "Engine": "engine",
+    # the operations, their parameters
+    "OPERATIONS": "operations", "Operation": "operations", "Effect": "operations", "AskParams": "operations",
+    **dict.fromkeys(["SearchParams", "TreeParams", "SimilarParams", "BrowseParams", "RetryParams", "ReindexParams",
+                     "IgnoreParams", "UnignoreParams", "SummariseParams", "CompareParams", "StatusParams",
+                     "QueueParams", "RootsParams", "AddRootParams", "RemoveRootParams", "SenseParams", "PinParams",
+                     "FileParams", "PreviewParams", "FolderModeParams", "SettingsParams", "SetParams",
+                     "ModelsParams", "ProbeParams"], "operations"),
+    # their results
+    **dict.fromkeys(["SearchResponse", "SearchResult", "SimilarResponse", "TreeResponse", "TreeNode", "Version",
+                     "Filters"], "search.types"),
+    **dict.fromkeys(["Entry", "Listing", "Requeued", "Ignored", "TakenBack", "Phases", "Queue", "QueuedFile",
+                     "Status", "Roots", "RootAdded", "RootRemoved", "Sense", "FileDetail", "Preview", "SettingsView",
+                     "SettingChanged", "FolderMode", "ProbeReport", "ModelsCatalogue", "Note", "Summary"], "answers"),
+    "Progress": "ingest.progress",
+    # the errors
+    **dict.fromkeys(["SenseTreeError", "BadInput", "NotFound", "WriterBusy", "ReadOnlyIndex", "DataDirReadOnly",
+                     "ModelError", "StoreDamaged"], "errors"),
+    "OutsideRoots": "ingest.confine", "NotServed": "ingest.confine", "Unreadable": "reader",
+    "SettingsError": "config", "IndexingPaused": "ingest.pause",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sensetree' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what a type checker and an IDE see; nothing of it is imported at run time
+    from .answers import (
+        Entry,
+        FileDetail,
+        FolderMode,
+        Ignored,
+        Listing,
+        ModelsCatalogue,
+        Note,
+        Phases,
+        Preview,
+        ProbeReport,
+        Queue,
+        QueuedFile,
+        Requeued,
+        RootAdded,
+        RootRemoved,
+        Roots,
+        Sense,
+        SettingChanged,
+        SettingsView,
+        Status,
+        Summary,
+        TakenBack,
+    )
+    from .config import SettingsError
+    from .engine import Engine
+    from .errors import (
+        BadInput,
+        DataDirReadOnly,
+        ModelError,
+        NotFound,
+        ReadOnlyIndex,
+        SenseTreeError,
+        StoreDamaged,
+        WriterBusy,
+    )
+    from .ingest.confine import NotServed, OutsideRoots
+    from .ingest.pause import IndexingPaused
+    from .ingest.progress import Progress
+    from .operations import (
+        OPERATIONS,
+        AddRootParams,
+        AskParams,
+        BrowseParams,
+        CompareParams,
+        Effect,
+        FileParams,
+        FolderModeParams,
+        IgnoreParams,
+        ModelsParams,
+        Operation,
+        PinParams,
+        PreviewParams,
+        ProbeParams,
+        QueueParams,
+        ReindexParams,
+        RemoveRootParams,
+        RetryParams,
+        RootsParams,
+        SearchParams,
+        SenseParams,
+        SetParams,
+        SettingsParams,
+        SimilarParams,
+        StatusParams,
+        SummariseParams,
+        TreeParams,
+        UnignoreParams,
+    )
+    from .reader import Unreadable
+    from .search.types import Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version

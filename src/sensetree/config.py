@@ -160,6 +160,8 @@ def made_data_dir(data_dir: Path) -> Path:
 class SettingsError(BadInput):
     """An unknown key or a value of the wrong type or out of its range."""
 
+    status = 422
+
 
 class NeedsConfirmation(SettingsError):
     """A change that would wipe the index, asked without a confirmation: nothing was changed."""
@@ -256,10 +258,10 @@ def parse_value(key: str, raw: str) -> Any:
         return check(key, number)
     if isinstance(default, float):
         try:
-            number = float(raw)
+            real = float(raw)
         except ValueError:
             raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
-        return check(key, number)
+        return check(key, real)
     value = raw.strip() if key in CHOICES else raw
     return check(key, value)
 

@@ -1,6 +1,6 @@
 """What the explorer shows: a folder's entries with their index status, a file's detail, its text.
 
-Read-only, for the web app and the MCP server (``Engine.explorer()``), over the catalog, the chunk
+Read-only, for the web app and the MCP server (``handlers.files.explorer``), over the catalog, the chunk
 store and the disk. Files are listed and read through the engine's confined ``Reader``: nothing
 outside the roots is listed or read, whatever the caller sends.
 """

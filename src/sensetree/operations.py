@@ -1,11 +1,11 @@
-"""The engine's operations, each declared once: a parameter object, a result type and the engine
-method that takes the one and returns the other.
+"""The engine's operations, each declared once: a parameter object and a result type; the handler
+that takes the one and returns the other is in ``handlers/`` (bound by ``@handles``).
 
 The interfaces derive their own declarations from these (CLI arguments and options in
 ``interfaces/operations_cli.py``, HTTP query parameters in ``interfaces/api/operations.py``, MCP
 tool schemas in ``interfaces/mcp_tools.py``, the assistant's tool schemas in ``chat/tools.py``) and
 only render results. Adding an operation is: its parameter class and an ``Operation`` entry here,
-the engine method, and the stage that does the work.
+one ``@handles`` function in the handler module of its area, and the stage that does the work.
 
 A parameter is a dataclass field annotated ``Annotated[type, Doc(...)]``: the type says how to
 read it, ``Doc`` what an interface shows (help, bounds, the CLI flag). ``Operation.parse`` reads
@@ -24,10 +24,27 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
+from .answers import (
+    FileDetail,
+    FolderMode,
+    Ignored,
+    Listing,
+    ModelsCatalogue,
+    Preview,
+    ProbeReport,
+    Queue,
+    Requeued,
+    RootAdded,
+    RootRemoved,
+    Roots,
+    Sense,
+    SettingChanged,
+    SettingsView,
+    Status,
+    Summary,
+    TakenBack,
+)
 from .errors import BadInput
-from .answers import (FileDetail, FolderMode, Ignored, Listing, ModelsCatalogue, Preview, ProbeReport, Queue, Requeued,
-                      RootAdded, RootRemoved, Roots, Sense, SettingChanged, SettingsView, Status, Summary,
-                      TakenBack)
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
@@ -117,14 +134,13 @@ class Operation:
     name: str                        # the CLI command, and the tool name with ``tool``
     summary: str                     # one line: CLI help, route summary, tool description
     params: type                     # the parameter dataclass
-    result: type                     # has ``as_dict()`` and ``from_dict()``
-    method: str                      # the Engine method: ``method(params) -> result``
+    result: type                     # has ``as_dict()`` and ``from_dict()``; its handler (``handlers/``) returns it
     tool: str | None = None          # offered to MCP clients and the assistant under this name
     detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
     effect: Effect = Effect.READS
     http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
     path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
-    progress: bool = False           # the method takes ``on_progress``: a streaming interface shows each step
+    progress: bool = False           # the handler takes ``on_progress``: a streaming interface shows each step
 
     @property
     def route(self) -> str:
@@ -197,8 +213,9 @@ class Operation:
                 if getattr(params, p.name) is not None}
 
     def run(self, engine: Any, params: Any, bounded: bool = True, **extra: Any) -> Any:
-        """The engine's answer; ``extra`` (``on_progress``, the assistant's ``model``) goes to a method that takes it."""
-        return getattr(engine, self.method)(self.check(params, bounded=bounded), **extra)
+        """The engine's answer (``Engine.run``: the operation's handler), ``params`` checked first; ``extra``
+        (``on_progress``, the assistant's ``model``) goes to a handler that takes it."""
+        return engine.run(self.check(params, bounded=bounded), **extra)
 
 
 def _read(param: Param, value: Any) -> Any:
@@ -316,44 +333,44 @@ class CompareParams:
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
-              SearchParams, SearchResponse, "search", tool="search_files",
+              SearchParams, SearchResponse, tool="search_files",
               detail="Each result has its rank, full path, file name, a score between 0 and 1 (higher is more "
                      "relevant), a snippet of the passage that matched, that passage's chunk_index and location "
                      "in the file (a page, slide, sheet or chapter, with a label such as \"p. 12\"), and the "
                      "other paths holding an identical copy (duplicates). types, modified_after and "
                      "modified_before narrow the search to those files. Notices say when retrieval was degraded."),
     Operation("tree", "The meaning tree: which part of your folders is about the query.",
-              TreeParams, TreeResponse, "tree", tool="meaning_tree"),
+              TreeParams, TreeResponse, tool="meaning_tree"),
     Operation("similar", "Files most like this one: nearest by meaning, one result per file.",
-              SimilarParams, SimilarResponse, "similar", tool="similar_files",
+              SimilarParams, SimilarResponse, tool="similar_files",
               detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "
                      "the files closest to it in meaning, in search_files' shape, best first; apart from them "
                      "its identical copies (copies) and its versions: files that share most of its wording, "
                      "newest first, with their modification time and the share of wording they share."),
     Operation("summarise", "Summarise a whole file or small folder, part by part.",
-              SummariseParams, Summary, "summarise", tool="summarise_file", progress=True,
+              SummariseParams, Summary, tool="summarise_file", progress=True,
               detail="The whole file is read in parts that fit the model, each part noted with the pages it covers, "
                      "then the whole written from those notes; a folder gives each file's summary, then the whole. "
                      "Returns summary (its sentences cite notes as [n]), notes (n, path, name, where: the pages or "
                      "part, text), parts read and notices (what was left out)."),
-    Operation("compare", "What differs between two files.", CompareParams, Summary, "compare", tool="compare_files", progress=True,
+    Operation("compare", "What differs between two files.", CompareParams, Summary, tool="compare_files", progress=True,
               detail="Give two full paths. Returns summary (what differs, citing notes as [n]) and notes: A's and "
                      "B's parts with their pages, and for two versions of one text each changed passage and its "
                      "page."),
     Operation("browse", "A folder's entries, folders first, with each one's index status (the roots without a path).",
-              BrowseParams, Listing, "browse", tool="list_directory",
+              BrowseParams, Listing, tool="list_directory",
               detail="Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one "
                      "unit), status (indexed, keyword, pending, failed, block, block member, ignored or not "
                      "indexed; null for a plain folder), doc_type, and error (why a failed file failed). Hidden "
                      "entries are left out; more counts the entries past the listing's limit."),
-    Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued, "retry",
+    Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued,
               effect=Effect.QUEUES),
     Operation("reindex", "Index a file, or every file under a folder, again from scratch.", ReindexParams, Requeued,
-              "reindex", effect=Effect.QUEUES),
+              effect=Effect.QUEUES),
     Operation("ignore", "Leave a file or folder out of the index for good (every failed file when no path is given).",
-              IgnoreParams, Ignored, "ignore", effect=Effect.EXCLUSIVE),
+              IgnoreParams, Ignored, effect=Effect.EXCLUSIVE),
     Operation("unignore", "Take an ignored file or folder back into the index.", UnignoreParams, TakenBack,
-              "unignore", effect=Effect.QUEUES),
+              effect=Effect.QUEUES),
 ]}
 
 # --- what the engine says about itself, the roots, a file's sense, what the web app shows of a file ---
@@ -446,31 +463,30 @@ class ProbeParams:
 
 
 OPERATIONS.update({op.name: op for op in [
-    Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status, "status"),
+    Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status),
     Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
-              Queue, "queue"),
-    Operation("roots", "The folders indexed in place.", RootsParams, Roots, "list_roots"),
+              Queue),
+    Operation("roots", "The folders indexed in place.", RootsParams, Roots),
     Operation("add", "Register a folder as a root (nothing is copied; run `sensetree index` next).", AddRootParams,
-              RootAdded, "add", effect=Effect.QUEUES, path="/api/roots"),
+              RootAdded, effect=Effect.QUEUES, path="/api/roots"),
     Operation("remove", "Stop indexing a root and drop its entries from the index (the files are untouched).",
-              RemoveRootParams, RootRemoved, "remove", effect=Effect.EXCLUSIVE, http="DELETE", path="/api/roots"),
+              RemoveRootParams, RootRemoved, effect=Effect.EXCLUSIVE, http="DELETE", path="/api/roots"),
     Operation("sense", "Show a file's sense: a line on what it is about, from the sense model or pinned by hand.",
-              SenseParams, Sense, "sense"),
+              SenseParams, Sense),
     Operation("pin", "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
-              PinParams, Sense, "pin", effect=Effect.QUEUES, http="PUT", path="/api/sense"),
-    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail,
-              "file_detail"),
+              PinParams, Sense, effect=Effect.QUEUES, http="PUT", path="/api/sense"),
+    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail),
     Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
-              PreviewParams, Preview, "preview"),
+              PreviewParams, Preview),
     Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
-              "decide).", FolderModeParams, FolderMode, "folder_mode", effect=Effect.QUEUES),
-    Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView, "settings_view"),
+              "decide).", FolderModeParams, FolderMode, effect=Effect.QUEUES),
+    Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView),
     Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
-              SetParams, SettingChanged, "change_setting", effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
+              SetParams, SettingChanged, effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
     Operation("models", "Embedding models bundled with the install, and the rerankers known to the registry.",
-              ModelsParams, ModelsCatalogue, "models_catalogue"),
+              ModelsParams, ModelsCatalogue),
     Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
-              ProbeReport, "probe", http="POST"),  # a key travels in a body, never in an address
+              ProbeReport, http="POST"),  # a key travels in a body, never in an address
 ]})
 
 

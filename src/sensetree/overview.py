@@ -16,8 +16,7 @@ from .ingest.pace import PACE_META, recorded_pace
 from .ingest.semantic import RATE_META
 from .models.devices import DEVICE_META, describe_devices, recorded_placement
 from .models.manager import Models
-from .notices import Notices
-from .notices import meaning_sentence
+from .notices import Notices, meaning_sentence
 from .store.catalog import Catalog, FileRow
 from .store.chunks import ChunkStore
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fs_rules, paths
-from .ingest.confine import NotServed, OutsideRoots, RootGuard
+from .errors import BadInput, NotFound, WrongKind
 from .ingest.chunker import rejoin
+from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
 from .ingest.extract.base import human_size
 from .ingest.extract.sniff import type_from_name
 from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
-from .store.stored_text import without_head
 from .store.chunks import ChunkStore
-from .errors import BadInput, NotFound, WrongKind
+from .store.stored_text import without_head
 
 __all__ = ["FileText", "FolderEntry", "FolderListing", "NotFound", "NotServed", "OutsideRoots", "Reader", "RootGuard",
            "Unreadable", "WrongKind", "absent", "archive_of", "on_disk", "same_file"]
@@ -48,6 +48,8 @@ class Unreadable(BadInput):
     A path that is not there raises ``NotFound``, one that is not a file (or not a folder) as asked
     ``WrongKind`` (both are FileNotFoundError): see ``absent``.
     """
+
+    status = 422
 
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
@@ -181,7 +183,7 @@ class Reader:
         path, archive = self._located(path)
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except OutsideRoots:
+        except (NotFound, OutsideRoots):
             raise
         except FileNotFoundError:  # gone (or made a FIFO) since it was checked
             raise absent(path) from None
@@ -203,7 +205,7 @@ class Reader:
         """The file's text, from bytes read through the guard (the archive's, for a member)."""
         try:
             contents = self.guard.read(archive or path, self.max_file_bytes)
-        except OutsideRoots:
+        except (NotFound, OutsideRoots):
             raise
         except FileNotFoundError:  # gone (or made a FIFO) since it was checked
             raise absent(path) from None

@@ -149,7 +149,7 @@ def test_hidden_and_ignored_members_are_neither_indexed_nor_found(indexed, secre
     assert not any(name in path for path in files
                    for name in ("/.env", "/.ssh/", "/.git/", "node_modules", "private", ".gitignore", "deploy.log"))
     word = secret.split()[-1]
-    response = engine.search(SearchParams(word))
+    response = engine.run(SearchParams(word))
     assert all(secret not in (r.snippet or "") for r in response.results)
     assert all(not r.path.endswith((".env", "id_rsa", "config", "index.js", "private.txt", ".log"))
                for r in response.results)
@@ -179,7 +179,7 @@ def test_a_member_the_user_ignored_stays_out_when_its_archive_is_read_again(inde
     engine, archive = indexed["engine"], indexed["archive"]
     later = f"{archive}/project/later.txt"
     assert later in engine.catalog.files.under(str(archive))
-    engine.ignore(IgnoreParams(later))
+    engine.run(IgnoreParams(later))
     with zipfile.ZipFile(archive, "a") as bundle:  # the archive changes: it is read again
         bundle.writestr("project/more.txt", "a new note about herons")
     engine.index()

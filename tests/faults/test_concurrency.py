@@ -94,11 +94,11 @@ def test_searches_trees_and_chat_answer_during_a_large_reindex(indexed, write_tr
                         kind, answer = "chat", agent.answer(query)
                         assert answer.text and answer.sources, [(s.kind, s.text) for s in answer.steps]
                     elif n % 5 == 4:
-                        tree = target.tree(TreeParams(query))
+                        tree = target.run(TreeParams(query))
                         kind, node, notices = "tree", tree.tree, tree.notices
                         assert node is not None, notices
                     else:
-                        kind, response = "search", target.search(SearchParams(query))
+                        kind, response = "search", target.run(SearchParams(query))
                         assert response.results and not response.notices, response.notices
                     records.append((kind, time.perf_counter() - started, not writer.done()))
                     n += 1
@@ -125,7 +125,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
     write_tree(tree, notes(50, seed=3))
     make_engine(data, tree, settings={"retrieval.rerank": False}).close()
     with Engine(data) as reader:
-        assert reader.search(SearchParams("harbour survey")).results
+        assert reader.run(SearchParams("harbour survey")).results
         rebuild = subprocess.Popen(
             f"{sys.executable} -m sensetree.interfaces.cli config set embedding.model e5 --yes --data-dir {data} && "
             f"{sys.executable} -m sensetree.interfaces.cli index --quiet --data-dir {data}",
@@ -134,10 +134,10 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
         while rebuild.poll() is None:
             for query in queries(7)[:5]:
                 stored = reader.store.table.count()  # rows come back (text first) soon after the wipe: look before
-                response = reader.search(SearchParams(query))  # stale settings: keywords only, with a notice, once the model changed
+                response = reader.run(SearchParams(query))  # stale settings: keywords only, with a notice, once the model changed
                 # between the wipe and the first rows back: no result, but the files waiting (coverage)
                 assert response.results or response.notices or response.coverage or stored == 0
-                reader.tree(TreeParams(query))
+                reader.run(TreeParams(query))
                 answered += 1
             time.sleep(0.2)
         _, err = rebuild.communicate()
@@ -145,7 +145,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
         assert answered > 0 and "Traceback" not in err
     all_indexed(data, 50)
     with Engine(data) as fresh:
-        response = fresh.search(SearchParams("harbour survey"))
+        response = fresh.run(SearchParams("harbour survey"))
         assert response.results and not response.notices and "dense" in response.results[0].legs
 
 
@@ -153,7 +153,7 @@ def test_a_model_change_in_another_process_never_breaks_a_reader(tmp_path, write
 def test_two_index_processes_at_once_one_writer_wins(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
-        assert engine.reindex(ReindexParams(str(tree))).requeued == FILES
+        assert engine.run(ReindexParams(str(tree))).requeued == FILES
     first, second = cli.start(data, "index", "--json"), cli.start(data, "index", "--json")
     outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
     codes = sorted(code for code, _, _ in outcomes)
@@ -204,7 +204,7 @@ def _first_chunk(data: Path, path: Path) -> str:
 def test_a_writer_killed_holding_the_lock_frees_it(indexed, cli):
     tree, data = indexed
     with Engine(data) as engine:
-        engine.reindex(ReindexParams(str(tree)))
+        engine.run(ReindexParams(str(tree)))
     writer = cli.start(data, "index", "--quiet")
     assert wait_for(lambda: indexed_count(data) >= 20 or writer.poll() is not None, 120)
     assert writer.poll() is None, "the writer finished before it could be killed"

@@ -25,6 +25,7 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import SetParams
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -78,17 +79,17 @@ def first_chunk(engine: Engine, name: str) -> str:
 
 
 def assert_keywords_only(engine: Engine, query: str = "regatta", expected: str = "regatta.txt") -> None:
-    response = engine.search(SearchParams(query))
+    response = engine.run(SearchParams(query))
     assert any("keyword" in n for n in response.notices), response.notices
     assert response.results and response.results[0].name == expected
     assert response.results[0].legs == ["bm25"]
-    tree = engine.tree(TreeParams(query))
+    tree = engine.run(TreeParams(query))
     node, notices = tree.tree, tree.notices
     assert node is None and any("meaning tree" in n for n in notices)
 
 
 def assert_meaning_search(engine: Engine) -> None:
-    response = engine.search(SearchParams("rowing club regatta"))
+    response = engine.run(SearchParams("rowing club regatta"))
     assert not response.notices and response.results[0].name == "regatta.txt"
     assert "dense" in response.results[0].legs
 
@@ -157,7 +158,7 @@ def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server, endp
         assert all(status == "keyword" for status, _ in statuses.values())  # the text is in, vectors wait
         assert "Revised" in first_chunk(cold, "tram.txt")  # the new text is findable by keyword at once
         assert_keywords_only(cold)
-        cold.set_setting("indexing.endpoint_wait", 2.0)
+        cold.run(SetParams("indexing.endpoint_wait", 2.0))
     result = cli.invoke(tmp_path / "data", "index", "--quiet")
     assert result.exit_code == 3 and not isinstance(result.exception, Exception), result.output
     assert "files stay pending" in " ".join(result.output.split())
@@ -246,12 +247,12 @@ def test_a_slow_endpoint_indexes_everything(tmp_path, server, write_tree, make_e
         indexing.start()
         assert wait_for(lambda: len(server.calls) >= 1, 40)  # the batch is on its way
         with Engine(tmp_path / "data") as reader:
-            response = reader.search(SearchParams("rowing club"))  # waits for its slow query embedding, then answers
+            response = reader.run(SearchParams("rowing club"))  # waits for its slow query embedding, then answers
             assert not response.notices
         indexing.join(60)
         assert not indexing.is_alive()
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
-        assert engine.search(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
+        assert engine.run(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
 
 def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine):
@@ -261,7 +262,7 @@ def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine)
         server.delay = 60
         with Engine(tmp_path / "data") as cold, ThreadPoolExecutor(2) as pool:  # cold: the dimension probe hangs
             started = time.monotonic()
-            responses = list(pool.map(lambda engine: engine.search(SearchParams("regatta")), (warm, cold)))
+            responses = list(pool.map(lambda engine: engine.run(SearchParams("regatta")), (warm, cold)))
             assert time.monotonic() - started < 60  # not the 120 s an indexing call may take
         for response in responses:
             assert any("did not answer within 15 s" in n for n in response.notices), response.notices
@@ -295,7 +296,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         assert all(status == "indexed" for status, _ in statuses.values())
         assert {engine.catalog.senses.of(path).source for path in statuses} == {"excerpt"}
         assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
-        assert engine.search(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
+        assert engine.run(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
 
 def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server, sense_engine):
@@ -337,13 +338,13 @@ def test_a_failing_chat_endpoint_gives_a_clear_error(chat_index, server, fault, 
     client = ChatClient(server.url, "test-model", timeout=1.5)
     with pytest.raises(ChatError, match=message):
         Agent(chat_index, client).answer("When is the regatta?")
-    chat_index.set_setting("chat.base_url", server.url)
-    chat_index.set_setting("chat.model", "test-model")
-    chat_index.set_setting("chat.timeout", 1.5)
+    chat_index.run(SetParams("chat.base_url", server.url))
+    chat_index.run(SetParams("chat.model", "test-model"))
+    chat_index.run(SetParams("chat.timeout", 1.5))
     try:
         result = cli.invoke(chat_index.data_dir, "ask", "When is the regatta?")
     finally:
-        chat_index.set_setting("chat.base_url", "")
+        chat_index.run(SetParams("chat.base_url", ""))
     assert result.exit_code == 1 and not isinstance(result.exception, Exception), result.output
     assert message in " ".join(result.output.split())  # rich wraps long lines
 

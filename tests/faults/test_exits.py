@@ -22,6 +22,7 @@ import pytest
 
 from sensetree.engine import Engine
 from tests.conftest import _environment
+from sensetree.operations import AddRootParams
 
 pytestmark = pytest.mark.slow  # real processes, real signals, real mounts
 
@@ -60,7 +61,7 @@ def test_index_stops_at_once_and_cleanly_on_a_signal_to_its_process_group(tmp_pa
     _tree(tmp_path / "tree")
     data = tmp_path / "data"
     with Engine(data) as engine:
-        engine.add_root(str(tmp_path / "tree"))
+        engine.run(AddRootParams(str(tmp_path / "tree")))
     log = tmp_path / "stderr"
     process = _start(data, log, "index", "--quiet")
     with Engine(data) as probe:

@@ -32,6 +32,7 @@ from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app, load_token
 from sensetree.interfaces.mcp_tools import Tools, operation_tool
 from sensetree.operations import TOOLS
+from sensetree.operations import AddRootParams, RemoveRootParams
 
 pytestmark = pytest.mark.slow  # an index run per generated folder
 
@@ -129,7 +130,7 @@ def test_any_generated_folder_indexes_to_the_end_and_every_interface_answers(wor
     root = base / f"case-{len(world_cases)}"
     world_cases.append(1)
     ordinary = _write(root, folder, secret)
-    engine.add_root(str(root))
+    engine.run(AddRootParams(str(root)))
     try:
         stop = threading.Event()
         timer = threading.Timer(RUN_BOUND, stop.set)
@@ -149,7 +150,7 @@ def test_any_generated_folder_indexes_to_the_end_and_every_interface_answers(wor
 
         _every_interface_answers(engine, root, [row.path for row in rows])
     finally:
-        engine.remove_root(str(root))
+        engine.run(RemoveRootParams(str(root)))
 
 
 def _every_interface_answers(engine: Engine, root: Path, catalog_paths: list[str]) -> None:

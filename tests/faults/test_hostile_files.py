@@ -280,7 +280,7 @@ def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_ro
             assert words in (error or "") or words in stored, (case, error, stored[:300])
             if status == "failed":
                 assert error and len(error.splitlines()) == 1 and len(error) < 300, (case, error)
-        assert engine.search(SearchParams("chess opening notes", limit=3)).results  # the queue went on after them all
+        assert engine.run(SearchParams("chess opening notes", limit=3)).results  # the queue went on after them all
 
     indexed_links = [p for p in rows if "/links/" in p]
     assert indexed_links == [], "symbolic link loops, FIFOs, /dev/zero and dangling links are skipped"
@@ -355,6 +355,7 @@ UNREADABLE = """
 import json, os, sys
 from pathlib import Path
 from sensetree.engine import Engine
+from sensetree.operations import AddRootParams, SetParams
 
 data, root = Path(sys.argv[1]), sys.argv[2]
 if os.geteuid() == 0:
@@ -370,15 +371,15 @@ if os.geteuid() == 0:
     note.write_text("Warm up: the notes of the harbour committee about the tram depot and its budget.",
                     encoding="utf-8")
     with Engine(warm / "data") as engine:
-        engine.set_setting("embedding.model", "minilm")
-        engine.add_root(str(warm / "tree"))
+        engine.run(SetParams("embedding.model", "minilm"))
+        engine.run(AddRootParams(str(warm / "tree")))
         engine.index()
     prepare(Job(str(note), "file", None))
     os.setgid(65534)
     os.setuid(65534)
 with Engine(data) as engine:
-    engine.set_setting("embedding.model", "minilm")
-    engine.add_root(root)
+    engine.run(SetParams("embedding.model", "minilm"))
+    engine.run(AddRootParams(root))
     engine.index()
     rows = {r.path: [r.status, r.doc_type, r.chunks, r.error] for r in engine.catalog.files.all()}
 print(json.dumps({"rows": rows}))

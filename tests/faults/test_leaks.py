@@ -159,13 +159,13 @@ def test_what_the_user_ignored_is_not_served_either(tmp_path, make_engine):
     (root / "payroll" / "march.txt").write_text(IGNORED_SECRET, encoding="utf-8")
     (root / "notes.txt").write_text("harbour notes", encoding="utf-8")
     with make_engine(tmp_path / "data", root, index=False) as engine:
-        engine.ignore(IgnoreParams(str(root / "payroll")))
+        engine.run(IgnoreParams(str(root / "payroll")))
         with pytest.raises(NotServed, match="payroll is ignored"):
             engine.reader().read_text(str(root / "payroll" / "march.txt"), 1000)
         outcome = Toolbox(engine, None, Sources()).run("read_file", {"path": str(root / "payroll" / "march.txt")})
         assert outcome.text.startswith("refused:") and IGNORED_SECRET not in outcome.text
         assert engine.reader().read_text(str(root / "notes.txt"), 1000).text == "harbour notes"
-        engine.unignore(UnignoreParams(str(root / "payroll")))
+        engine.run(UnignoreParams(str(root / "payroll")))
         assert engine.reader().read_text(str(root / "payroll" / "march.txt"), 1000).text == IGNORED_SECRET
 
 

@@ -67,7 +67,7 @@ def place(tmp_path_factory, make_engine):
     os.symlink(root / "doc.txt", root / "link-to-doc.txt")
     os.mkfifo(root / "pipe")
     engine = make_engine(base / "data", root)
-    engine.ignore(IgnoreParams(str(root / "mixed" / "private.txt")))
+    engine.run(IgnoreParams(str(root / "mixed" / "private.txt")))
     (root / "gone.txt").unlink()  # deleted after indexing: still in the index until the next scan
     yield engine, root, base
     engine.close()
@@ -94,25 +94,25 @@ def test_summarise_of_a_missing_a_deleted_path_a_fifo_and_a_folder_each_says_wha
     }
     for path, (kind, said) in cases.items():
         with pytest.raises(kind, match=r".*") as refused:
-            engine.summarise(SummariseParams(path), model=_model())
+            engine.run(SummariseParams(path), model=_model())
         assert said in str(refused.value), path
         assert isinstance(refused.value, FileNotFoundError) and isinstance(refused.value, BadInput)
     with pytest.raises(WrongKind, match="is a folder, not a file .compare takes two files"):
-        engine.compare(CompareParams(str(root / "doc.txt"), str(root / "sub")), model=_model())
+        engine.run(CompareParams(str(root / "doc.txt"), str(root / "sub")), model=_model())
 
 
 def test_compare_of_a_file_and_a_link_to_it_says_they_are_the_same_file(place):
     engine, root, _ = place
     notes = _model()
     with pytest.raises(BadInput, match="the same file twice"):
-        engine.compare(CompareParams(str(root / "doc.txt"), str(root / "link-to-doc.txt")), model=notes)
+        engine.run(CompareParams(str(root / "doc.txt"), str(root / "link-to-doc.txt")), model=notes)
     assert notes.client.calls == 0  # refused before any model call
 
 
 def test_similar_of_a_deleted_file_is_refused_not_answered(place):
     engine, root, _ = place
     with pytest.raises(NotFound, match="gone.txt does not exist"):
-        engine.similar(SimilarParams(str(root / "gone.txt")))
+        engine.run(SimilarParams(str(root / "gone.txt")))
 
 
 def test_the_http_statuses_of_the_mistakes(place, http):
@@ -177,7 +177,7 @@ def test_any_data_dir_name_is_made_or_refused_in_words(tmp_path, name):
 # a folder holding one ignored file -----------------------------------------------------------
 def test_a_folder_holding_a_file_the_user_ignored_is_summarised_without_it(place):
     engine, root, _ = place
-    summary = engine.summarise(SummariseParams(str(root / "mixed")), model=_model())
+    summary = engine.run(SummariseParams(str(root / "mixed")), model=_model())
     assert summary.kind == "folder" and summary.summary
     assert {n.name for n in summary.notes} == {"kept.txt"}
     assert any("private.txt not read" in n and "ignored" in n for n in summary.notices)
@@ -207,7 +207,7 @@ def test_two_large_similar_logs_are_compared_with_a_bounded_diff_that_says_so(pl
 
     monkeypatch.setattr(work.difflib, "SequenceMatcher", counted)
     steps = []
-    summary = engine.compare(CompareParams(str(logs / "a.log"), str(logs / "b.log")), steps.append, model=_model())
+    summary = engine.run(CompareParams(str(logs / "a.log"), str(logs / "b.log")), steps.append, model=_model())
     assert given_sizes and all(max(sizes) <= work.MAX_DIFF_LINES for sizes in given_sizes)
     assert any("compared line by line" in n for n in summary.notices), summary.notices
     assert any(s.endswith("changed passage(s) between a.log and b.log") and not s.startswith("0 ") for s in steps)
@@ -251,7 +251,7 @@ def test_the_settings_view_never_joins_or_hashes_the_embedded_chat_model(place, 
 
     monkeypatch.setattr(local_llm, "_assembled", refuse)
     monkeypatch.setattr(local_llm, "_checked_resource", refuse)
-    view = engine.settings_view(SettingsParams())
+    view = engine.run(SettingsParams())
     assert {m["name"] for m in view.models["chat"]} >= set(local_llm.EMBEDDED)
 
 
@@ -266,7 +266,7 @@ def test_a_query_model_that_cannot_be_prepared_on_a_full_disk_leaves_keyword_sea
         raise OSError(errno.ENOSPC, "No space left on device", "/cache/sensetree/models/e5.onnx")
 
     monkeypatch.setattr(type(engine.models), "embedder", property(no_room))
-    found = engine.search(SearchParams("harbour opens at nine"))
+    found = engine.run(SearchParams("harbour opens at nine"))
     assert [r.path for r in found.results][:1] == [str(root / "doc.txt")]
     assert any("could not be prepared: the disk is full" in n and "keyword" in n for n in found.notices), found.notices
 
@@ -275,7 +275,7 @@ def test_a_query_model_that_cannot_be_prepared_on_a_full_disk_leaves_keyword_sea
 def test_a_refusal_that_describes_a_file_is_one_line_without_escaped_line_breaks(place):
     engine, root, _ = place
     with pytest.raises(BadInput) as refused:
-        engine.summarise(SummariseParams(str(root / "blob.bin")), model=_model())
+        engine.run(SummariseParams(str(root / "blob.bin")), model=_model())
     message = str(refused.value)
     assert "no text to summarise" in message and "binary" in message
     assert "\n" not in message and "\\x0a" not in message
@@ -300,7 +300,7 @@ def test_an_engine_search_without_the_reranker_shows_scores_in_rank_order(place)
 
     engine, _, _ = place
     for query in ("harbour", "ledger of schooners", "tide tables notes", "mooring euros"):
-        shown = [r.score for r in engine.search(SearchParams(query, rerank=False)).results]
+        shown = [r.score for r in engine.run(SearchParams(query, rerank=False)).results]
         assert shown == sorted(shown, reverse=True), (query, shown)
 
 
@@ -309,7 +309,7 @@ def test_identical_files_are_stood_for_by_the_first_path_in_every_run(place):
 
     engine, root, _ = place
     for _ in range(3):
-        found = engine.search(SearchParams("lighthouse keeper ledger schooners"))
+        found = engine.run(SearchParams("lighthouse keeper ledger schooners"))
         top = next(r for r in found.results if "copy" in r.name)
         assert top.path == str(root / "copies" / "a-copy.txt")
         assert top.duplicates == [str(root / "copies" / "b-copy.txt"), str(root / "copies" / "c-copy.txt")]

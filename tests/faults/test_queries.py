@@ -1,6 +1,6 @@
 """Hostile queries and scopes: each gets a sensible answer or a clear error, never a traceback.
 
-Through ``Engine.search``, ``Engine.tree`` and the ``sensetree`` command (a real process,
+Through ``Engine.run`` (search, tree) and the ``sensetree`` command (a real process,
 ``--json``), over the test corpus indexed once with the fast English model.
 """
 
@@ -77,11 +77,11 @@ def _check_response(response: SearchResponse, root, limit: int = 20) -> None:
 @pytest.mark.parametrize("query", list(QUERIES.values()), ids=list(QUERIES))
 def test_engine_search_and_tree_answer_any_query(indexed, query):
     engine, root, _ = indexed
-    response = engine.search(SearchParams(query))
+    response = engine.run(SearchParams(query))
     _check_response(response, root)
     if not re.sub(r"[\x00-\x1f]", "", query).strip():
         assert response.results == []
-    tree = engine.tree(TreeParams(query))
+    tree = engine.run(TreeParams(query))
     node, notices = tree.tree, tree.notices
     assert all(isinstance(n, str) for n in notices)
     if node is not None:
@@ -90,7 +90,7 @@ def test_engine_search_and_tree_answer_any_query(indexed, query):
 
 def test_long_query_is_cut_with_a_notice(indexed):
     engine, root, files = indexed
-    response = engine.search(SearchParams(QUERIES["10k characters"]))
+    response = engine.run(SearchParams(QUERIES["10k characters"]))
     assert any("cut to its first" in n for n in response.notices)
     assert response.results and response.results[0].path == str(files["docx"])
 
@@ -100,17 +100,17 @@ def test_metacharacters_are_text_not_syntax(indexed):
     and operators still finds the document that holds it."""
     engine, _, files = indexed
     for query in ("' OR 1=1 -- invoice IBAN", "invoice AND (IBAN OR", '"invoice IBAN', "invoice% IBAN_"):
-        results = engine.search(SearchParams(query, limit=3)).results
+        results = engine.run(SearchParams(query, limit=3)).results
         assert results and results[0].path == str(files["email"]), query
 
 
 @pytest.mark.parametrize("limit", [0, -5, 1, 10**9])
 def test_limits_are_clamped(indexed, limit):
     engine, root, _ = indexed
-    response = engine.search(SearchParams("invoice", limit=limit))
+    response = engine.run(SearchParams("invoice", limit=limit))
     _check_response(response, root, limit=100)
     assert 1 <= len(response.results) <= 100
-    tree = engine.tree(TreeParams("invoice", limit=limit))
+    tree = engine.run(TreeParams("invoice", limit=limit))
     node, _ = tree.tree, tree.notices
     assert node is not None
 
@@ -136,8 +136,8 @@ def test_scopes_give_results_under_them_or_say_why_not(indexed, case):
     engine, root, _ = indexed
     make_scope, notice = SCOPES[case]
     scope = str(make_scope(root))
-    response = engine.search(SearchParams("notes letter revenue", scope=scope))
-    tree = engine.tree(TreeParams("notes letter revenue", scope=scope))
+    response = engine.run(SearchParams("notes letter revenue", scope=scope))
+    tree = engine.run(TreeParams("notes letter revenue", scope=scope))
     node, tree_notices = tree.tree, tree.notices
     if notice:
         assert response.results == [] and any(notice in n for n in response.notices), response.notices

@@ -30,6 +30,7 @@ from sensetree.engine import Engine
 from tests.support.waiting import wait_for
 from tests.support.zips import zip_bytes
 from sensetree.operations import SearchParams
+from sensetree.operations import RemoveRootParams
 
 pytestmark = pytest.mark.slow  # a fault suite: index runs, processes
 
@@ -96,7 +97,7 @@ def test_duplicate_and_colliding_member_names_are_distinct_and_never_stop_the_qu
         assert "second tangerine" in _texts(engine, str(root / "different.zip/a (2).txt"))
         assert "literal damson" in _texts(engine, str(root / "nested.zip/inner.zip/x (2).txt"))
         assert "nested quince" in _texts(engine, str(root / "nested.zip/inner.zip/x.txt"))
-        assert [r.path for r in engine.search(SearchParams("pruning the medlar tree", rerank=False)).results][:1] == [
+        assert [r.path for r in engine.run(SearchParams("pruning the medlar tree", rerank=False)).results][:1] == [
             str(root / "later.txt")]  # files added after the poison archive still get their vectors
     queue = cli.run(data, "queue").stdout
     assert "a.txt: a second member of that name, indexed as a (2).txt" in queue
@@ -212,7 +213,7 @@ def test_a_deleted_vector_table_is_rebuilt_from_the_catalog_and_said(tmp_path, c
     assert "The vector table at" in result.stderr and "will be indexed again" in result.stderr, result.stderr
     with Engine(data) as engine:
         assert _statuses(engine) == {str(root / "orchard.txt"): "indexed"}
-        assert [r.path for r in engine.search(SearchParams("grafting pear trees", rerank=False)).results] == [str(root / "orchard.txt")]
+        assert [r.path for r in engine.run(SearchParams("grafting pear trees", rerank=False)).results] == [str(root / "orchard.txt")]
 
 
 def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_path, make_engine, cli):
@@ -229,7 +230,7 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         drive.rename(tmp_path / "unplugged")
         _bounded_index(engine)
         assert engine.catalog.files.get(thesis).status == "indexed"  # kept
-        response = engine.search(SearchParams("tidal erosion of chalk cliffs", rerank=False))
+        response = engine.run(SearchParams("tidal erosion of chalk cliffs", rerank=False))
         assert thesis not in [r.path for r in response.results]
         assert any(n.startswith(f"{drive} is offline") for n in response.notices), response.notices
         assert engine.catalog.roots.offline().keys() == {str(drive)}
@@ -242,9 +243,9 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         assert progress.embedding.count == 0  # nothing embedded again
         assert any(f"{drive} is back" in n for n in engine.notices.all())
         assert engine.catalog.roots.offline() == {}
-        assert [r.path for r in engine.search(SearchParams("tidal erosion of chalk cliffs", rerank=False)).results][:1] == [thesis]
+        assert [r.path for r in engine.run(SearchParams("tidal erosion of chalk cliffs", rerank=False)).results][:1] == [thesis]
 
-        engine.remove_root(str(drive))  # only the user drops it
+        engine.run(RemoveRootParams(str(drive)))  # only the user drops it
         assert engine.catalog.files.get(thesis) is None
     finally:
         engine.close()

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .. import paths
-from ..engine import Engine, SenseTreeError
+from ..engine import Engine
+from ..errors import SenseTreeError
 from ..models.llm import ChatClient, ChatTurn, LLMError, ToolCall, ToolsUnsupported
 from ..search.types import SearchResult
+from ..summaries import ChatModel
 from . import prompt, seed
 from .budget import Budget, Message, fit_tool_output, message_text
 from .citations import Citations, cite
@@ -29,7 +31,6 @@ from .evidence import Evidence, Sentence, split_sentences
 from .quotes import Chunks, attach
 from .stats import RunStats
 from .text_calls import VisibleText, calls_as_text, parse_text_calls
-from ..summaries import ChatModel
 from .tools import TOOL_NAMES, WITH_WHOLE_FILES, Source, Sources, Toolbox, asks_for_whole_files, source_blocks
 
 MAX_TOOL_ROUNDS = 5

@@ -10,8 +10,15 @@ from typing import Callable, Iterator
 
 from ..engine import Engine
 from ..models.llm import ChatClient, LLMError
-from ..models.local_llm import (DEFAULT_MODEL, INSTALL_HINT, RUNTIMES, LocalModelError, LocalServer, model_file,
-                                pick_runtime)
+from ..models.local_llm import (
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    RUNTIMES,
+    LocalModelError,
+    LocalServer,
+    model_file,
+    pick_runtime,
+)
 from . import prompt
 from .agent import Agent, Answer, ChatError, Step
 from .tools import SCHEMAS

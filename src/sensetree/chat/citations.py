@@ -143,4 +143,5 @@ def _numbers(text: str) -> set[str]:
 def _with_markers(piece: str, numbers: list[int]) -> str:
     body = MARKER.sub("", piece)
     tail = _TAIL.search(body)
+    assert tail is not None  # _TAIL matches at the end of any text
     return f"{body[:tail.start()]} [{', '.join(map(str, numbers))}]{tail.group(1)}{tail.group(2)}"

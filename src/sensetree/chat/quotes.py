@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..engine import Engine
 from ..errors import SenseTreeError
+from ..handlers import files
 from .evidence import CitedSpan, Sentence
 from .tools import Sources
 
@@ -28,7 +29,7 @@ def attach(engine: Engine, sentences: list[Sentence], sources: Sources, chunk_of
             wanted.setdefault(source.path, []).append((sentence, n, chunk, quote))
     if not wanted:
         return
-    explorer = engine.explorer()
+    explorer = files.explorer(engine)
     for path, items in wanted.items():
         try:
             spans = [(s.start, s.end, s.exact) for s in explorer.quote_spans(path, [(c, q) for _, _, c, q in items])]

@@ -25,7 +25,7 @@ Say = Callable[[str, str], None]  # a step for the user: kind, text
 
 def search(engine: Engine, question: str, scope: str | None, say: Say) -> list[SearchResult]:
     """The question's excerpts, best first; the search's notices and what was searched are told as steps."""
-    response = engine.search(SearchParams(question, scope, SEED_LIMIT))
+    response = engine.run(SearchParams(question, scope, SEED_LIMIT))
     for notice in response.notices:
         say("notice", notice)
     where = f" in {scope}" if scope else ""

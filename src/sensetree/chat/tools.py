@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
-from ..errors import SenseTreeError
+from ..answers import Summary
+from ..errors import NotFound, SenseTreeError
+from ..handlers.files import chunk_text
+from ..operations import TOOLS, Operation
 from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
 from ..reader import CHAT_READ_CHARS as READ_CHARS
 from ..reader import OutsideRoots, Unreadable
-from ..operations import TOOLS, Operation
 from ..search.types import SearchResponse, SearchResult, SimilarResponse
-from ..answers import Summary
 from ..summaries import ChatModel
 
 SEARCH_LIMIT = 8
@@ -188,7 +189,7 @@ class Toolbox:
             result = op.run(self.engine, op.parse(values, tool=True), **extra)
         except OutsideRoots:
             raise
-        except (SenseTreeError, FileNotFoundError) as exc:
+        except SenseTreeError as exc:
             return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
         if isinstance(result, SimilarResponse):
             note += "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
@@ -221,7 +222,7 @@ class Toolbox:
         whole = re.sub(r"\[(\d+)\]", lambda m: where.get(int(m.group(1)), ""), summary.summary)
         head = {"file": "Summary of the whole file", "folder": "What the folder holds",
                 "compare": "How the two files differ"}[summary.kind]
-        blocks, found, chunks = [], [], {}
+        blocks, found, chunks = [], [], dict[int, Any]()
         for path in dict.fromkeys(note.path for note in summary.notes):
             notes = [n for n in summary.notes if n.path == path]
             source = self.sources.add(path, None, _flat(notes[0].text)[:240], None, "read")
@@ -236,7 +237,7 @@ class Toolbox:
     def read_file(self, path: str) -> ToolOutcome:
         try:
             read = self.reader.read_text(path, READ_CHARS)
-        except FileNotFoundError as exc:
+        except NotFound as exc:
             return ToolOutcome(f"error: {exc}", f"reading: {path} (not a file)")
         except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"reading: {path} (unreadable)")
@@ -248,7 +249,7 @@ class Toolbox:
     def list_directory(self, path: str) -> ToolOutcome:
         try:
             listing = self.reader.list_folder(path, LIST_ENTRIES)
-        except FileNotFoundError as exc:
+        except NotFound as exc:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (not a folder)")
         except Unreadable as exc:
             return ToolOutcome(f"error: {exc}", f"listing: {path} (failed)")
@@ -262,7 +263,7 @@ class Toolbox:
 def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:
     """The text of the chunk that matched (the snippet is only 240 characters), cut at ``max_chars``;
     with its line breaks when not ``flat``."""
-    text = engine.chunk_text(result.path, result.chunk_index) or result.snippet
+    text = chunk_text(engine, result.path, result.chunk_index) or result.snippet
     text = _flat(text) if flat else text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + "…"
 

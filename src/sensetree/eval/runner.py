@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from ..engine import Engine
 from ..errors import BadInput
+from ..operations import AddRootParams, SetParams
 from ..search.fusion import FUSIONS
 from .metrics import mrr_at, ndcg_at, percentile, recall_at
 
@@ -110,9 +111,9 @@ def eval_engine(engine: Engine, dataset: Path, model: str | None = None,
         evaluator.settings.set_many({name: value for name, value in engine.settings.as_dict().items()  # checked together
                                      if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value})
         if evaluator.settings["embedding.model"] != model:
-            evaluator.set_setting("embedding.model", model)
+            evaluator.run(SetParams("embedding.model", model))
         if str(root) not in evaluator.roots():
-            evaluator.add_root(str(root))
+            evaluator.run(AddRootParams(str(root)))
         started = time.perf_counter()
         progress = evaluator.index(on_update=_every(30.0, lambda p: log(
             f"indexing: keyword-ready {p.keyword}/{p.files}, semantic {p.semantic}/{p.files}, "

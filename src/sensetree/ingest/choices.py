@@ -9,11 +9,12 @@ from .. import fs_rules, paths
 from ..errors import SenseTreeError
 from ..store.catalog import Catalog, SenseRow
 from ..store.chunks import ChunkStore
+from ..store.readonly import ReadOnlyStorage
 from ..store.storage import Storage
 
 
 class Choices:
-    def __init__(self, storage: Storage):
+    def __init__(self, storage: Storage | ReadOnlyStorage):  # a search node's: it refuses every change
         self.storage = storage
 
     @property

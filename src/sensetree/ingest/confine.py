@@ -38,6 +38,8 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY
 class OutsideRoots(BadInput):
     """A path no reader may touch: outside the roots as written, or once links are resolved."""
 
+    status = 403
+
 
 class NotServed(OutsideRoots):
     """Inside a root, but left out of the index by the user's rules (hidden, ignored): not served either."""

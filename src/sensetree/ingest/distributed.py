@@ -33,11 +33,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import paths
-from ..errors import SenseTreeError
-from .confine import OutsideRoots, RootGuard
 from ..config import Settings
+from ..errors import SenseTreeError
 from ..models.devices import requested_device
 from ..models.embeddings import Embedder, EmbeddingError, EndpointUnavailable
+from .confine import OutsideRoots, RootGuard
 from .prepare import Job, Sent, prepare
 
 log = logging.getLogger(__name__)

@@ -27,13 +27,13 @@ from pebble import ProcessExpired
 
 from .. import paths
 from ..errors import StoreDamaged
-from .extract import is_archive
-
 from ..store.catalog import Catalog, FileRow, StoredText
 from ..store.chunks import ChunkStore
 from ..store.repair import one_line
 from ..store.table import ChunkRow
+from ..store.terms import Analysis
 from ..store.writes import STORE_ERRORS
+from .extract import is_archive
 from .options import IndexOptions
 from .pause import IndexingPaused
 from .prepare import Job, Prepared, context_entry, prepare, time_limit
@@ -246,7 +246,7 @@ class KeywordPhase:
             sense = pinned.get(item.path, item.excerpt)
             if item.path not in pinned:
                 senses.append((item.path, item.excerpt, "pending" if self._qualifies(item) else "excerpt"))
-            analyses = list(item.analyses) or [None] * len(item.chunks)
+            analyses: list[Analysis | None] = list(item.analyses) or [None] * len(item.chunks)
             if item.path in pinned:
                 analyses[0] = None  # chunk 0 carries the pinned sense, not the excerpt the worker analysed
             for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type)):

@@ -70,8 +70,8 @@ class MeaningOnDemand:
             return {}, report
         started = time.perf_counter()
         wanted = dict.fromkeys(keys)
-        rows = {(r["path"], r["chunk_index"]): r for r in self.store.queries.unembedded(list(dict.fromkeys(p for p, _ in keys)))
-                if (r["path"], r["chunk_index"]) in wanted}
+        stored = self.store.queries.unembedded(list(dict.fromkeys(p for p, _ in keys)), [c for _, c in keys])
+        rows = {(r["path"], r["chunk_index"]): r for r in stored if (r["path"], r["chunk_index"]) in wanted}
         if not rows:
             return {}, report
         catalog = self.catalog()

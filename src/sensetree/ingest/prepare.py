@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from .confine import OutsideRoots, RootGuard
 from ..safe_text import printable
+from ..store.terms import Analysis, analyse_document
 from .chunker import chunk_spans
+from .confine import OutsideRoots, RootGuard
 from .extract import (
     Extraction,
     ExtractionError,
@@ -32,14 +33,13 @@ from .extract import (
     OcrSettings,
     archive_members,
     context_descriptor,
-    ignore_files,
     extract,
     extract_bytes,
+    ignore_files,
     is_archive,
 )
 from .extract.base import human_size
 from .extract.sniff import type_from_name
-from ..store.terms import Analysis, analyse_document
 from .sense import excerpt_sense, stored_texts
 from .walker import block_summary, inner_ignores, member_reason, member_rules
 
@@ -292,7 +292,8 @@ def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
 def _parts(extraction: Extraction) -> list[tuple[int, int, str | None]]:
     """(start, end, place as JSON) of the stretches chunked apart: each page, slide, sheet or chapter on
     its own, so that every chunk knows exactly where it comes from; unlocated text in between as it is."""
-    parts, at = [], 0
+    parts: list[tuple[int, int, str | None]] = []
+    at = 0
     for span in extraction.spans:
         if span.start > at:
             parts.append((at, span.start, None))

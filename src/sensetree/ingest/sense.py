@@ -99,7 +99,7 @@ def embedded_text(chunk_index: int, stored: str, context: str, sense_source: str
     except when its sense is the excerpt fallback. That sense is chunk 0's own first 300 characters,
     so the head would make the model read them twice and push the chunk's end past a 256-token
     model's window (57 % of SciFact's first chunks with MiniLM). Without it, SciFact's dense leg
-    gains 0.007-0.009 nDCG@10 with MiniLM (README, "Measured")."""
+    gains 0.007-0.009 nDCG@10 with MiniLM (docs/benchmarks.md)."""
     if chunk_index > 0:
         return f"{context}\n\n{stored}"
     return without_head(stored) if sense_source == "excerpt" else stored

@@ -86,7 +86,7 @@ def block_reason(folder: Path, names: list[str], bias: float = 0.5) -> str | Non
 
 def block_summary(folder: Path, limit: int = 5000) -> tuple[int, list[tuple[str, int]], list[str]]:
     """(file count, top extensions, example names) for the text that stands for a block."""
-    count, extensions, examples = 0, Counter(), []
+    count, extensions, examples = 0, Counter[str](), list[str]()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:
@@ -205,7 +205,7 @@ InnerIgnores = Mapping[str, pathspec.PathSpec]  # an archive's own ignore files,
 
 def inner_ignores(found: Mapping[str, Mapping[str, str]]) -> dict[str, pathspec.PathSpec]:
     """The ignore files an archive holds (``archives.ignore_files``), each folder's read as on disk."""
-    specs = {}
+    specs: dict[str, pathspec.PathSpec] = {}
     for folder, files in found.items():
         lines = [line for name in IGNORE_FILES for line in files.get(name, "").splitlines()]
         if lines:

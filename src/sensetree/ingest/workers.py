@@ -113,7 +113,9 @@ class Pool(Protocol):
     """Where the keyword phase prepares files: ``WorkerPool`` (this machine's processes) or
     ``distributed.RayPool`` (a cluster's workers)."""
 
-    workers: int  # how many files may be in flight at once
+    @property
+    def workers(self) -> int:
+        """How many files may be in flight at once."""
 
     def submit(self, function: Callable[..., T], *args, timeout: float | None = None) -> Future: ...
 

@@ -14,7 +14,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..engine import Engine, SenseTreeError, WriterBusy
+from ..engine import Engine
+from ..errors import SenseTreeError, WriterBusy
 from ..ingest.indexer import IndexingPaused, Progress
 from ..ingest.watcher import watch
 from ..ingest.workers import leave_running

@@ -15,11 +15,11 @@ import typer
 from rich.console import Console
 
 from .. import paths
-from ..operations import AskParams, params_of
 from ..errors import SenseTreeError
+from ..operations import AskParams, params_of
+from ..safe_text import printable
 from . import served
 from .open import open_engine
-from ..safe_text import printable
 from .terminal import escape
 
 if TYPE_CHECKING:  # the assistant and the engine load with the commands that run them here
@@ -190,6 +190,7 @@ def _ask_files(files: list[str], question: Optional[str], json_out: bool, data_d
     """``ask --file``: one file or folder summarised, or two files compared (the engine's operations)."""
     import os
     from contextlib import suppress
+
     from ..operations import OPERATIONS
     from .operations_cli import answer
 
@@ -204,9 +205,6 @@ def _ask_files(files: list[str], question: Optional[str], json_out: bool, data_d
     try:
         result = answer(op, op.parse(values, typed=True), data_dir, _engine, stream.progress).as_dict()
     except SenseTreeError as exc:
-        _fail(str(exc))
-        return
-    except FileNotFoundError as exc:
         _fail(str(exc))
         return
     with suppress(BrokenPipeError):

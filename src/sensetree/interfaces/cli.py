@@ -26,8 +26,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import BadInput, DataDirReadOnly, SenseTreeError
 from ..answers import Queue, Roots, Status
+from ..errors import BadInput, DataDirReadOnly, SenseTreeError
 from ..operations import OPERATIONS
 from ..safe_text import without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
@@ -36,8 +36,8 @@ from .chat_cli import register as register_chat
 from .doctor import register as register_doctor
 from .exits import DISK_REFUSED, end_process, report_error, stopped_by_signals
 from .mcp_server import register as register_mcp
-from .operations_cli import Terminal, add_commands, answer
 from .open import open_engine
+from .operations_cli import Terminal, add_commands, answer
 from .serve import register as register_serve
 from .service import register as register_service
 from .terminal import escape, indented, log_warnings, plain
@@ -514,7 +514,7 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
         try:
             with bar:
-                folder = engine.pull_reranker(name, progress)
+                folder = engine.models.pull_reranker(name, progress)
         except SenseTreeError as exc:
             _fail(str(exc))
     console.print(f"{name} is ready in {escape(str(folder))}")

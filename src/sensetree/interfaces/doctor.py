@@ -65,4 +65,4 @@ def register(app: typer.Typer, models_app: typer.Typer) -> None:
             prepare(data_dir, typer.echo)
         except ModelError as exc:
             Console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None

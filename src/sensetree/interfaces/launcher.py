@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 
-
 if __name__ == "__mp_main__":
     # A worker process of the command: multiprocessing's spawn imports this module first, before the
     # worker's own code. A Ctrl+C is the command's to handle (it stops its workers): the worker ignores

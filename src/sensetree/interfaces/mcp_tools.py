@@ -18,9 +18,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..engine import Engine
 from ..answers import Listing
-from ..errors import SenseTreeError
+from ..engine import Engine
+from ..errors import NotFound, SenseTreeError
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
@@ -131,7 +131,7 @@ class Tools:
             read = self.engine.reader().read_text(path, TOOL_READ_CHARS)
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
-        except FileNotFoundError as exc:
+        except NotFound as exc:
             raise ToolError(f"{exc} (list_directory shows a folder's entries)") from None
         except Unreadable as exc:
             raise ToolError(str(exc)) from None
@@ -189,7 +189,7 @@ def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
             result = op.run(engine, params)
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
-        except (SenseTreeError, FileNotFoundError) as exc:
+        except SenseTreeError as exc:
             raise ToolError(str(exc)) from None
         return ANSWERS[op.result](result, params) if op.result in ANSWERS else result.as_dict()
 

@@ -16,12 +16,11 @@ from typing import Any, Optional
 
 import typer
 
-from .exits import stopped_by_signals
 from ..errors import SenseTreeError
 from . import served
+from .exits import stopped_by_signals
 from .open import open_engine
 from .terminal import log_warnings
-
 
 READ_REQUEST_BYTES = 1 << 20  # a request's line and headers read whole before the app answers (see server_config)
 STOP_SECONDS = 1.0  # for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C

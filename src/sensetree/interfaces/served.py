@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..config import default_data_dir
-from ..system import process_alive
 from ..errors import SenseTreeError
+from ..system import process_alive
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,9 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..errors import ModelError
-from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY, MODEL as E5_DEFAULT, E5Onnx
+from .e5_onnx import IDENTITY as E5_ONNX_IDENTITY
+from .e5_onnx import MODEL as E5_DEFAULT
+from .e5_onnx import E5Onnx
 from .onnx import normalize_rows, onnx_session
 from .pinned_wheel import FetchError
 

@@ -19,9 +19,9 @@ from sensetree.models.registry import (
     folder_name,
     onnx_model_file,
 )
+
 from ..errors import ModelError
 from .onnx import runtime
-
 
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 

@@ -161,11 +161,13 @@ class ChunkQueries:
             return term
         return written_form(term, [(row["text"], row.get("lang")) for row in rows]) or term
 
-    def unembedded(self, paths: Sequence[str]) -> list[dict]:
-        """The stored chunks of ``paths`` that have no vector yet, in file and chunk order."""
+    def unembedded(self, paths: Sequence[str], chunks: Sequence[int] = ()) -> list[dict]:
+        """The stored chunks of ``paths`` that have no vector yet (only those numbered ``chunks`` when
+        given), in file and chunk order."""
         rows: list[dict] = []
+        numbered = f" AND chunk_index IN ({', '.join(str(int(c)) for c in sorted(set(chunks)))})" if chunks else ""
         for batch in in_lists(paths):
-            where = f"{batch} AND vector IS NULL"
+            where = f"{batch} AND vector IS NULL{numbered}"
             rows += self.table.read(lambda table: table.search().where(where)
                                     .select(["path", "chunk_index", "text", "content_hash", "mtime",
                                              *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])

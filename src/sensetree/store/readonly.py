@@ -40,7 +40,7 @@ class ReadOnlyStorage:
         if self.manifest is None:
             raise ReadOnlyIndex(f"no index at {where}: no writer has published one there yet "
                                 "(run `sensetree index` with storage.uri set to it)")
-        self.store = ChunkStore(where, refresh_seconds)
+        self.store: ChunkStore = ChunkStore(where, refresh_seconds)
 
     @property
     def catalog(self) -> Catalog:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import sqlite3
 import socket
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -29,7 +29,7 @@ from . import integrity
 from .catalog import Catalog
 from .chunks import ChunkStore
 from .lease import WriterLease
-from .location import LocalLocation, Location
+from .location import LocalLocation, Location, S3Location
 from .manifest import Manifest, publish
 from .table import TABLE
 
@@ -59,7 +59,8 @@ class Storage:
         self.notices = notices
         self.location = where or LocalLocation(data_dir / "lancedb")
         self._writer_lock = FileLock(str(data_dir / "writer.lock"))
-        self._lease = WriterLease(self.location, f"{socket.gethostname()}:{data_dir}") if self.location.remote else None
+        self._lease = (WriterLease(self.location, f"{socket.gethostname()}:{data_dir}")
+                       if isinstance(self.location, S3Location) else None)  # remote: a bucket
         self._depth = 0  # writer() calls in progress in this process: the lease is taken once
         self.manifest: Callable[[], Manifest] | None = None  # what to leave beside the chunks (the engine's)
         self._published: bytes | None = None
@@ -68,7 +69,7 @@ class Storage:
         self.read_only = data_dir.is_dir() and not os.access(data_dir, os.W_OK)
         self.full = False  # the disk was full when the catalog opened: reads only, writing says why not
         self.catalog = self._open_catalog()
-        self.store = ChunkStore(self.location)
+        self.store: ChunkStore = ChunkStore(self.location)
         if self._catalog_behind and self.writer_free():
             self.reconcile()
         if self.writer_free():
@@ -143,8 +144,9 @@ class Storage:
         """Run ``operation``; when it fails on a damaged catalog or vector table, repair it and run once more.
 
         ``StoreDamaged`` is repaired; every other error of ours passes through untouched. What SQLite or
-        LanceDB raise (their errors are ``RuntimeError``, ``ValueError`` or ``OSError``) is damage only
-        when the check of their files finds some.
+        LanceDB raise (their errors are ``RuntimeError``, ``ValueError`` or ``OSError``, raised inside
+        their own code) is damage only when the check of their files finds some; the same kinds raised
+        anywhere else (a bug, a file being indexed) pass through without a check.
         """
         try:
             return operation()
@@ -154,7 +156,7 @@ class Storage:
         except SenseTreeError:
             raise
         except (sqlite3.DatabaseError, RuntimeError, ValueError, OSError) as exc:
-            if not self._repair(exc):
+            if not (isinstance(exc, sqlite3.DatabaseError) or raised_by_the_store(exc)) or not self._repair(exc):
                 raise
         return operation()
 
@@ -313,3 +315,23 @@ class Storage:
     def size_bytes(self) -> int:
         catalog = sum(f.stat().st_size for f in self.data_dir.glob("catalog.sqlite*") if f.is_file())
         return catalog + self.location.size_bytes()
+
+
+STORE_LIBRARIES = ("lancedb", "lance", "pyarrow", "sqlite3")  # where the store's files are read and written
+
+
+def raised_by_the_store(error: BaseException) -> bool:
+    """Whether ``error`` (or what it was raised from) came out of LanceDB, Lance, Arrow or SQLite code:
+    only those read the store's files, so only their errors may mean a damaged file."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        tb = current.__traceback__
+        while tb is not None:
+            module = tb.tb_frame.f_globals.get("__name__", "")
+            if module.split(".")[0] in STORE_LIBRARIES:
+                return True
+            tb = tb.tb_next
+        current = current.__cause__ or current.__context__
+    return False

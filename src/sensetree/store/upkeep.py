@@ -7,7 +7,7 @@ import itertools
 import logging
 import time
 from datetime import timedelta
-from typing import Sequence
+from typing import Any, Sequence
 
 import pyarrow as pa
 
@@ -22,7 +22,7 @@ VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens 
 # The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
 # language, stemming and stop words, words cut out of scripts written without spaces), so the index
 # itself only splits on spaces.
-FTS_CONFIG = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
+FTS_CONFIG: dict[str, Any] = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
                   stem=False, remove_stop_words=False, ascii_folding=False)
 
 
@@ -85,7 +85,7 @@ class ChunkUpkeep:
     @staticmethod
     def _create_filter_indexes(table) -> None:
         """Filters on type and dates stay fast at a million chunks: prefilters served by indexes."""
-        from lancedb.index import BTree, Bitmap
+        from lancedb.index import Bitmap, BTree
 
         table.create_index("doc_type", config=Bitmap(), replace=True)
         table.create_index("mtime", config=BTree(), replace=True)

@@ -80,7 +80,8 @@ class ChunkWrites:
         """Rows as an Arrow table of the schema; a row without a vector gets a null one (and no model)."""
         bad = [r for r in rows if r.vector is not None and r.vector.shape != (dimension,)]
         if bad:
-            raise DimensionMismatch(f"{bad[0].path}: vector of shape {bad[0].vector.shape}, the index holds {dimension}")
+            shape = getattr(bad[0].vector, "shape", None)
+            raise DimensionMismatch(f"{bad[0].path}: vector of shape {shape}, the index holds {dimension}")
         missing = [r.vector is None for r in rows]
         blank = np.zeros(dimension, np.float32)
         values = np.concatenate([blank if r.vector is None else r.vector for r in rows]) if rows else np.zeros(0)

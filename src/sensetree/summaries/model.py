@@ -9,8 +9,15 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..models.llm import ChatClient, LLMError
-from ..models.local_llm import DEFAULT_MODEL, INSTALL_HINT, RUNTIMES, LocalModelError, LocalServer, model_file, \
-    pick_runtime
+from ..models.local_llm import (
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    RUNTIMES,
+    LocalModelError,
+    LocalServer,
+    model_file,
+    pick_runtime,
+)
 
 
 @dataclass

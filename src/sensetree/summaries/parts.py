@@ -77,7 +77,7 @@ def _cut(text: str, bounds: list[int], start: int, limit: int) -> int:
     window = text[floor:limit]
     for pattern in _BREAKS:
         last = None
-        for last in pattern.finditer(window):
+        for last in pattern.finditer(window):  # noqa: B007 (the loop keeps the last match)
             pass
         if last is not None:
             return floor + last.end()

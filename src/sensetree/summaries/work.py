@@ -351,7 +351,7 @@ def _closest(sentence: str, notes: list[Note]) -> Note | None:
 
 def _joined_where(first: str, second: str) -> str:
     """'pp. 1–3' and 'pp. 4–6' as 'pp. 1–6' (a comparison's 'A ' kept in front); else 'X to Y'."""
-    tag = re.match(r"(?:[AB] )?", first).group(0)
+    tag = first[:2] if re.match(r"[AB] ", first) else ""  # (?:[AB] )? always matches: its text or nothing
     low, high = re.findall(r"\d+", first)[:1], re.findall(r"\d+", second)[-1:]
     if re.match(tag + r"pp?\. ", first) and re.match(tag + r"pp?\. ", second) and low and high:
         return f"{tag}pp. {low[0]}–{high[0]}"

@@ -41,10 +41,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from ..walker import BLOCK_NAMES, is_hidden
 from . import limits
 from .base import Block, ExtractionError, Job, human_size, reason
 from .zipguard import most_compressed_bytes
-from ..walker import BLOCK_NAMES, is_hidden
 
 MAX_DEPTH = 2
 """The archive on disk is level 1, an archive inside it level 2; archives deeper than that are not opened."""

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from . import limits
 from ...errors import Interrupted, SenseTreeError
+from . import limits
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -155,7 +155,7 @@ class Reader(Protocol):
 class Extractor:
     """One format: what it is called, which names it answers to, and how it is read.
 
-    `library` says what does the reading, for the README's list of formats.
+    `library` says what does the reading, for the list of formats (docs/reference.md).
     """
 
     doc_type: str

@@ -24,7 +24,7 @@ def read_email(data: bytes, job: Job) -> Iterator[Block]:
     if body is not None:
         content = _part_text(body)
         yield html_to_text(content) if body.get_content_subtype() == "html" else content
-    attachments = [part.get_filename() for part in message.walk() if part.get_filename()]
+    attachments = [name for part in message.walk() if (name := part.get_filename())]
     if attachments:
         yield "Attachments: " + ", ".join(attachments)
 

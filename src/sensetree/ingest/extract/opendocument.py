@@ -85,7 +85,7 @@ def read_odp(data: bytes, job: Job) -> Iterator[Block]:
         if element.tag != _PAGE:
             continue
         number += 1
-        lines, notes = [f"Slide {number}"], []
+        lines, notes = [f"Slide {number}"], list[str]()
         for paragraph in element.iter(*_PARAGRAPHS):
             text = _inline_text(paragraph)
             if text.strip() and not _inside(paragraph, _PARAGRAPHS):

@@ -1,7 +1,7 @@
 """The one table of formats: each extractor, the names it answers to and what reads it.
 
-The README's list of formats is generated from this table (`formats_markdown`) and a
-test checks the two agree.
+The list of formats in docs/reference.md is generated from this table (`formats_markdown`, through
+``python -m sensetree.interfaces.reference``) and a test checks the two agree.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ BY_FILENAME: dict[str, Extractor] = {name: extractor for extractor in EXTRACTORS
 
 
 def formats_markdown() -> str:
-    """The README's table of formats, one row per extractor."""
+    """The table of formats (docs/reference.md), one row per extractor."""
     rows = ["| format | extensions | read by |", "|---|---|---|"]
     for extractor in EXTRACTORS:
         names = [f"`.{ext}`" for ext in extractor.extensions] + [f"`{name}`" for name in extractor.filenames]
@@ -85,7 +85,7 @@ def formats_markdown() -> str:
     return "\n".join(rows)
 
 
-if __name__ == "__main__":  # python -m sensetree.ingest.extract.registry > the README's table
+if __name__ == "__main__":  # python -m sensetree.ingest.extract.registry: the table alone
     print(formats_markdown())
 
 

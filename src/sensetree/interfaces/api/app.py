@@ -12,12 +12,13 @@ from fastapi.staticfiles import StaticFiles
 
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
+from ...errors import SenseTreeError
 from ..background import BackgroundIndexer
 from . import chat, files, operations
 from .bodies import cleaned
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
-from .statuses import STATUSES
+from .statuses import status_of
 
 WEB = Path(__file__).parent.parent / "web"
 
@@ -33,8 +34,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
                               "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
     app.add_middleware(LongRequests)
-    for error, status in STATUSES.items():
-        app.add_exception_handler(error, _as_status(status))
+    app.add_exception_handler(SenseTreeError, _as_status)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.state.context = ApiContext(engine, indexer, ChatSessions(engine))
     app.state.chats = app.state.context.chats
@@ -71,14 +71,14 @@ class LongRequests:
         await self.app(scope, receive, send)
 
 
-async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+async def _invalid(_: Request, exc: Exception) -> JSONResponse:
     """A body or query that does not fit its route: 422 with what is wrong, as FastAPI says it, but with
     any lone surrogate the request carried (``"\\ud800"``, echoed back in ``input``) made U+FFFD first:
     JSON cannot be written with one, so FastAPI's own answer was a 500 (every body and /stream route)."""
-    return JSONResponse({"detail": cleaned(jsonable_encoder(exc.errors()))}, 422)
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else [str(exc)]
+    return JSONResponse({"detail": cleaned(jsonable_encoder(errors))}, 422)
 
 
-def _as_status(status: int):
-    async def handler(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status)
-    return handler
+async def _as_status(_: Request, exc: Exception) -> JSONResponse:
+    """An error of the tree as its status (``SenseTreeError.status``), the message as ``detail``."""
+    return JSONResponse({"detail": str(exc)}, status_of(exc))

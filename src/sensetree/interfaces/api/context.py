@@ -10,6 +10,7 @@ from fastapi import Request
 
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
+from ...handlers.overview import phases
 from ..background import BackgroundIndexer
 
 
@@ -31,7 +32,7 @@ class ApiContext:
     def progress(self) -> dict[str, Any]:
         if self.indexer:
             return self.indexer.snapshot()
-        return {**self.engine.phases().as_dict(), "running": False, "failed": 0, "current": "", "phase": "",
+        return {**phases(self.engine).as_dict(), "running": False, "failed": 0, "current": "", "phase": "",
                 "paused": "indexing runs in another process", "stages": {}}
 
 

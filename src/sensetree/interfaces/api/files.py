@@ -11,7 +11,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
-from ...reader import NotFound, archive_of
+from ...errors import NotFound
+from ...handlers import files
+from ...reader import archive_of
 from .bodies import OpenBody
 from .context import ApiContext, context
 
@@ -22,7 +24,7 @@ MAX_PAGE = 2**31 - 1  # what PDFium counts pages in
 @router.get("/api/page", summary="A page of a PDF, rendered as a PNG (the preview marks a cited sentence on it)",
             response_class=Response, responses={200: {"content": {"image/png": {}}}})
 def page_image(path: str, page: int = Query(1, ge=1, le=MAX_PAGE), ctx: ApiContext = Depends(context)) -> Response:
-    return Response(ctx.engine.page_image(path, page), media_type="image/png",
+    return Response(files.page_image(ctx.engine, path, page), media_type="image/png",
                     headers={"Cache-Control": "private, max-age=60"})
 
 

@@ -16,7 +16,9 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field, create_model
 
 from ...errors import SenseTreeError
+from ...handlers.summaries import readable
 from ...operations import OPERATIONS, Effect, Operation, Param, params_of
+from ..schemas import declared
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
 from .events import HEADERS, Say, relay
@@ -110,7 +112,7 @@ def _streamed(op: Operation):
         params = op.params(**body.model_dump())
         for name in ("path", "other"):  # refused with its status before the stream's 200 goes out
             if getattr(params, name, None):
-                ctx.engine.readable(getattr(params, name))
+                readable(ctx.engine, getattr(params, name))
         return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream", headers=HEADERS)
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -126,7 +128,7 @@ def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
         try:
             result = op.run(ctx.engine, params, on_progress=lambda text: say("progress", {"text": text}))
             say("done", result.as_dict())
-        except (SenseTreeError, FileNotFoundError) as exc:
+        except SenseTreeError as exc:
             say("error", {"message": str(exc), "status": status_of(exc)})
         except Exception as exc:  # the stream must end with a reason, not a dropped connection
             say("error", {"message": f"unexpected error: {type(exc).__name__}: {exc}", "status": 500})
@@ -136,7 +138,8 @@ def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
 
 for _op in OPERATIONS.values():
     router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
-                         summary=_op.summary)
+                         summary=_op.summary,  # the answer's schema, where its type is its JSON (schemas.py)
+                         responses={200: {"model": _op.result}} if declared(_op.result) else None)
     if _op.progress:
         router.add_api_route(_op.route + "/stream", _streamed(_op), methods=["POST"],
                              summary=_op.summary + " Its progress streams as server-sent events.",

@@ -1,0 +1,58 @@
+"""The settings and the models they name: the settings view, one setting changed, the model catalogue,
+an endpoint tried before it is saved."""
+
+from __future__ import annotations
+
+import json
+
+from ..answers import ModelsCatalogue, ProbeReport, SettingChanged, SettingsView
+from ..config import WIPES_INDEX, NeedsConfirmation, describe, parse_value
+from ..context import Context
+from ..errors import ReadOnlyIndex
+from ..operations import ModelsParams, ProbeParams, SetParams, SettingsParams
+from ..store.manifest import SEARCH_SETTINGS
+from .registry import handles
+
+
+@handles
+def settings(ctx: Context, params: SettingsParams) -> SettingsView:
+    """Every setting with its value, default, help and type, and the models per role (the web app's
+    settings panel, ``sensetree config get``)."""
+    return SettingsView(describe(ctx.settings), ctx.models.by_role())
+
+
+@handles
+def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
+    """Change one setting, its value read by the setting's type (JSON, or text as typed at a terminal). A
+    model that does not exist is refused before anything is written or wiped; a change that would wipe the
+    index says what, and is made only when confirmed (``--yes``, ``"confirm": true``)."""
+    key = params.key
+    value = parse_value(key, params.value if isinstance(params.value, str) else json.dumps(params.value))
+    if ctx.read_only and key in SEARCH_SETTINGS:
+        raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
+    wipes = ctx.setting_wipes(key, value)
+    if wipes and not params.confirm:
+        raise NeedsConfirmation(f"changing {key} to {value!r}: {wipes}. Nothing was changed; confirm to go "
+                                f"on (`sensetree config set {key} VALUE --yes`, or \"confirm\": true in "
+                                "PUT /api/settings)")
+    if ctx.settings.unreadable and key not in WIPES_INDEX:
+        ctx.refuse_wipe_on_a_guess()
+    before = ctx.models.expected_identity()
+    ctx.settings.set(key, value)
+    if key.startswith(("embedding.", "compute.")):
+        ctx.models.forget_embedder()
+    notice = None
+    if ctx.models.expected_identity() != before and not ctx.read_only:  # a search node follows the writer's vectors
+        notice = ctx.writable().match_model(ctx.models.expected_identity())
+    return SettingChanged(key, ctx.settings[key], notice)
+
+
+@handles
+def models(ctx: Context, params: ModelsParams) -> ModelsCatalogue:
+    return ModelsCatalogue(**ctx.models.catalogue())
+
+
+@handles
+def probe(ctx: Context, params: ProbeParams) -> ProbeReport:
+    """Try an endpoint before saving it (the settings page's "test" buttons)."""
+    return ctx.models.probe(params.role, params.base_url, params.model, params.api_key)
