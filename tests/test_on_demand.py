@@ -119,3 +119,21 @@ def test_files_a_search_returns_without_meaning_go_first_in_the_semantic_queue(t
         response = engine.run(SearchParams("how do you prune an apple orchard before the frost", limit=1))
         assert response.results[0].path == str(files[1]) and response.results[0].signals["cosine"] is None
         assert engine.catalog.files.keyword_ready(1)[0].path == str(files[1])  # the oldest but one: first now
+
+
+def test_a_store_that_refuses_the_vectors_never_fails_the_search(tmp_path, monkeypatch, make_engine):
+    """Keeping the vectors is a courtesy to the semantic phase: a commit LanceDB refuses leaves them used once."""
+    files = _tree(tmp_path / "tree")
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
+                     index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+
+        def refused(*args, **kwargs):
+            raise RuntimeError("Commit conflict for version 12")
+
+        monkeypatch.setattr(engine.store.writes, "set_vectors", refused)
+        response = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
+        assert response.results[0].path == str(files[3])
+        assert response.results[0].signals["meaning"] == "on demand"
+        assert response.fusion["on_demand"]["kept"] == 0
+        assert response.fusion["on_demand"]["why_not_kept"] == "the index refused them"

@@ -207,7 +207,7 @@ def test_two_large_similar_logs_are_compared_with_a_bounded_diff_that_says_so(pl
 
     monkeypatch.setattr(work.difflib, "SequenceMatcher", counted)
     steps = []
-    summary = engine.run(CompareParams(str(logs / "a.log"), str(logs / "b.log")), steps.append, model=_model())
+    summary = engine.run(CompareParams(str(logs / "a.log"), str(logs / "b.log")), on_progress=steps.append, model=_model())
     assert given_sizes and all(max(sizes) <= work.MAX_DIFF_LINES for sizes in given_sizes)
     assert any("compared line by line" in n for n in summary.notices), summary.notices
     assert any(s.endswith("changed passage(s) between a.log and b.log") and not s.startswith("0 ") for s in steps)

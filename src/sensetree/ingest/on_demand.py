@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import paths
 from ..errors import SenseTreeError
-from ..models.embeddings import Embedder, EmbeddingError
+from ..models.embeddings import Embedder
 from ..store.catalog import Catalog
 from ..store.catalog_rows import Status
 from ..store.chunks import ChunkStore
@@ -84,7 +84,7 @@ class MeaningOnDemand:
         try:
             embedder = self.embedder()
             found = self._embed_within_budget(embedder, texts, started)
-        except (EmbeddingError, SenseTreeError) as exc:
+        except Exception as exc:  # the model's trouble is the semantic phase's to report: the search goes on
             log.info("meaning on demand skipped: %s", exc)
             report.ms = (time.perf_counter() - started) * 1000
             return {}, report
@@ -147,6 +147,9 @@ class MeaningOnDemand:
             return 0, str(exc).split(";")[0]
         except OSError as exc:
             return 0, exc.strerror or str(exc)
+        except Exception as exc:  # a commit LanceDB refused: the vectors served the query, the semantic phase redoes them
+            log.warning("vectors embedded for a search were not kept: %s", exc)
+            return 0, "the index refused them"
         return len(keep), ""
 
     def _complete(self, catalog: Catalog, touched: list[str]) -> list[str]:
