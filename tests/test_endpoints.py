@@ -56,7 +56,10 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         assert engine.catalog.senses.of(row.path).source == "llm"
         assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
             "a written sense says what the chunk does not: the model reads it before chunk 0"
-        assert engine.run(SearchParams("zorblat", rerank=False)).results[0].path == row.path
+        # the stand-in endpoint's vectors carry no meaning, so the fused order is theirs to make: the keyword
+        # leg, which reads the sense in chunk 0, ranks alpha first
+        found = engine.run(SearchParams("zorblat", rerank=False)).results
+        assert [r.path for r in found if r.bm25_rank == 1] == [row.path]
 
 
 def test_chunk_0_is_embedded_once_when_its_sense_is_only_its_own_start(server, endpoint_engine):

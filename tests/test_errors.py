@@ -38,7 +38,7 @@ def test_a_missing_file_is_not_found(tmp_path):
         engine.choose().add_root(str(root))
         with pytest.raises(NotFound):
             engine.run(FileParams(str(root / "gone.txt")))
-        with pytest.raises(NotFound, match="is not a file"):
+        with pytest.raises(NotFound, match="does not exist"):
             engine.run(SummariseParams(str(root / "gone.txt")))
 
 

@@ -284,7 +284,7 @@ def test_a_refusal_that_describes_a_file_is_one_line_without_escaped_line_breaks
 @settings(max_examples=200, deadline=None)
 @given(scores=st.lists(st.floats(0, 1), max_size=30))
 def test_scores_shown_never_rise_down_the_list(scores):
-    from sensetree.engine import _rank_consistent
+    from sensetree.handlers.search import _rank_consistent
     from sensetree.search.types import SearchResponse, SearchResult
 
     response = SearchResponse("q", results=[SearchResult(f"/r/{i}", str(i), score, "", 0, [], None, None, 0.0, None)
