@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import paths
+from ..paths import sql_literal
 from ..errors import ModelError
 from ..store.chunks import ChunkStore
 from ..store.stored_text import body
@@ -33,6 +34,7 @@ MAX_QUERY_CHARS = 2000
 # ``similar``: the nearest files whose wording is compared with the file's for versions (search/versions.py),
 # those at least this near by meaning (an edited copy is nearer than any other file on its topic)
 VERSIONS_CHECKED = 20
+VERSION_CHUNKS = 400  # chunks read of each file compared for versions (about 60,000 words: past MAX_WORDS)
 VERSION_MIN_COSINE = 0.8
 # Control characters (NUL, escapes) and lone surrogates (undecodable bytes of a command line)
 # carry no meaning, and no tokenizer takes the latter: they become spaces.
@@ -251,7 +253,10 @@ class Retriever:
         centroid = vectors.mean(axis=0)
         centroid /= np.linalg.norm(centroid) or 1.0
         started = time.perf_counter()
-        hits = dense_leg(self.store, centroid, pool_size(limit + VERSIONS_CHECKED) + len(vectors), _where(scope))
+        # the file's own chunks (and its members) are left out by the filter, so the pool does not grow with it
+        own = f"path != {sql_literal(path)} AND NOT ({paths.scope_predicate(path)})"
+        hits = dense_leg(self.store, centroid, pool_size(limit + VERSIONS_CHECKED),
+                         " AND ".join(filter(None, [_where(scope), own])))
         candidates = [h for h in hits if not paths.is_under(h.path, path) and h.path not in copies]
         for c in candidates:
             c.score = c.cosine or 0.0
@@ -269,8 +274,10 @@ class Retriever:
         return response
 
     def _text_of(self, path: str) -> str:
-        """A file's stored text, its chunks joined (without chunk 0's sense line)."""
-        return "\n".join(body(c["text"], c["chunk_index"]) for c in self.store.queries.chunks_of(path))
+        """A file's stored text, its chunks joined (without chunk 0's sense line); its first
+        ``VERSION_CHUNKS`` chunks, more than the words a version is compared by."""
+        return "\n".join(body(c["text"], c["chunk_index"])
+                         for c in self.store.queries.chunks_of(path, first=VERSION_CHUNKS))
 
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:

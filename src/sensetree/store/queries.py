@@ -230,8 +230,10 @@ class ChunkQueries:
                                .select(["vector"]).limit(100_000).to_list(), [])
         return np.asarray([row["vector"] for row in rows], np.float32).reshape(len(rows), self.table.dimension or 0)
 
-    def chunks_of(self, path: str) -> list[dict]:
-        rows = self.table.read(lambda table: table.search().where(f"path = {sql_literal(path)}")
+    def chunks_of(self, path: str, first: int | None = None) -> list[dict]:
+        """A file's stored chunks in order; only its ``first`` ones when given."""
+        where = f"path = {sql_literal(path)}" + (f" AND chunk_index < {int(first)}" if first is not None else "")
+        rows = self.table.read(lambda table: table.search().where(where)
                                .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
         return sorted(rows, key=lambda r: r["chunk_index"])
 
