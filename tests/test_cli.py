@@ -51,7 +51,7 @@ def test_search_json_explain_and_scope(indexed_cli, cli):
     scoped = json.loads(cli.run(data, "search", "notes", "--scope", files["percent_dir"].parent, "--json").stdout)
     assert {r["path"] for r in scoped["results"]} == {str(files["percent_dir"])}
     explained = cli.run(data, "search", "tomato blight", "--explain", "--no-rerank").stdout
-    assert "dense rank" in explained and "fused" in explained and "fusion: method evidence" in explained
+    assert "dense rank" in explained and "fused" in explained and "fusion: method both" in explained
     outside = json.loads(cli.run(data, "search", "x", "--scope", "/nowhere/else", "--json").stdout)
     assert outside["results"] == [] and "outside every indexed root" in outside["notices"][0]
 

@@ -153,7 +153,7 @@ def test_modify_rename_delete_and_model_change(tmp_path):
 
         # the embedding model changes: everything is wiped and re-indexed with the new one
         indexed_before = engine.catalog.files.counts()["indexed"]
-        message = engine.run(SetParams("embedding.model", "minilm")).notice
+        message = engine.run(SetParams("embedding.model", "minilm", confirm=True)).notice
         assert message and "re-indexed" in message
         assert engine.store.table.count() == 0 and engine.catalog.files.counts()["indexed"] == 0
         engine.index()

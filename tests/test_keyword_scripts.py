@@ -71,7 +71,7 @@ def test_hybrid_search_puts_the_named_file_first(engine):
                             ("ปูนซิเมนต์ไทย", "th/ประกาศ.txt")):
         response = engine.run(SearchParams(query, limit=5, rerank=False))
         assert response.results[0].path == str(engine.tree_root / expected), query
-        assert response.fusion["method"] == "evidence"
+        assert response.fusion["method"] == "both"
 
 
 def test_stored_chunks_know_their_language(engine):
