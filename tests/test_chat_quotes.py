@@ -115,3 +115,14 @@ def test_ask_json_gives_each_citation_the_span_of_its_supporting_sentence_in_the
             "The ferry to Skye leaves at 10:40 from pier 3."]  # what the model is shown is whitespace joined
     finally:
         engine.close()
+
+
+def test_a_heading_joined_to_a_later_sentence_by_a_cut_excerpt_is_found_by_that_sentence():
+    """An excerpt cut to its best sentences joins a heading without a full stop to the sentence after the one
+    it dropped: the quote is placed on that sentence, its longest run of words the text holds."""
+    text = ("Outlook for Q4 2025\nFor the fourth quarter the board expects revenue between EUR 5.0 and 5.3 million. "
+            "The order backlog stood\nat EUR 3.4 million on 30 September, the highest in the company's history.")
+    quote = ("Outlook for Q4 2025 The order backlog stood at EUR 3.4 million on 30 September, the highest in the "
+             "company's history.")
+    start, end = find_quote(text, quote)
+    assert text[start:end].startswith("The order backlog stood") and text[start:end].endswith("history.")

@@ -164,13 +164,15 @@ class QuoteSpan:
 
 
 QUOTE_ANCHOR_WORDS = 6  # a quote not found whole is found by its first and last words
+QUOTE_RUN_SHARE = 2 / 3  # ...or by a run of at least this share of its words
 
 
 def find_quote(text: str, quote: str, low: int = 0, high: int | None = None) -> tuple[int, int] | None:
     """Where ``quote`` sits in ``text[low:high]``, or None. The quote's words are matched with any
     whitespace between them (a prompt joins lines with a space); an ellipsis marks a cut and is
     no word; a word cut at the quote's end or start is matched as part of the text's word. A quote
-    not found whole is found by its first and last few words, in order, not far apart."""
+    not found whole is found by its first and last few words, in order, not far apart, else by its
+    longest run of words found whole (at least ``QUOTE_ANCHOR_WORDS`` and ``QUOTE_RUN_SHARE`` of them)."""
     tokens = quote.replace("…", " ").split()
     high = len(text) if high is None else min(high, len(text))
     if not tokens or low >= high:
@@ -190,6 +192,15 @@ def find_quote(text: str, quote: str, low: int = 0, high: int | None = None) -> 
         if tail and tail.end() - head.start() <= 2 * len(quote) + 40:
             return head.start(), tail.end()
         head = search(tokens[:QUOTE_ANCHOR_WORDS], head.start() + 1)
+    # an excerpt cut to its best sentences can join a line without a full stop (a heading) to a later
+    # sentence: the quote's longest run of words found whole, from its end or its start, is where it sits
+    for cut in range(1, len(tokens) - QUOTE_ANCHOR_WORDS + 1):
+        if len(tokens) - cut < QUOTE_RUN_SHARE * len(tokens):
+            break  # too little of the quote: its chunk's span says more
+        for part in (tokens[cut:], tokens[:len(tokens) - cut]):
+            found = search(part, low)
+            if found:
+                return found.start(), found.end()
     return None
 
 
