@@ -35,8 +35,7 @@ from sensetree.engine import Engine  # noqa: E402
 from sensetree.eval.metrics import percentile  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 from sensetree.ingest.on_demand import MeaningOnDemand  # noqa: E402
-from sensetree.paths import sql_literal  # noqa: E402
-from sensetree.store.table import ChunkRow  # noqa: E402
+from sensetree.store.table import ChunkRow, in_lists  # noqa: E402
 
 MODES = ("keyword", "evidence", "both", "both+demand")
 
@@ -53,10 +52,8 @@ def drop_vectors(engine: Engine, paths: list[str]) -> None:
         return
     store = engine.store
     rows = []
-    for start in range(0, len(paths), 400):
-        part = paths[start:start + 400]
-        found = store.table.read(lambda table, part=part: table.search().where(
-            "path IN (" + ", ".join(sql_literal(p) for p in part) + ")")
+    for batch in in_lists(paths):
+        found = store.table.read(lambda table, batch=batch: table.search().where(batch)
             .select(["path", "chunk_index", "text", "content_hash", "mtime", "location", "doc_type", "size", "lang",
                      "terms"]).limit(None).to_list(), [])
         rows += [ChunkRow(r["path"], r["chunk_index"], r["text"], None, r["content_hash"], r["mtime"], r["location"],

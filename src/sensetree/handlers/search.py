@@ -100,8 +100,8 @@ def _add_catalog_facts(ctx: Context, response: SearchResponse | SimilarResponse,
     on the way, the roots that are offline, and how much of the scope has vectors."""
     if collapse:
         list_copies(ctx.catalog, response)
-    ctx.bring_forward([r.path for r in response.results if r.signals is None or r.signals["cosine"] is None
-                         or r.signals["meaning"] == "on demand"])
+    # (the files embedded on demand were brought forward by ingest/on_demand.py already)
+    ctx.bring_forward([r.path for r in response.results if r.signals is None or r.signals["cosine"] is None])
     response.notices[:0] = ctx.notices.take()
     response.notices += [n for n in offline_notices(ctx.catalog, scope) if n not in response.notices]
     response.coverage = coverage(ctx.catalog, scope)
