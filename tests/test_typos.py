@@ -89,6 +89,18 @@ def test_only_unknown_words_are_corrected():
         'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty")')
 
 
+def test_a_question_in_another_language_than_the_files_is_not_corrected():
+    """Most of its words unknown to the index: another language, not typos. Each word taken alone would
+    be "corrected" into a Turkish word beginning like it; none is. A typo among known words still is."""
+    index = {"hangi": 3, "nerede": 5, "thanh": 1, "phoenix": 2, "toplam": 4}
+    known = lambda forms: any(f in index for f in forms)  # noqa: E731
+    near = lambda forms, edits: {"thành": 1, "nhiem": 2, "nhieu": 3, "phoenix": 2}  # noqa: E731
+    assert corrections("Thành phố nào có nhiều người nhiệm vụ nhất", lambda w: [w], known, near,
+                       is_word=lambda w: False) == {}
+    assert corrections("phoenex toplam hangi nerede", lambda w: [w], known, near,
+                       is_word=lambda w: False) == {"phoenex": "phoenix"}
+
+
 def test_a_tie_goes_to_the_term_the_whole_index_holds_most():
     """The fuzzy match reads a few hundred chunks, the rarer terms' first: its counts may say "deal" is as
     common as "death" in a medical corpus. The index's own count settles a tie, and only a tie."""
