@@ -104,7 +104,10 @@ class Ocr:
 class _Engine(Protocol):
     """One OCR engine: a page's text, read under the settings' time and memory limits."""
 
-    worker_pid: int | None
+    @property
+    def worker_pid(self) -> int | None:
+        """The process that reads the pages while it runs, else None."""
+        ...
 
     def read(self, page: Image) -> str:
         """The page's text; raises ``OcrFailed`` for a page it cannot read."""
@@ -144,7 +147,7 @@ class _RapidOcr:
 class _Tesseract:
     """An installed Tesseract, one process per page."""
 
-    worker_pid = None
+    worker_pid: int | None = None  # one process per page, none kept
 
     def __init__(self, settings: OcrSettings):
         self.settings = settings
@@ -349,7 +352,10 @@ def _rapidocr(threads: int, accelerator: str | None = None):
     """RapidOCR on its bundled models, named by path so that it can never try to download one."""
     from rapidocr import RapidOCR
 
-    models = Path(sys.modules["rapidocr"].__file__).parent / "models"
+    package = sys.modules["rapidocr"].__file__
+    if package is None:  # a namespace package: not an installed rapidocr
+        raise ImportError("rapidocr has no folder of its own to hold its models")
+    models = Path(package).parent / "models"
     return RapidOCR(params={
         "Global.log_level": "critical",
         "Global.use_cls": False,  # upside-down lines are rare in documents, and the check costs time
