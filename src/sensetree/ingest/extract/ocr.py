@@ -284,12 +284,14 @@ def _start_worker(command: list[str], options: list[str], env: dict) -> tuple[su
 
 def _start_with_handle(command: list[str], options: list[str], env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
     """Windows: one duplex named pipe (multiprocessing's), its child end inherited as a handle."""
+    if sys.platform != "win32":  # only called there; the test also tells a type checker which stubs apply
+        raise OSError("a handle is inherited on Windows only")
     import multiprocessing
 
     ours, theirs = multiprocessing.Pipe(duplex=True)
     handle = theirs.fileno()
-    os.set_handle_inheritable(handle, True)  # type: ignore[attr-defined]
-    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})  # type: ignore[attr-defined]
+    os.set_handle_inheritable(handle, True)
+    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
     try:
         process = subprocess.Popen([*command, "handle", str(handle), *options], startupinfo=startupinfo,
                                    stdin=subprocess.DEVNULL, env=env)
