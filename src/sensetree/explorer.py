@@ -139,10 +139,11 @@ class Explorer:
         located: dict[int | None, tuple[int, int]] = {}
         out = []
         for chunk_index, quote in quotes:
-            if chunk_index not in located:
-                chunk = self.reader.chunk(path, chunk_index) if chunk_index is not None else None
-                located[chunk_index] = (_locate(text, body(chunk["text"], chunk_index)) if chunk
-                                        else (0, min(len(text), CHAT_READ_CHARS)) if chunk_index is None else (-1, -1))
+            if chunk_index is None:
+                located[None] = (0, min(len(text), CHAT_READ_CHARS))
+            elif chunk_index not in located:
+                chunk = self.reader.chunk(path, chunk_index)
+                located[chunk_index] = _locate(text, body(chunk["text"], chunk_index)) if chunk else (-1, -1)
             low, high = located[chunk_index]
             found = find_quote(text, quote, low, high) if low >= 0 else None
             found = found or find_quote(text, quote)

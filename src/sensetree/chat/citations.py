@@ -108,9 +108,9 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
         for col, n in enumerate(numbers):
             by_source[n] = max(by_source[n], float(matrix[row, col]))
         have = list(dict.fromkeys(written(parts[k])))
-        best = max(by_source, key=by_source.get) if by_source else None
-        top = by_source.get(best, 0.0) if best is not None else 0.0
-        if top < SUPPORTED or not _numbers(claim) <= known_numbers:  # not from the excerpts: flagged, uncited
+        best = max(by_source, key=by_source.__getitem__) if by_source else None
+        top = by_source[best] if best is not None else 0.0
+        if best is None or top < SUPPORTED or not _numbers(claim) <= known_numbers:  # not from the excerpts: flagged, uncited
             cited, how = [], "unsupported" if have else "none"
             parts[k] = MARKER.sub("", parts[k])
         elif have and max(by_source[n] for n in have) >= top - CLOSE:

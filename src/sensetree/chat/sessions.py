@@ -69,8 +69,8 @@ class ChatSessions:
             if stopped.is_set():  # stopped while waiting for its turn
                 raise AnswerStopped
             backend = self.backend()
-            agent = self._conversations.get(conversation or "")
-            if agent is None or agent.scope != (paths.normalize(scope) if scope else None):
+            agent = self._conversations.get(conversation) if conversation else None
+            if conversation is None or agent is None or agent.scope != (paths.normalize(scope) if scope else None):
                 conversation = secrets.token_hex(8)
                 agent = backend.agent(self.engine, scope)
                 self._conversations[conversation] = agent

@@ -20,6 +20,7 @@ process cannot read either is prepared here, as a single machine would.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -198,8 +199,10 @@ class RayPool:
             self._dispatch()
 
     def _start_worker(self) -> None:
-        actor = self._ray.remote(IndexWorker).options(num_cpus=self._threads, max_restarts=0,
-                                                      scheduling_strategy="SPREAD").remote(self._embedding)
+        # Any, as _Worker.actor: Ray types a handle ActorHandle | type[IndexWorker], whose methods have a .remote
+        # only when decorated with @ray.method (this module imports ray only when a cluster is used).
+        actor: Any = self._ray.remote(IndexWorker).options(num_cpus=self._threads, max_restarts=0,
+                                                           scheduling_strategy="SPREAD").remote(self._embedding)
         roots = {root: _fingerprint(root) for root in self._roots()}
         actor.sees.remote(roots).future().add_done_callback(lambda done: self._events.put(("started", actor, done)))
 
@@ -223,7 +226,7 @@ class RayPool:
             if args is None:  # prepared here instead
                 self._idle.appendleft(worker)
                 job = call.args[0]
-                self._local.submit(_into, call.future, lambda job=job: prepare(job))
+                self._local.submit(_into, call.future, functools.partial(prepare, job))
                 self.here += 1
                 continue
             worker.call, call.started = call, time.monotonic()

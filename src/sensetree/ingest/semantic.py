@@ -55,7 +55,7 @@ RATE_META = "semantic_rate"  # the latest rate and when, for `sensetree status` 
 @dataclass
 class _File:
     row: FileRow
-    sense: SenseRow | None
+    sense: SenseRow     # its sense; where it has none yet, an excerpt's, empty
     chunks: list[dict]  # the stored chunks to embed in this batch, in chunk order
     opening: list[str]  # the texts of its first stored chunks: what a model reads to write the sense
 
@@ -81,7 +81,7 @@ class SemanticPhase:
         progress.phase = "semantic"
         embedder = self._embedder()
         files, complete = self._gather(rows if openings_only else _enough(rows, budget))
-        take = []
+        take: list[_File] = []
         for file in files:
             room = budget - sum(len(f.chunks) for f in take)
             if room <= 0:
@@ -133,7 +133,8 @@ class SemanticPhase:
                 self._repair(row.path, "its sense was left half-written")  # by a killed run: start the file over
             else:
                 chunks = pending[row.path]
-                files.append(_File(row, senses.get(row.path), chunks, [c["text"] for c in chunks[:OPENING_CHUNKS]]))
+                files.append(_File(row, senses.get(row.path) or SenseRow("", "excerpt", False), chunks,
+                                   [c["text"] for c in chunks[:OPENING_CHUNKS]]))
         return files, complete
 
     @staticmethod
@@ -195,7 +196,7 @@ class SemanticPhase:
         A sense still 'pending' is written by the model now, from the start of the file's text.
         """
         doc_type = file.row.doc_type or ""
-        sense = file.sense or SenseRow("", "excerpt", False)
+        sense = file.sense
         if sense.source == "pending":
             first = file.chunks[0]
             old_head = sense_head(sense.text, doc_type)
@@ -232,8 +233,8 @@ class SemanticPhase:
         """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
         (an embedder that drops its calls on a stop itself, ``abandon()``, gets the whole batch: see
         ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (design §7.2)."""
-        abandoning = isinstance(embedder, AbandoningEmbedder)
-        if abandoning:
+        abandoning = embedder if isinstance(embedder, AbandoningEmbedder) else None
+        if abandoning is not None:
             size = max(1, len(texts))
         elif progress.embed_rate:
             size = max(1, int(progress.embed_rate * CALL_SECONDS))
@@ -247,8 +248,8 @@ class SemanticPhase:
                     lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
                     progress, self._max_wait, stop, notify))
         except Stopped:
-            if abandoning:
-                embedder.abandon()
+            if abandoning is not None:
+                abandoning.abandon()
             raise
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 

@@ -147,9 +147,9 @@ def _ocr(settings: Settings) -> ModelState:
                           "" if found else "pip install rapidocr==3.10.0 (in sensetree's environment)")
     import shutil
 
-    found = shutil.which("tesseract")
-    return ModelState("ocr", engine, READY if found else MISSING, found or "",
-                      "" if found else "install Tesseract from your system's packages")
+    program = shutil.which("tesseract")
+    return ModelState("ocr", engine, READY if program else MISSING, program or "",
+                      "" if program else "install Tesseract from your system's packages")
 
 
 def _onnxruntime_providers() -> list[str]:

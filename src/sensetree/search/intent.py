@@ -293,7 +293,31 @@ _PLURAL_UNITS = {"days", "weeks", "months", "years", "tage", "tagen", "wochen", 
                  "años", "anos"}
 
 _Span = tuple[int, int]
-_Period = tuple[datetime | None, datetime | None]
+_Period = tuple[datetime | None, datetime | None]  # [after, before): None leaves that side open
+_Dates = tuple[datetime, datetime | None]          # what a time says before its connecting word narrows it
+
+
+@dataclass(frozen=True)
+class _Relative:
+    """A time from the table of relative ones ("last week", "seit gestern"): its match."""
+
+    match: re.Match[str]
+
+
+@dataclass(frozen=True)
+class _Range:
+    """Two absolute times that bound one period ("from 2019 to 2021"): their phrases for dateparser."""
+
+    first: str
+    last: str
+
+
+@dataclass(frozen=True)
+class _Absolute:
+    """A day, month or year: its phrase for dateparser, and the word before it ("since"...) if any."""
+
+    phrase: str
+    direction: str | None
 
 
 @dataclass
@@ -302,8 +326,10 @@ class _Reading:
 
     start: int
     end: int
-    kind: str       # "time", "year" (a bare year: read only beside a type), "folder", "type"
-    value: object   # a period, a phrase for dateparser (resolved once read), the folders of a name, types
+    kind: str  # "time", "year" (a bare year: read only beside a type), "folder", "type"
+    said: _Relative | _Range | _Absolute | None = None  # a time or a year as found (``_resolve`` reads it)
+    period: _Period = (None, None)  # a time, once read
+    names: tuple[str, ...] = ()     # a folder's name: its folders, best first; a type: the index's types
     plural: bool = False
 
 
@@ -335,17 +361,17 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
         read = read if others else []
     if not read:
         return None
-    period = _period([r.value for r in read if r.kind == "time"])
+    period = _period([r.period for r in read if r.kind == "time"])
     if period is None:  # times that contradict each other ("since 2025 before 2024"): no time is read
         read = [r for r in read if r.kind != "time"]
         rest = _without(text, read)
         if not read or _empty(rest):
             return None
         period = (None, None)
-    found_folders = next((r.value for r in read if r.kind == "folder"), ())
+    found_folders = next((r.names for r in read if r.kind == "folder"), ())
     return Understood(
         query=rest,
-        types=tuple(dict.fromkeys(t for r in read if r.kind == "type" for t in r.value)),
+        types=tuple(dict.fromkeys(t for r in read if r.kind == "type" for t in r.names)),
         modified_after=period[0].timestamp() if period[0] else None,
         modified_before=period[1].timestamp() if period[1] else None,
         folder=found_folders[0] if found_folders else None,
@@ -377,25 +403,25 @@ def _period(periods: list[tuple[datetime | None, datetime | None]]
 def _times(text: str) -> list[_Reading]:
     """Relative times, ranges, then absolute ones, each where no earlier one was found. Absolute ones
     keep their phrase: dateparser reads it only if the rules keep it (``_resolve``)."""
-    found = [_Reading(m.start(), m.end(), "time", ("relative", m)) for m in _RELATIVE_RE.finditer(text)]
+    found = [_Reading(m.start(), m.end(), "time", _Relative(m)) for m in _RELATIVE_RE.finditer(text)]
     for match in _RANGE_RE.finditer(text):
         if not _overlaps(match.span(), found):
-            found.append(_Reading(match.start(), match.end(), "time", ("range", match["first"], match["last"])))
+            found.append(_Reading(match.start(), match.end(), "time", _Range(match["first"], match["last"])))
     for match in _ABSOLUTE_RE.finditer(text):
         if _overlaps(match.span(), found):
             continue
         direction = next((d for d in ("in", "since", "before", "until") if match[d]), None)
         if match["strong"]:
-            found.append(_Reading(match.start(), match.end(), "time", ("absolute", match["strong"], direction)))
+            found.append(_Reading(match.start(), match.end(), "time", _Absolute(match["strong"], direction)))
         elif match["date"]:  # a day needs "since", "in"...: alone or after "vom" it is the document's own date
             if direction:
-                found.append(_Reading(match.start(), match.end(), "time", ("absolute", match["date"], direction)))
+                found.append(_Reading(match.start(), match.end(), "time", _Absolute(match["date"], direction)))
         elif match["year"]:  # "of 2019" reads "of" as no time word: a bare year
             start = match.start() if direction else match.start("year")
             found.append(_Reading(start, match.end(), "time" if direction else "year",
-                                  ("absolute", match["year"], direction)))
+                                  _Absolute(match["year"], direction)))
         elif direction:  # a month name needs its connecting word: "since January", not "mars"
-            found.append(_Reading(match.start(), match.end(), "time", ("absolute", match["month"], direction)))
+            found.append(_Reading(match.start(), match.end(), "time", _Absolute(match["month"], direction)))
     return found
 
 
@@ -403,26 +429,29 @@ def _resolve(reading: _Reading, now: datetime) -> bool:
     """Turn a kept time's phrase into its period [start, end); False when it has none."""
     if reading.kind != "time":
         return True
-    how, *parts = reading.value
-    if how == "relative":
-        match = parts[0]
-        period = _relative(match, now)
-        direction = next((d for d in ("since", "before", "until") if match[d]), "in")
-    elif how == "range":
-        first, last = _absolute(parts[0], now), _absolute(parts[1], now)
+    said = reading.said
+    period: _Dates | None
+    if isinstance(said, _Relative):
+        period = _relative(said.match, now)
+        direction = next((d for d in ("since", "before", "until") if said.match[d]), "in")
+    elif isinstance(said, _Range):
+        first, last = _absolute(said.first, now), _absolute(said.last, now)
         period = (first[0], last[1]) if first and last and first[0] < last[1] else None
         direction = "in"
-    else:
-        period, direction = _absolute(parts[0], now), parts[1] or "in"
+    elif isinstance(said, _Absolute):
+        period, direction = _absolute(said.phrase, now), said.direction or "in"
+    else:  # a time is always found with what was said
+        return False
     if period is None:
         return False
     start, end = period
-    reading.value = {"in": (start, end), "since": (start, None), "before": (None, start),
-                     "until": (None, end)}[direction]
-    return reading.value != (None, None)
+    periods: dict[str, _Period] = {"in": (start, end), "since": (start, None), "before": (None, start),
+                                   "until": (None, end)}
+    reading.period = periods[direction]
+    return reading.period != (None, None)
 
 
-def _relative(match: re.Match, now: datetime) -> _Period | None:
+def _relative(match: re.Match[str], now: datetime) -> _Dates | None:
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     if match["today"]:
         return today, today + timedelta(days=1)
@@ -467,7 +496,7 @@ def _add_months(day: datetime, months: int) -> datetime:
     return day.replace(year=year, month=month + 1, day=min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
-def _absolute(phrase: str, now: datetime) -> _Period | None:
+def _absolute(phrase: str, now: datetime) -> tuple[datetime, datetime] | None:
     """The calendar day, month or year dateparser reads in ``phrase``; None when it reads none,
     or a year outside 1970..next year."""
     from dateparser.date import DateDataParser  # a slow import, paid by the first query with a date in it
@@ -521,7 +550,7 @@ def _folder(start: int, end: int, name: str, folders: Callable[[str], list[str]]
         hits = folders(name)
     except Exception:  # a lookup that fails reads nothing as a folder
         return []
-    return [_Reading(start, end, "folder", tuple(hits))] if hits else []
+    return [_Reading(start, end, "folder", names=tuple(hits))] if hits else []
 
 
 def _types(text: str, taken: list[_Reading]) -> list[_Reading]:
@@ -537,8 +566,8 @@ def _types(text: str, taken: list[_Reading]) -> list[_Reading]:
             continue
         types, plural = entry
         noun = match["noun_before"] or match["noun_after"]
-        found.append(_Reading(span[0], span[1], "type", types,
-                              plural or bool(noun and _FILE_NOUN_PLURAL.fullmatch(noun))))
+        found.append(_Reading(span[0], span[1], "type", names=types,
+                              plural=plural or bool(noun and _FILE_NOUN_PLURAL.fullmatch(noun))))
     return found
 
 
@@ -570,7 +599,8 @@ def _type_is_filter(text: str, reading: _Reading, starts: set[int]) -> bool:
     gap = len(after) - len(after.lstrip())
     if gap == 0 or not after.strip() or reading.end + gap in starts:
         return True  # the end, punctuation ("pdf, budget"), or another filter ("pdf March 2025")
-    word = _WORD_RE.match(after, gap).group().casefold()
+    next_word = _WORD_RE.match(after, gap)  # always: the text goes on after the gap
+    word = next_word.group().casefold() if next_word else ""
     return not word[:1].isalnum() or word in _LINKING  # "pdf export settings": a modifier, the topic
 
 
@@ -582,8 +612,8 @@ def _join_type_lists(text: str, read: list[_Reading]) -> list[_Reading]:
         if (last is not None and last.kind == reading.kind == "type"
                 and re.fullmatch(r"\s*(?:,|/|&|\+|and|or|und|oder|et|ou|y|o)?\s*", text[last.end:reading.start],
                                  re.IGNORECASE)):
-            joined[-1] = _Reading(last.start, reading.end, "type", tuple(dict.fromkeys((*last.value, *reading.value))),
-                                  True)
+            names = tuple(dict.fromkeys((*last.names, *reading.names)))
+            joined[-1] = _Reading(last.start, reading.end, "type", names=names, plural=True)
         else:
             joined.append(reading)
     return joined

@@ -254,9 +254,9 @@ class Retriever:
         centroid /= np.linalg.norm(centroid) or 1.0
         started = time.perf_counter()
         # the file's own chunks (and its members) are left out by the filter, so the pool does not grow with it
-        own = f"path != {sql_literal(path)} AND NOT ({paths.scope_predicate(path)})"
+        elsewhere = f"path != {sql_literal(path)} AND NOT ({paths.scope_predicate(path)})"
         hits = dense_leg(self.store, centroid, pool_size(limit + VERSIONS_CHECKED),
-                         " AND ".join(filter(None, [_where(scope), own])))
+                         " AND ".join(filter(None, [_where(scope), elsewhere])))
         candidates = [h for h in hits if not paths.is_under(h.path, path) and h.path not in copies]
         for c in candidates:
             c.score = c.cosine or 0.0
@@ -324,6 +324,7 @@ def _where(scope: str | list[str] | None, filters: Filters | None = None) -> str
     parts = []
     if scope:
         parts.append(paths.scope_predicate(scope) if isinstance(scope, str) else f"({paths.any_scope_predicate(scope)})")
-    if filters is not None and filters.predicate():
-        parts.append(filters.predicate())
+    predicate = filters.predicate() if filters is not None else None
+    if predicate:
+        parts.append(predicate)
     return " AND ".join(parts) or None

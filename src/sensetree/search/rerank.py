@@ -30,7 +30,10 @@ def rerank(query: str, candidates: list[Candidate], scorer: Scorer, limit: int) 
     if not window:
         return []
     logits = scorer.logits(query, [c.text[:PASSAGE_CHARS] for c in window])
-    for candidate, logit in zip(window, logits):
+    scored: list[tuple[float, Candidate]] = []
+    for candidate, logit in zip(window, logits, strict=True):  # one each: a scorer that gives fewer fails here
         candidate.logit = float(logit)
         candidate.score = sigmoid(candidate.logit)
-    return sorted(window, key=lambda c: (-c.logit, -c.fused, c.path, c.chunk_index))
+        scored.append((candidate.logit, candidate))
+    scored.sort(key=lambda s: (-s[0], -s[1].fused, s[1].path, s[1].chunk_index))
+    return [candidate for _, candidate in scored]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from ..paths import folder_prefix, folds_case
 
@@ -23,7 +23,8 @@ class Sql:
         with self.lock:
             return self._db.execute(sql, tuple(params)).rowcount
 
-    def many(self, sql: str, rows: Iterable[Iterable]) -> None:
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """One write of many rows (each a sequence of the statement's parameters), in one transaction."""
         with self.lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:

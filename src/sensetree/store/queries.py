@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..paths import sql_literal
 from .table import ANALYSIS_FIELDS, FILE_FIELDS, FTS_COLUMN, ChunkTable, Layout, in_lists
 from .terms import query_terms, stop_words, written_form
+
+if TYPE_CHECKING:
+    from lancedb.query import MatchQuery
 
 # A scope narrower than this is searched exactly, a wider one through the index with the filter applied first.
 # At 1M chunks (bench/search_latency.py's table): 1,000 rows exact 6.6 ms / HNSW 13.6 ms; 20,000 rows exact
@@ -97,10 +100,8 @@ class ChunkQueries:
     def known(self, terms: Sequence[str]) -> bool:
         """Does any chunk hold one of ``terms`` (one row of an exact keyword match)? True when it cannot
         be told (no keyword index yet): nothing is corrected then."""
-        from lancedb.query import MatchQuery
-
         def read(table) -> bool:
-            return bool(table.search(MatchQuery(" ".join(terms), FTS_COLUMN), query_type="fts")
+            return bool(table.search(_match(" ".join(terms)), query_type="fts")
                         .select(["chunk_index", "_score"]).limit(1).to_list())
 
         try:
@@ -113,13 +114,11 @@ class ChunkQueries:
         most NEAR_ROWS matching chunks, no longer than can be that near, no stop word of the index's
         languages), each with the number of those chunks holding it. LanceDB counts a transposition
         as two edits (Levenshtein): it is asked for one more, up to two."""
-        from lancedb.query import MatchQuery
-
         longest = max(map(len, terms)) + edits
 
         def read(table) -> Counter[str]:
-            rows = (table.search(MatchQuery(" ".join(terms), FTS_COLUMN, fuzziness=min(2, edits + 1),
-                                            max_expansions=NEAR_EXPANSIONS), query_type="fts")
+            rows = (table.search(_match(" ".join(terms), fuzziness=min(2, edits + 1), max_expansions=NEAR_EXPANSIONS),
+                                 query_type="fts")
                     .select([FTS_COLUMN, "_score"]).limit(NEAR_ROWS).to_arrow()[FTS_COLUMN].to_pylist())
             found: Counter[str] = Counter()
             for row in rows:
@@ -135,10 +134,8 @@ class ChunkQueries:
     def holding(self, term: str) -> int:
         """How many chunks hold ``term`` (an exact keyword match; at most HOLDING_CAP): spelling settles a
         tie with it."""
-        from lancedb.query import MatchQuery
-
         def read(table) -> int:
-            return (table.search(MatchQuery(term, FTS_COLUMN), query_type="fts").select(["chunk_index", "_score"])
+            return (table.search(_match(term), query_type="fts").select(["chunk_index", "_score"])
                     .limit(HOLDING_CAP).to_arrow().num_rows)
 
         try:
@@ -148,15 +145,13 @@ class ChunkQueries:
 
     def written(self, term: str) -> str:
         """A word as the files write it whose term is ``term`` (\"diabetes\" for \"diabet\"), else the term."""
-        from lancedb.query import MatchQuery
-
         def read(table) -> list[dict]:
             columns = ["text", *(["lang"] if "lang" in table.schema.names else []), "_score"]
-            return (table.search(MatchQuery(term, FTS_COLUMN), query_type="fts").select(columns)
+            return (table.search(_match(term), query_type="fts").select(columns)
                     .limit(3).to_list())
 
         try:
-            rows = self.table.read(read, [])
+            rows: list[dict] = self.table.read(read, [])
         except (ValueError, RuntimeError):
             return term
         return written_form(term, [(row["text"], row.get("lang")) for row in rows]) or term
@@ -185,8 +180,8 @@ class ChunkQueries:
         """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""
         found: dict[str, tuple[set[int], set[str | None]]] = {p: (set(), set()) for p in paths}
         for where in in_lists(paths):
-            rows = self.table.read(lambda table: table.search().where(where)
-                                   .select(["path", "chunk_index", "content_hash"]).limit(None).to_list(), [])
+            rows: list[dict] = self.table.read(lambda table: table.search().where(where)
+                                               .select(["path", "chunk_index", "content_hash"]).limit(None).to_list(), [])
             for row in rows:
                 found[row["path"]][0].add(row["chunk_index"])
                 found[row["path"]][1].add(row["content_hash"])
@@ -203,7 +198,7 @@ class ChunkQueries:
             columns = ["text", *(["location"] if "location" in table.schema.names else [])]
             return table.search().where(where).select(columns).limit(1).to_list()
 
-        rows = self.table.read(read, [])
+        rows: list[dict] = self.table.read(read, [])
         return rows[0] if rows else None
 
     def chunk_text(self, path: str, chunk_index: int) -> str | None:
@@ -226,16 +221,26 @@ class ChunkQueries:
 
     def vectors_of(self, path: str) -> np.ndarray:
         """The vectors of ``path``'s embedded chunks, one row each (none while it waits for the semantic phase)."""
-        rows = self.table.read(lambda table: table.search().where(f"path = {sql_literal(path)} AND vector IS NOT NULL")
-                               .select(["vector"]).limit(100_000).to_list(), [])
+        where = f"path = {sql_literal(path)} AND vector IS NOT NULL"
+        rows: list[dict] = self.table.read(lambda table: table.search().where(where)
+                                           .select(["vector"]).limit(100_000).to_list(), [])
         return np.asarray([row["vector"] for row in rows], np.float32).reshape(len(rows), self.table.dimension or 0)
 
     def chunks_of(self, path: str, first: int | None = None) -> list[dict]:
         """A file's stored chunks in order; only its ``first`` ones when given."""
         where = f"path = {sql_literal(path)}" + (f" AND chunk_index < {int(first)}" if first is not None else "")
-        rows = self.table.read(lambda table: table.search().where(where)
-                               .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
+        rows: list[dict] = self.table.read(lambda table: table.search().where(where)
+                                           .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
         return sorted(rows, key=lambda r: r["chunk_index"])
+
+
+def _match(terms: str, *, fuzziness: int = 0, max_expansions: int = 50) -> MatchQuery:
+    """LanceDB's match of ``terms`` in the analysed column (its defaults: exact, 50 expansions)."""
+    from lancedb.query import MatchQuery
+
+    # lancedb 0.40 gives MatchQuery's other fields their defaults as pydantic.Field(1.0, kw_only=True), positionally,
+    # which a type checker does not read as a default: it asks for every one of them.
+    return MatchQuery(terms, FTS_COLUMN, fuzziness=fuzziness, max_expansions=max_expansions)  # type: ignore[call-arg]
 
 
 def _hit_columns(columns: frozenset[str], score: str) -> list[str]:

@@ -7,13 +7,16 @@ import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from ..paths import sql_literal
 from .location import LocalLocation, Location
+
+if TYPE_CHECKING:
+    from lancedb.table import Table
 
 T = TypeVar("T")
 
@@ -103,7 +106,7 @@ class ChunkTable:
 
     def __init__(self, where: Path | Location, refresh_seconds: float = 0.0):
         self.location = LocalLocation(where) if isinstance(where, Path) else where
-        self.directory = None if self.location.remote else self.location.directory
+        self.directory: Path | None = self.location.directory if isinstance(self.location, LocalLocation) else None
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
         self._refresh = timedelta(seconds=refresh_seconds)
@@ -123,7 +126,7 @@ class ChunkTable:
         self._session = lancedb.Session(index_cache_size_bytes=index_bytes, metadata_cache_size_bytes=metadata_bytes)
         self.db = lancedb.connect(self.location.uri, read_consistency_interval=self._refresh, session=self._session,
                                   storage_options=self.location.storage_options or None)
-        self._table = None
+        self._table: Table | None = None
         self._layout = None
 
     def cache_bytes(self) -> int:
@@ -131,7 +134,7 @@ class ChunkTable:
         return self._session.size_bytes
 
     @property
-    def handle(self):
+    def handle(self) -> Table | None:
         """The open LanceDB table, or None before the first write."""
         if self._table is None:
             try:

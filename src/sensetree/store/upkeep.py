@@ -52,6 +52,8 @@ class ChunkUpkeep:
         they keep their vectors. Places in a file (pages...) come with the next read of it."""
         with self.table.write_lock:
             table = self.table.handle
+            if table is None:  # no table yet: no chunk of an earlier version
+                return
             self._add_file_fields(table)
             keys = table.search().where("doc_type IS NULL").select(["path", "chunk_index"]).limit(None).to_arrow()
             for start in range(0, keys.num_rows, 50_000):

@@ -28,6 +28,7 @@ note. The walk is deterministic, so the same name always finds the same member a
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import io
 import itertools
@@ -39,7 +40,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from ..walker import BLOCK_NAMES, is_hidden
 from . import limits
@@ -57,7 +58,15 @@ MAX_EXPANDED = 1024**3
 
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
 _SINGLE_SUFFIXES = (".gz", ".bz2", ".xz")
-_DECOMPRESSORS: tuple[tuple[bytes, Callable[[BinaryIO], BinaryIO]], ...] = (
+
+
+class _Stream(Protocol):
+    """What the walk reads from: an archive's file, or the decompressed stream over it."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+_DECOMPRESSORS: tuple[tuple[bytes, Callable[[BinaryIO], _Stream]], ...] = (
     (b"\x1f\x8b", lambda file: gzip.GzipFile(fileobj=file)),
     (b"BZh", bz2.BZ2File),
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
@@ -277,7 +286,7 @@ class _Walk:
             name = _safe_name(info.filename.replace("\\", "/"))
             refused = self._zip_refusal(info)
             yield Member(name, f"{prefix}/{name}", info.file_size, _zip_time(info.date_time), depth, refused,
-                         None if refused else _bounded(lambda info=info: archive.open(info).read(), self))
+                         None if refused else _bounded(functools.partial(_zip_bytes, archive, info), self))
 
     def _zip_refusal(self, info: zipfile.ZipInfo) -> str | None:
         if info.flag_bits & 0x1:
@@ -304,7 +313,7 @@ class _Walk:
                 name = _safe_name(info.name)
                 refused = f"too large to index ({human_size(info.size)})" if info.size > self.max_member_bytes else None
                 yield Member(name, f"{prefix}/{name}", info.size, float(info.mtime), depth, refused,
-                             None if refused else _bounded(lambda info=info: archive.extractfile(info).read(), self, streamed=True))
+                             None if refused else _bounded(functools.partial(_tar_bytes, archive, info), self, streamed=True))
 
     def _single(self, file: BinaryIO, name: str, prefix: str, depth: int) -> Iterator[Member]:
         inner = name.rpartition(".")[0] or name
@@ -333,7 +342,7 @@ class _OverBudget(Exception):
 class _Budgeted(io.RawIOBase):
     """A stream that stops the walk once it has given out the walk's budget of bytes."""
 
-    def __init__(self, raw: BinaryIO, walk: _Walk) -> None:
+    def __init__(self, raw: _Stream, walk: _Walk) -> None:
         self._raw, self._walk = raw, walk
 
     def readable(self) -> bool:
@@ -374,7 +383,18 @@ def _bounded(read: Callable[[], bytes], walk: _Walk, *, streamed: bool = False) 
     return counted
 
 
-def _decompressed(file: BinaryIO) -> BinaryIO:
+def _zip_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    return archive.open(info).read()
+
+
+def _tar_bytes(archive: tarfile.TarFile, info: tarfile.TarInfo) -> bytes:
+    member = archive.extractfile(info)
+    if member is None:  # not a regular file: the walk refused it before it got here
+        raise ExtractionError(f"{_shown(info.name)} is not a regular file")
+    return member.read()
+
+
+def _decompressed(file: BinaryIO) -> _Stream:
     head = file.read(6)
     file.seek(0)
     for magic, opener in _DECOMPRESSORS:
@@ -403,10 +423,9 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
-def _safe_name(name: str) -> str | None:
-    """The member's name as a relative path, or None when it climbs out, is absolute or is not UTF-8."""
-    if _unsafe(name):
-        return None
+def _safe_name(name: str) -> str:
+    """The member's name as a relative path: a name that ``_unsafe`` let through (one that climbs out, is absolute
+    or is not UTF-8 is skipped before)."""
     return "/".join(part for part in PurePosixPath(name).parts if part not in ("", "."))
 
 

@@ -23,6 +23,7 @@ _UNPRINTABLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
 
 def decode(data: bytes) -> str | None:
     """Bytes to str, or None when the bytes are not text in any encoding we recognise."""
+    text: str | None
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             text = data[len(bom) :].decode(encoding, errors="replace")
@@ -38,10 +39,10 @@ def decode(data: bytes) -> str | None:
         if text is not None and not looks_printable(text[: limits.PRINTABLE_SAMPLE]) and not _looks_like_utf16(sample):
             text = text.replace("\x00", " ")
         if text is None or not looks_printable(text[: limits.PRINTABLE_SAMPLE]):
-            encoding = _guess_encoding(sample)
-            if encoding is None:
+            guessed = _guess_encoding(sample)
+            if guessed is None:
                 return None
-            text = data.decode(encoding, errors="replace")
+            text = data.decode(guessed, errors="replace")
     return text if looks_printable(text[: limits.PRINTABLE_SAMPLE]) else None
 
 

@@ -6,10 +6,10 @@ import atexit
 import contextlib
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from . import limits
 from .archives import read_virtual
@@ -93,7 +93,7 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
         return replace(_context_only(path, doc_type, str(exc), size), ocr_wanted=job.ocr_wanted)
     except Exception as exc:  # libraries raise anything on bad input; the user needs one line
         raise ExtractionError(f"corrupt {extractor.label}: {reason(exc)}") from exc
-    counters = {"ocr_pages": job.ocr_pages, "ocr_seconds": job.ocr_seconds, "ocr_wanted": job.ocr_wanted}
+    counters = _OcrCounters(ocr_pages=job.ocr_pages, ocr_seconds=job.ocr_seconds, ocr_wanted=job.ocr_wanted)
 
     if not text.strip():
         if doc_type == "pdf":
@@ -113,6 +113,14 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
                       **counters)
 
 
+class _OcrCounters(TypedDict):
+    """What OCR did for one file, as `Extraction` keeps it."""
+
+    ocr_pages: int
+    ocr_seconds: float
+    ocr_wanted: int
+
+
 def _collect(blocks: Iterator[Block]) -> tuple[str, list[Span], bool]:
     """Normalise each block and join them with blank lines, stopping once the text budget is spent.
 
@@ -122,7 +130,9 @@ def _collect(blocks: Iterator[Block]) -> tuple[str, list[Span], bool]:
     parts: list[str] = []
     spans: list[Span] = []
     size = 0
-    with contextlib.closing(blocks):
+    with contextlib.ExitStack() as stack:
+        if isinstance(blocks, Generator):  # as readers are: one cut short lets go of its document now
+            stack.callback(blocks.close)
         for block in blocks:
             location = block.location if isinstance(block, Part) else None
             text = normalise(block.text if isinstance(block, Part) else block)

@@ -104,7 +104,10 @@ class Ocr:
 class _Engine(Protocol):
     """One OCR engine: a page's text, read under the settings' time and memory limits."""
 
-    worker_pid: int | None
+    @property
+    def worker_pid(self) -> int | None:
+        """The process that reads the pages while it runs, else None."""
+        ...
 
     def read(self, page: Image) -> str:
         """The page's text; raises ``OcrFailed`` for a page it cannot read."""
@@ -144,7 +147,7 @@ class _RapidOcr:
 class _Tesseract:
     """An installed Tesseract, one process per page."""
 
-    worker_pid = None
+    worker_pid: int | None = None  # one process per page, none kept
 
     def __init__(self, settings: OcrSettings):
         self.settings = settings
@@ -281,12 +284,14 @@ def _start_worker(command: list[str], options: list[str], env: dict) -> tuple[su
 
 def _start_with_handle(command: list[str], options: list[str], env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
     """Windows: one duplex named pipe (multiprocessing's), its child end inherited as a handle."""
+    if sys.platform != "win32":  # only called there; the test also tells a type checker which stubs apply
+        raise OSError("a handle is inherited on Windows only")
     import multiprocessing
 
     ours, theirs = multiprocessing.Pipe(duplex=True)
     handle = theirs.fileno()
-    os.set_handle_inheritable(handle, True)  # type: ignore[attr-defined]
-    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})  # type: ignore[attr-defined]
+    os.set_handle_inheritable(handle, True)
+    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
     try:
         process = subprocess.Popen([*command, "handle", str(handle), *options], startupinfo=startupinfo,
                                    stdin=subprocess.DEVNULL, env=env)
@@ -349,7 +354,10 @@ def _rapidocr(threads: int, accelerator: str | None = None):
     """RapidOCR on its bundled models, named by path so that it can never try to download one."""
     from rapidocr import RapidOCR
 
-    models = Path(sys.modules["rapidocr"].__file__).parent / "models"
+    package = sys.modules["rapidocr"].__file__
+    if package is None:  # a namespace package: not an installed rapidocr
+        raise ImportError("rapidocr has no folder of its own to hold its models")
+    models = Path(package).parent / "models"
     return RapidOCR(params={
         "Global.log_level": "critical",
         "Global.use_cls": False,  # upside-down lines are rare in documents, and the check costs time
