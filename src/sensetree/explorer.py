@@ -18,7 +18,8 @@ import pypdfium2 as pdfium
 from . import pages, paths
 from .answers import Entry, Listing
 from .ingest.walker import block_reason
-from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable, absent
+from .operations import READ_CHARS
+from .reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable, absent
 from .search.snippets import place
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -142,7 +143,7 @@ class Explorer:
             if chunk_index not in located:
                 chunk = self.reader.chunk(path, chunk_index) if chunk_index is not None else None
                 located[chunk_index] = (_locate(text, body(chunk["text"], chunk_index)) if chunk
-                                        else (0, min(len(text), CHAT_READ_CHARS)) if chunk_index is None else (-1, -1))
+                                        else (0, min(len(text), READ_CHARS)) if chunk_index is None else (-1, -1))
             low, high = located[chunk_index]
             found = find_quote(text, quote, low, high) if low >= 0 else None
             found = found or find_quote(text, quote)
