@@ -31,6 +31,7 @@ LAYERS = {
     "sensetree.explorer": (3, "engine"),
     "sensetree.pages": (3, "engine"),
     "sensetree.summaries": (3, "engine"),
+    "sensetree.diagnosis": (3, "engine"),
     "sensetree.ingest": (2, "ingest"),
     "sensetree.search": (2, "search"),
     "sensetree.store": (1, "store"),
@@ -151,14 +152,44 @@ def test_every_error_the_package_defines_is_in_the_tree():
     assert outside == []
 
 
-def test_the_interfaces_reach_the_store_and_the_models_only_through_the_engine():
-    """The CLI, the API, MCP, the web app and the assistant's tools parse and render: the catalog, the
-    chunk store and the models are the engine's. ``doctor`` reads what is installed without an engine."""
-    allowed = {"sensetree.models.install"}
+def test_the_interfaces_reach_the_stages_only_through_the_engine():
+    """The CLI, the API, MCP, the web app and the assistant's tools parse and render: indexing, the catalog,
+    the chunk store and the models are the engine's (``engine``, ``context``, ``handlers``, ``operations``,
+    ``overview``, ``reader``, ``diagnosis`` re-export or wrap what an interface needs). Type-only imports count."""
+    stages = ("sensetree.ingest", "sensetree.store", "sensetree.models")
     reaching = sorted(f"{module} -> {target}" for module, targets in _graph(type_only_too=True).items()
                       if module.startswith("sensetree.interfaces") or module == "sensetree.chat.tools"
                       for target in targets
-                      if target.startswith(("sensetree.store", "sensetree.models")) and target not in allowed)
+                      if target in stages or target.startswith(tuple(stage + "." for stage in stages)))
+    assert not reaching, "\n".join(reaching)
+
+
+# What an interface may not reach by attribute on the engine (or the context, or a request's context): the
+# stores, the writer lock, the user's choices, the workers, the models. It asks the engine's operations.
+ENGINE_INTERNALS = {"catalog", "storage", "store", "writer", "writable", "choices", "choose", "pool", "cluster",
+                    "models", "embedder", "retriever", "scan", "context", "ctx"}
+ENGINE_NAMES = {"engine", "ctx", "context", "self.engine", "ctx.engine", "self.ctx", "self.context"}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def test_the_interfaces_do_not_reach_into_the_engine_by_attribute():
+    """``engine.catalog``, ``engine.storage``, ``ctx.engine.store``, ``engine.models...``: what an import rule
+    cannot see. Each attribute read on a name that holds the engine (or a context of it) is checked."""
+    reaching = []
+    for name, path in _modules().items():
+        if not (name.startswith("sensetree.interfaces") or name == "sensetree.chat.tools"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in ENGINE_INTERNALS
+                    and _dotted(node.value) in ENGINE_NAMES):
+                reaching.append(f"{name}:{node.lineno}: {_dotted(node)}")
     assert not reaching, "\n".join(reaching)
 
 

@@ -140,7 +140,7 @@ def test_worker_pools_spawn():
 @pytest.mark.parametrize("platform, program", [("linux", "xdg-open"), ("darwin", "open")])
 def test_a_file_opens_in_the_system_viewer(tmp_path, monkeypatch, platform, program):
     """The opener each system has (``os.startfile`` on Windows is its own call), run for real from PATH."""
-    from sensetree.interfaces.api.files import _open_with_system
+    from sensetree.handlers.files import open_with_system as _open_with_system
     from tests.support.waiting import wait_for
 
     bin_dir, called = tmp_path / "bin", tmp_path / "called"

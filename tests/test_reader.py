@@ -8,7 +8,7 @@ import os
 import pytest
 
 from sensetree.engine import Engine
-from sensetree.reader import CHAT_READ_CHARS, OutsideRoots, Reader, Unreadable
+from sensetree.reader import OutsideRoots, Reader, Unreadable
 from sensetree.operations import AddRootParams
 
 
@@ -53,7 +53,7 @@ def test_every_way_out_is_refused_for_reading_listing_and_quoting(jail, escape):
     reader, base = jail
     path = escape(base)
     with pytest.raises((OutsideRoots, FileNotFoundError)) as refused:
-        reader.read_text(path, CHAT_READ_CHARS)
+        reader.read_text(path, 4000)
     assert "vault" not in str(refused.value) and "evil twin" not in str(refused.value)
     with pytest.raises((OutsideRoots, FileNotFoundError)):
         reader.list_folder(path, 10)
@@ -68,8 +68,8 @@ def test_every_way_out_is_refused_for_reading_listing_and_quoting(jail, escape):
 def test_reading_inside_the_roots_follows_the_one_link_policy_and_the_limits(jail):
     reader, base = jail
     docs = base / "Docs"
-    read = reader.read_text(str(docs / "a.txt"), CHAT_READ_CHARS)
-    assert read.text.startswith("the harbour opens") and len(read.text) == CHAT_READ_CHARS and read.truncated
+    read = reader.read_text(str(docs / "a.txt"), 4000)
+    assert read.text.startswith("the harbour opens") and len(read.text) == 4000 and read.truncated
     assert reader.read_text(str(docs / "sub" / "link_in.txt"), 100).text.startswith("the harbour")  # a link that stays in
     assert reader.read_text("a.txt", 10).path == str(docs / "a.txt")  # relative to the root
     listing = reader.list_folder(str(docs), 100)

@@ -17,8 +17,8 @@ def test_the_reference_names_every_operation_tool_and_setting():
     text = reference()
     for op in OPERATIONS.values():
         assert f"`sensetree {op.name}" in text or op.name in ("add", "pin", "models", "settings", "set",
-                                                              "folder-mode", "endpoint-test"), op.name
-        assert f"`{op.verb} {op.route}`" in text, op.name
+                                                              "folder-mode", "endpoint-test", "pull"), op.name
+        assert f"`{op.verb} {op.route}`" in text or op.local, op.name  # a local one runs where it is asked
         if op.tool:
             assert f"`{op.tool}(" in text
     assert all(f"`{key}`" in text for key in DEFAULTS)

@@ -6,7 +6,8 @@ import os
 import threading
 
 from tests.support.waiting import wait_for
-from sensetree.operations import SearchParams
+from sensetree.answers import Indexed
+from sensetree.operations import IndexParams, SearchParams
 
 
 def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engine):
@@ -15,7 +16,8 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
     engine = make_engine(tmp_path / "data", tree, index=False)
     stop = threading.Event()
     rounds = []
-    worker = threading.Thread(target=engine.watch, kwargs={"stop": stop, "on_round": rounds.append})
+    worker = threading.Thread(target=engine.run, args=(IndexParams(watch=True),), kwargs={  # each round's Indexed
+        "stop": stop, "on_progress": lambda event: rounds.append(event) if isinstance(event, Indexed) else None})
     worker.start()
     try:
         assert wait_for(lambda: len(rounds) >= 1)

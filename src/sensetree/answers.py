@@ -5,6 +5,7 @@ neither the stores nor the models)."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -305,6 +306,92 @@ class ModelsCatalogue(Fields):
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
         return cls(list(d["embedding"]), list(d["rerankers"]))
+@dataclass(frozen=True)
+class FileContents(Fields):
+    """The text of one file as a model reads it (``read``: the ``read_file`` tool of MCP and the assistant),
+    at most ``reader.READ_CHARS`` characters of it."""
+
+    path: str
+    name: str
+    doc_type: str
+    context_only: bool     # the content could not be read: the text describes the file instead
+    text: str
+    total_chars: int
+    truncated: bool
+    note: str | None       # what was left out, in words
+
+
+@dataclass(frozen=True)
+class Indexed(Fields):
+    """What one indexing run (or, under ``--watch``, one round) did (``index``)."""
+
+    files: int
+    keyword_ready: int
+    semantic: int
+    chunks_embedded: int
+    chunks_left: int
+    failed: int
+    stopped: bool          # stopped before the queue was empty: the rest resumes next time
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Diagnosis(Fields):
+    """What this install has per model role, what is missing and how to get it, where things live
+    (``doctor``; ``models/install.py``)."""
+
+    sensetree: str | None
+    python: dict[str, Any]             # version, executable, supported
+    platform: dict[str, Any]           # system, machine, name, supported, why
+    folders: dict[str, str]            # data, settings, models, cache, model_cache
+    settings_problem: str
+    runtimes: dict[str, str | None]    # package -> version, None when not installed
+    onnxruntime_providers: list[str]
+    models: list[dict[str, Any]]       # role, name, state, where, how
+    missing: list[dict[str, Any]]      # the models among them still to fetch
+
+
+@dataclass(frozen=True)
+class Download(Fields):
+    """How far one file of a download is (``pull``'s progress)."""
+
+    file: str
+    done: int
+    total: int             # 0 when the server does not say
+
+
+@dataclass(frozen=True)
+class Pulled(Fields):
+    """A model downloaded into the data dir's models folder (``pull``)."""
+
+    name: str
+    folder: str
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """A page of a PDF rendered as a PNG (``page``): bytes, not JSON (``Operation.media``); its JSON carries
+    them in base64."""
+
+    data: bytes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"data": base64.b64encode(self.data).decode("ascii")}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PageImage:
+        return cls(base64.b64decode(d["data"]))
+
+
+@dataclass(frozen=True)
+class Opened(Fields):
+    """The file the desktop's application was asked to open (a member of an archive opens as its archive),
+    and the page it opened at, where the viewer takes one (``open``)."""
+
+    opened: str
+    page: int | None
+
+
 @dataclass
 class Note:
     """What the model noted of one part of a file (or a folder's file, or a change between two files):

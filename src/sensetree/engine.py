@@ -16,10 +16,8 @@ from typing import Any, Callable
 
 from .context import Context
 from .errors import SenseTreeError, WriterBusy
-from .handlers import handler_for
-from .handlers.indexing import index_once
-from .ingest.indexer import IndexingPaused, Progress
-from .ingest.watcher import watch
+from .handlers import handler_for, indexing
+from .handlers.indexing import Progress
 
 __all__ = ["Engine", "SenseTreeError", "WriterBusy"]
 
@@ -49,37 +47,6 @@ class Engine(Context):
     def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
               max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
               interrupt: threading.Event | None = None) -> Progress:
-        """Scan every root and index what is queued (keyword first, then vectors), under the writer lock.
-
-        Returns within moments of ``stop`` being set, and early when ``interrupt`` is (the disk changed).
-        A damaged catalog or vector table met on the way is repaired, and the run made once more.
-        """
-        return self.storage.recovering(lambda: index_once(self, on_update, stop or threading.Event(),
-                                                          max_endpoint_wait, wait_for_lock, interrupt))
-
-    def watch(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-              on_round: Callable[[Progress], None] | None = None) -> None:
-        """Index, then keep indexing whatever changes under the roots until ``stop`` is set.
-
-        The watcher starts before the first round, so a change made during it is not missed. A
-        change ends the semantic work of a round early: the next round scans, stores the new text
-        (keyword first), then goes on embedding. Each round waits as long as it takes for a down
-        embedding endpoint to come back.
-        """
-        stop = stop or threading.Event()
-        changed = threading.Event()
-
-        def index_round() -> None:
-            changed.clear()
-            try:
-                progress = self.index(on_update, stop, max_endpoint_wait=float("inf"), interrupt=changed)
-            except IndexingPaused:
-                if stop.is_set():
-                    return
-                raise
-            if on_round:
-                on_round(progress)
-
-        with self.writer():
-            watch(self.roots(), str(self.data_dir), index_round, stop, first_round=True, changed=changed,
-                  polling=self.settings["indexing.watch_polling"])
+        """One indexing run (``handlers.indexing.run``; ``engine.run(IndexParams(watch=True))`` keeps
+        indexing what changes): scan every root, index what is queued, repair on damage and run again."""
+        return indexing.run(self, on_update, stop, max_endpoint_wait, wait_for_lock, interrupt)

@@ -25,6 +25,7 @@ names it, the CLI prints one ``error:`` line and MCP a tool error whatever it is
     ├── WriterBusy           another process writes the data dir
     ├── ReadOnlyIndex        a search node: it changes nothing
     ├── DataDirReadOnly      the data dir cannot be written
+    ├── Unsupported          this system cannot do it (open a file in its application)
     ├── ModelError           a model or its endpoint failed
     │   ├── EmbeddingError ── EndpointUnavailable (down: wait and retry)
     │   ├── QueryEmbeddingFailed, RerankerUnavailable, LLMError, LocalModelError,
@@ -88,6 +89,13 @@ class ReadOnlyIndex(SenseTreeError):
 
 class DataDirReadOnly(SenseTreeError):
     """The data dir cannot be written (a read-only mount, no permission): commands that only read still work."""
+
+
+class Unsupported(SenseTreeError):
+    """What was asked cannot be done on this system: opening a file with the desktop's application where
+    there is no desktop."""
+
+    status = 501
 
 
 class ModelError(SenseTreeError, RuntimeError):

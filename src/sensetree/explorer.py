@@ -18,7 +18,8 @@ import pypdfium2 as pdfium
 from . import pages, paths
 from .answers import Entry, Listing
 from .ingest.walker import block_reason
-from .reader import CHAT_READ_CHARS, LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable, absent
+from .operations import READ_CHARS
+from .reader import LIST_ENTRIES, PREVIEW_CHARS, FolderEntry, Reader, Unreadable, absent
 from .search.snippets import place
 from .store.catalog import Catalog
 from .store.chunks import ChunkStore
@@ -140,7 +141,7 @@ class Explorer:
         out = []
         for chunk_index, quote in quotes:
             if chunk_index is None:
-                located[None] = (0, min(len(text), CHAT_READ_CHARS))
+                located[None] = (0, min(len(text), READ_CHARS))
             elif chunk_index not in located:
                 chunk = self.reader.chunk(path, chunk_index)
                 located[chunk_index] = _locate(text, body(chunk["text"], chunk_index)) if chunk else (-1, -1)

@@ -25,13 +25,20 @@ from enum import StrEnum
 from typing import Annotated, Any, Mapping
 
 from .answers import (
+    Diagnosis,
+    Download,
+    FileContents,
     FileDetail,
     FolderMode,
     Ignored,
+    Indexed,
     Listing,
     ModelsCatalogue,
+    Opened,
+    PageImage,
     Preview,
     ProbeReport,
+    Pulled,
     Queue,
     Requeued,
     RootAdded,
@@ -45,9 +52,11 @@ from .answers import (
     TakenBack,
 )
 from .errors import BadInput
+from .ingest.progress import Progress as IndexProgress
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
+READ_CHARS = 20_000      # what read_file gives a model of a file's text (MCP and the assistant: its budget cuts more)
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,10 @@ class Operation:
     http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
     path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
     progress: bool = False           # the handler takes ``on_progress``: a streaming interface shows each step
+    events: Any = str                # what ``on_progress`` hears: a step in words, or typed events (``index``)
+    local: bool = False              # runs in the process that asks, for as long as it takes: no HTTP route,
+                                     # never sent to a running server (``index``: a server indexes on its own)
+    media: str | None = None         # the answer is bytes of this type, not JSON (``page``: image/png)
 
     @property
     def route(self) -> str:
@@ -331,6 +344,12 @@ class CompareParams:
     question: Focus = None
 
 
+@dataclass(frozen=True)
+class ReadParams:
+    path: Annotated[str, Doc("Full path of a file inside an indexed root, as search_files gives.", argument=True,
+                             max_length=MAX_PATH_CHARS)]
+
+
 OPERATIONS: dict[str, Operation] = {op.name: op for op in [
     Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
               SearchParams, SearchResponse, tool="search_files",
@@ -363,6 +382,13 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                      "unit), status (indexed, keyword, pending, failed, block, block member, ignored or not "
                      "indexed; null for a plain folder), doc_type, and error (why a failed file failed). Hidden "
                      "entries are left out; more counts the entries past the listing's limit."),
+    Operation("read", "Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come "
+              "as plain text.", ReadParams, FileContents, tool="read_file",
+              detail="Returns an object with path, name, doc_type, context_only, text, total_chars, truncated and "
+                     f"note. Only the first {READ_CHARS} characters are returned: when the text is longer, truncated "
+                     "is true and note says how much was left out. context_only is true when the content could not "
+                     "be read (a scanned PDF, an unknown binary); text then only describes the file (name, folder, "
+                     "size)."),
     Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued,
               effect=Effect.QUEUES),
     Operation("reindex", "Index a file, or every file under a folder, again from scratch.", ReindexParams, Requeued,
@@ -429,6 +455,19 @@ class PreviewParams:
 
 
 @dataclass(frozen=True)
+class PageParams:
+    path: Annotated[str, Doc("A PDF in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
+    page: Annotated[int, Doc("The page, from 1.", ge=1, le=2**31 - 1)] = 1  # what PDFium counts pages in
+
+
+@dataclass(frozen=True)
+class OpenParams:
+    path: Annotated[str, Doc("An absolute path inside a root.", argument=True, max_length=MAX_PATH_CHARS)]
+    page: Annotated[int | None, Doc("The page to open at, where the viewer takes one.", ge=1,
+                                    le=2**31 - 1)] = None
+
+
+@dataclass(frozen=True)
 class FolderModeParams:
     path: Annotated[str, Doc("A folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
     mode: Annotated[str | None, Doc("block (indexed as one unit), recursive (file by file), or none to go back to "
@@ -455,6 +494,17 @@ class ModelsParams:
 
 
 @dataclass(frozen=True)
+class PullParams:
+    name: Annotated[str, Doc("A reranker the registry knows (`sensetree models list`).", argument=True,
+                             max_length=200)]
+
+
+@dataclass(frozen=True)
+class DoctorParams:
+    """``doctor`` takes nothing."""
+
+
+@dataclass(frozen=True)
 class ProbeParams:
     role: Annotated[str, Doc("embedding, sense or chat.")]
     base_url: Annotated[str | None, Doc("The endpoint to try; the role's setting when left out.")] = None
@@ -478,6 +528,10 @@ OPERATIONS.update({op.name: op for op in [
     Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail),
     Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
               PreviewParams, Preview),
+    Operation("page", "A page of a PDF, rendered as a PNG (the preview marks a cited sentence on it).", PageParams,
+              PageImage, media="image/png"),
+    Operation("open", "Open a file in the system's default application (at a page, where it takes one).",
+              OpenParams, Opened, http="POST"),
     Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
               "decide).", FolderModeParams, FolderMode, effect=Effect.QUEUES),
     Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView),
@@ -485,9 +539,26 @@ OPERATIONS.update({op.name: op for op in [
               SetParams, SettingChanged, effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
     Operation("models", "Embedding models bundled with the install, and the rerankers known to the registry.",
               ModelsParams, ModelsCatalogue),
+    Operation("pull", "Download a reranker into the data dir's models folder (needs the internet).", PullParams,
+              Pulled, progress=True, events=Download, local=True),
+    Operation("doctor", "What is installed, what is missing and how to get it, and where things live. Loads no model.",
+              DoctorParams, Diagnosis),
     Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
               ProbeReport, http="POST"),  # a key travels in a body, never in an address
 ]})
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    watch: Annotated[bool, Doc("Keep running and index changes as they happen.", tools=False)] = False
+
+
+# Indexing runs where it is asked, under the writer lock, for as long as it takes (a server indexes on its
+# own: ``interfaces/background.py``). ``on_progress`` hears the live figures (``IndexProgress``) as they
+# change and, under ``watch``, each round's ``Indexed`` as it ends; the handler returns the last one.
+OPERATIONS["index"] = Operation(
+    "index", "Index every root: keyword first (every file findable by its words), then meaning (vectors).",
+    IndexParams, Indexed, effect=Effect.EXCLUSIVE, progress=True, events=IndexProgress | Indexed, local=True)
 
 
 # The assistant's question: its answer streams (tokens, tool steps) from the chat layer above the engine,

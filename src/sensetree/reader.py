@@ -25,6 +25,7 @@ from .ingest.chunker import rejoin
 from .ingest.confine import NotServed, OutsideRoots, RootGuard
 from .ingest.extract import Extraction, ExtractionError, archive_members, context_descriptor, extract_bytes, is_archive
 from .ingest.extract.base import human_size
+from .ingest.extract.registry import formats_markdown
 from .ingest.extract.sniff import type_from_name
 from .ingest.walker import is_hidden, rules_for
 from .safe_text import has_surrogates, without_surrogates
@@ -35,11 +36,8 @@ __all__ = ["FileText", "FolderEntry", "FolderListing", "NotFound", "NotServed", 
            "Unreadable", "WrongKind", "absent", "archive_of", "on_disk", "same_file"]
 
 # The limits, in one place: what each kind of reader is handed at most.
-CHAT_READ_CHARS = 4000      # the assistant's read_file (design §6)
-TOOL_READ_CHARS = 20_000    # another assistant's read_file, over MCP
-PREVIEW_CHARS = 200_000     # the web app's preview
-CHAT_LIST_ENTRIES = 200     # the assistant's list_directory (design §6)
-LIST_ENTRIES = 2000         # the explorer's and MCP's folder listings
+PREVIEW_CHARS = 200_000     # the web app's preview (read_file's limit, operations.READ_CHARS, is declared with it)
+LIST_ENTRIES = 2000         # the explorer's folder listings: list_directory (MCP, the assistant), the web app
 
 
 class Unreadable(BadInput):
@@ -263,3 +261,8 @@ def _folder_entry(entry: os.DirEntry) -> FolderEntry:
     if has_surrogates(entry.name):
         return FolderEntry(name, path, is_dir, "its name is not valid UTF-8, so it is not indexed; rename it to index it")
     return FolderEntry(name, path, is_dir)
+
+
+def formats_table() -> str:
+    """The formats files are read in, as a Markdown table (docs/reference.md; ``ingest/extract/registry.py``)."""
+    return formats_markdown()

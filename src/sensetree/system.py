@@ -10,6 +10,22 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import weakref
+
+_left_running: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def leave_running(thread: threading.Thread) -> None:
+    """Note a daemon thread that may still be inside native code (a model, LanceDB) when the process ends
+    (an abandoned model call, a scan that does not look at the stop flag: ``interfaces/exits.py``)."""
+    _left_running.add(thread)
+
+
+def threads_left_running() -> list[threading.Thread]:
+    """The noted threads still running: finalizing the interpreter around one of them aborts the process."""
+    return [thread for thread in list(_left_running) if thread.is_alive()]
+
 
 # Asked of a process to stop, by system: SIGTERM where it exists as a request, SIGBREAK on Windows.
 STOP_SIGNALS = ("SIGBREAK",) if os.name == "nt" else ("SIGTERM",)

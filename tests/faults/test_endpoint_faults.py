@@ -24,7 +24,7 @@ from sensetree.models.llm import ChatClient
 from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
-from sensetree.operations import SearchParams, TreeParams
+from sensetree.operations import IndexParams, SearchParams, TreeParams
 from sensetree.operations import SetParams
 
 pytestmark = pytest.mark.slow  # a fault suite
@@ -108,8 +108,8 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoin
     watcher, reader = Engine(tmp_path / "data"), Engine(tmp_path / "data")  # as two processes would
     paused: list[str] = []
     stop = threading.Event()
-    worker = threading.Thread(target=watcher.watch, kwargs={
-        "stop": stop, "on_update": lambda p: p.paused and paused.append(p.paused)})
+    worker = threading.Thread(target=watcher.run, args=(IndexParams(watch=True),), kwargs={
+        "stop": stop, "on_progress": lambda p: getattr(p, "paused", "") and paused.append(p.paused)})
     worker.start()
     try:
         outage_ends = time.monotonic() + 30

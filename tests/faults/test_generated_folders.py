@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from sensetree import paths
 from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app, load_token
-from sensetree.interfaces.mcp_tools import Tools, operation_tool
+from sensetree.interfaces.mcp_tools import operation_tool
 from sensetree.operations import TOOLS
 from sensetree.operations import AddRootParams, RemoveRootParams
 
@@ -174,11 +174,11 @@ def _every_interface_answers(engine: Engine, root: Path, catalog_paths: list[str
     assert secret.status_code < 500, secret.text
     assert SECRET not in str(secret.json()["results"])
 
-    tools = Tools(engine)
-    search_files, meaning_tree, list_directory = (operation_tool(engine, TOOLS[name]) for name in
-                                                  ("search_files", "meaning_tree", "list_directory"))
+    search_files, meaning_tree, list_directory, read_file = (operation_tool(engine, TOOLS[name]) for name in
+                                                             ("search_files", "meaning_tree", "list_directory",
+                                                              "read_file"))
     calls = [lambda: search_files(query="rhubarb forcing pots"), lambda: meaning_tree(query="rhubarb"),
-             lambda: list_directory(path=str(root)), *(lambda p=path: tools.read_file(p) for path in sample)]
+             lambda: list_directory(path=str(root)), *(lambda p=path: read_file(path=p) for path in sample)]
     for call in calls:
         try:
             call()

@@ -6,7 +6,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..engine import Engine
 from ..models.llm import ChatClient, LLMError
@@ -20,7 +20,7 @@ from ..models.local_llm import (
     pick_runtime,
 )
 from . import prompt
-from .agent import Agent, Answer, ChatError, Step
+from .agent import Agent, ChatError
 from .tools import SCHEMAS
 
 NOT_SET_UP = ("No chat model is set up. Either install the embedded one:\n"
@@ -96,10 +96,3 @@ def connect(engine: Engine) -> Iterator[Backend]:
                 client.close()
     except (LocalModelError, LLMError) as exc:
         raise ChatError(str(exc)) from None
-
-
-def answer(engine: Engine, question: str, scope: str | None = None, on_token: Callable[[str], None] | None = None,
-           on_step: Callable[[Step], None] | None = None) -> Answer:
-    """One question, one answer, on the configured model (started and stopped here if embedded)."""
-    with connect(engine) as backend:
-        return backend.agent(engine, scope).answer(question, on_token, on_step)

@@ -1,8 +1,11 @@
-"""Conversations in a long-running process (the web app): one model backend, many chats.
+"""The one way a question is asked (``AskParams``): the web app's ``POST /api/chat``, ``sensetree ask`` and
+``sensetree chat`` in a terminal all ask here; one model backend, many conversations.
 
 The backend (the embedded model's server, or a client for the configured endpoint) starts on
-the first question and stays up; a settings change closes it so the next question uses the
-new one. A local model answers one question at a time, so questions take turns.
+the first question and stays up (in a command, until it closes the sessions); a settings change
+closes it so the next question uses the new one. A local model answers one question at a time, so
+questions take turns. The answer streams as typed events: the conversation it is in (``on_start``),
+the model's tokens, the steps (``Step``: a search, a file read), then the ``Answer``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Callable, Iterator, TypeVar
 from .. import paths
 from ..engine import Engine
 from ..errors import Interrupted
+from ..operations import AskParams
 from ..summaries import ChatModel
 from .agent import Agent, Answer, Step
 from .backend import Backend, connect
@@ -47,10 +51,11 @@ class ChatSessions:
             self._stack = stack
         return self._backend
 
-    def ask(self, question: str, scope: str | None, conversation: str | None,
-            on_start: Callable[[str, str], None], on_token: Callable[[str], None],
-            on_step: Callable[[Step], None], stopped: threading.Event | None = None) -> Answer:
-        """Answer in the given conversation (a new one when unknown or when the scope changed).
+    def ask(self, params: AskParams, on_start: Callable[[str, str], None] | None = None,
+            on_token: Callable[[str], None] | None = None, on_step: Callable[[Step], None] | None = None,
+            stopped: threading.Event | None = None) -> Answer:
+        """Answer ``params.question`` in ``params.conversation`` (a new one when unknown or when the scope
+        changed), within ``params.scope``; ``on_start`` hears the conversation's id and the model's label.
 
         Setting ``stopped`` ends the answer at its next token or step by raising AnswerStopped,
         which closes the model's stream so that a local model stops generating and frees its turn;
@@ -58,12 +63,15 @@ class ChatSessions:
         """
         stopped = stopped or threading.Event()
 
-        def unless_stopped(callback: Callable[[T], None]) -> Callable[[T], None]:
+        def unless_stopped(callback: Callable[[T], None] | None) -> Callable[[T], None]:
             def relay(value: T) -> None:
                 if stopped.is_set():
                     raise AnswerStopped
-                callback(value)
+                if callback is not None:
+                    callback(value)
             return relay
+
+        scope, conversation = params.scope or None, params.conversation
 
         with self._turn:
             if stopped.is_set():  # stopped while waiting for its turn
@@ -77,8 +85,9 @@ class ChatSessions:
                 while len(self._conversations) > MAX_CONVERSATIONS:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(conversation)
-            on_start(conversation, backend.label)
-            return agent.answer(question, on_token=unless_stopped(on_token), on_step=unless_stopped(on_step))
+            if on_start is not None:
+                on_start(conversation, backend.label)
+            return agent.answer(params.question, on_token=unless_stopped(on_token), on_step=unless_stopped(on_step))
 
     @contextmanager
     def model_turn(self) -> Iterator[ChatModel]:
@@ -91,6 +100,12 @@ class ChatSessions:
         """Forget the backend and the conversations (the chat settings changed)."""
         with self._turn:
             self.close()
+
+    def __enter__(self) -> ChatSessions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._stack is not None:

@@ -1,4 +1,5 @@
-"""The assistant's tools: search, read and list, never outside the indexed roots (the engine's ``Reader``)."""
+"""The assistant's tools: the engine's operations that name a tool (search, read, list, ...), never outside
+the indexed roots or the chat's scope (the engine's ``Reader``), their results as text the model cites."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
-from ..answers import Summary
-from ..errors import NotFound, SenseTreeError
+from ..answers import FileContents, Listing, Summary
+from ..errors import SenseTreeError
 from ..handlers.files import chunk_text
 from ..operations import TOOLS, Operation
-from ..reader import CHAT_LIST_ENTRIES as LIST_ENTRIES
-from ..reader import CHAT_READ_CHARS as READ_CHARS
-from ..reader import OutsideRoots, Unreadable
+from ..reader import OutsideRoots
 from ..search.types import SearchResponse, SearchResult, SimilarResponse
 from ..summaries import ChatModel
 
@@ -86,16 +85,11 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
 
 
 # The engine's operations the assistant may call, with the values it does not choose: a search brings
-# as many excerpts as the prompt has room for.
-OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}, "summarise_file": {}, "compare_files": {}}
+# as many excerpts as the prompt has room for. MCP clients are offered the same (``interfaces/mcp_tools.py``).
+OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}, "summarise_file": {}, "compare_files": {},
+              "read_file": {}, "list_directory": {}}
 CITABLE = "Returns numbered excerpts you can cite."
-
-SCHEMAS = [
-    _function("read_file", f"Read the text of one file (its first {READ_CHARS} characters).",
-              {"path": {"type": "string", "description": "the file's full path"}}, ["path"]),
-    _function("list_directory", f"List a folder (up to {LIST_ENTRIES} entries).",
-              {"path": {"type": "string", "description": "the folder's full path"}}, ["path"]),
-]
+STEPS = {"search": "searching", "read": "reading", "browse": "listing"}  # what the user sees the tool do
 
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -104,7 +98,8 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
     """An engine operation as a tool the model may call: its schema from the parameter object."""
     fields = [p for p in op.fields(tool=True) if p.name not in fixed]
     properties = {p.name: {"type": JSON_TYPES[p.type], "description": p.doc.help} for p in fields}
-    return _function(op.tool or op.name, f"{op.summary} {CITABLE}".strip(), properties,
+    cites = "" if op.result is Listing else CITABLE
+    return _function(op.tool or op.name, f"{op.summary} {cites}".strip(), properties,
                      [p.name for p in fields if p.required])
 
 
@@ -112,7 +107,7 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
 # carries the tools' schemas, and on a small window theirs would push the conversation out sooner.
 # SCHEMAS: the tools listed from the first question; WITH_WHOLE_FILES: those and the whole-file ones.
 WHOLE_FILE_TOOLS = ("summarise_file", "compare_files")
-WITH_WHOLE_FILES = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()] + SCHEMAS
+WITH_WHOLE_FILES = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()]
 SCHEMAS = [s for s in WITH_WHOLE_FILES if s["function"]["name"] not in WHOLE_FILE_TOOLS]
 TOOL_NAMES = {s["function"]["name"] for s in WITH_WHOLE_FILES}
 _WHOLE = re.compile(r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
@@ -152,10 +147,6 @@ class Toolbox:
         except ValueError as exc:
             return ToolOutcome(f"error: the arguments are not valid JSON ({exc})", f"{name}: bad arguments")
         try:
-            if name == "read_file":
-                return self.read_file(str(args.get("path", "")))
-            if name == "list_directory":
-                return self.list_directory(str(args.get("path", "")))
             if name in OPERATIONS:
                 return self.operation(TOOLS[name], args, OPERATIONS[name])
         except OutsideRoots as exc:
@@ -170,9 +161,13 @@ class Toolbox:
         values = {key: value for key, value in args.items() if key in known}  # models add keys of their own
         values.update(fixed)
         note = ""
-        for name in ("path", "other"):
-            if name in values:
-                values[name] = self.reader.check(str(values[name]))
+        for param in op.fields(tool=True):
+            if param.name not in ("path", "other"):
+                continue
+            if not values.get(param.name) and not param.required:  # left out: the roots (list_directory)...
+                values[param.name] = self.scope  # ... or, in a chat limited to a folder, that folder
+            if values.get(param.name) or param.name in values and param.required:  # "" is refused, as any way out
+                values[param.name] = self.reader.check(str(values[param.name]))
         if "scope" in known:
             try:
                 values["scope"] = self.reader.check(str(values["scope"])) if values.get("scope") else self.scope
@@ -181,7 +176,7 @@ class Toolbox:
                     raise
                 note, values["scope"] = f"(searched {self.scope} instead: this chat is limited to it)\n", self.scope
         what = " and ".join(str(values[k]) for k in ("path", "other") if values.get(k)) or values.get("query") or ""
-        step = f"searching: {what}" if op.name == "search" else f"{op.tool}: {what}".rstrip(": ")
+        step = f"{STEPS.get(op.name, op.tool)}: {what}".rstrip(": ")
         if op.name == "search" and values.get("scope"):
             step += f" in {values['scope']}"
         extra = {"on_progress": self.on_progress, "model": self.model} if op.progress else {}
@@ -198,6 +193,10 @@ class Toolbox:
             return self._found(result, note, step)
         if isinstance(result, Summary):
             return self._summarised(result, step)
+        if isinstance(result, FileContents):
+            return self._read(result)
+        if isinstance(result, Listing):
+            return self._listed(result)
         return ToolOutcome(json.dumps(result.as_dict(), ensure_ascii=False), step)
 
     def _found(self, response: SearchResponse, note: str, step: str) -> ToolOutcome:
@@ -234,30 +233,31 @@ class Toolbox:
         text = f"{head} (cite the numbered files below):\n{whole}\n{notices}\n" + "\n\n".join(blocks)
         return ToolOutcome(text, f"{step} ({summary.parts} part(s) read)", found, chunks)
 
-    def read_file(self, path: str) -> ToolOutcome:
-        try:
-            read = self.reader.read_text(path, READ_CHARS)
-        except NotFound as exc:
-            return ToolOutcome(f"error: {exc}", f"reading: {path} (not a file)")
-        except Unreadable as exc:
-            return ToolOutcome(f"error: {exc}", f"reading: {path} (unreadable)")
+    def _read(self, read: FileContents) -> ToolOutcome:
+        """A file's text as one numbered source."""
         source = self.sources.add(read.path, None, _flat(read.text)[:240], None, "read")
-        cut = f"\n[… first {READ_CHARS} of {read.total_chars} characters]" if read.truncated else ""
+        cut = f"\n[… first {len(read.text)} of {read.total_chars} characters]" if read.truncated else ""
         return ToolOutcome(f"[{source.n}] {source.name} — {read.path}\n{read.text}{cut}", f"reading: {read.path}",
                            [source], {source.n: None})
 
-    def list_directory(self, path: str) -> ToolOutcome:
-        try:
-            listing = self.reader.list_folder(path, LIST_ENTRIES)
-        except NotFound as exc:
-            return ToolOutcome(f"error: {exc}", f"listing: {path} (not a folder)")
-        except Unreadable as exc:
-            return ToolOutcome(f"error: {exc}", f"listing: {path} (failed)")
-        lines = [("[D] " if e.is_dir else "[F] ") + e.name + (f" ({e.problem})" if e.problem else "")
-                 for e in listing.entries]
+    def _listed(self, listing: Listing) -> ToolOutcome:
+        """A folder's entries, one a line: [D] a folder, [F] a file, with its index status when it is not indexed."""
+        lines = []
+        for e in listing.entries:
+            why = "; ".join(part for part in (e.status if e.status not in (None, "indexed") else None, e.error) if part)
+            lines.append(("[D] " if e.is_dir else "[F] ") + e.name + (f" ({why})" if why else ""))
         if listing.more:
             lines.append(f"… and {listing.more} more")
-        return ToolOutcome(f"{listing.path}\n" + "\n".join(lines or ["(empty)"]), f"listing: {listing.path}")
+        shown = listing.path or "the indexed roots"
+        return ToolOutcome(f"{shown}\n" + "\n".join(lines or ["(empty)"]), f"listing: {shown}")
+
+    def read_file(self, path: str) -> ToolOutcome:
+        """The ``read_file`` tool, as a model would call it."""
+        return self.run("read_file", {"path": path})
+
+    def list_directory(self, path: str) -> ToolOutcome:
+        """The ``list_directory`` tool (the ``browse`` operation), as a model would call it."""
+        return self.run("list_directory", {"path": path})
 
 
 def excerpt(engine, result: SearchResult, max_chars: int, flat: bool = True) -> str:

@@ -1,17 +1,36 @@
 """The settings and the models they name: the settings view, one setting changed, the model catalogue,
-an endpoint tried before it is saved."""
+an endpoint tried before it is saved, what this install has and lacks (``doctor``) and getting it."""
 
 from __future__ import annotations
 
 import json
+from typing import Callable
 
-from ..answers import ModelsCatalogue, ProbeReport, SettingChanged, SettingsView
+from ..answers import Diagnosis, Download, ModelsCatalogue, ProbeReport, Pulled, SettingChanged, SettingsView
 from ..config import WIPES_INDEX, NeedsConfirmation, describe, parse_value
 from ..context import Context
+from ..diagnosis import diagnosis
 from ..errors import ReadOnlyIndex
-from ..operations import ModelsParams, ProbeParams, SetParams, SettingsParams
+from ..operations import DoctorParams, ModelsParams, ProbeParams, PullParams, SetParams, SettingsParams
 from ..store.manifest import SEARCH_SETTINGS
 from .registry import handles
+
+
+@handles
+def pull(ctx: Context, params: PullParams, on_progress: Callable[[Download], None] | None = None) -> Pulled:
+    """Download a reranker into the models folder (online only); ``ModelDownloadError`` says why not.
+    ``on_progress`` hears how far each file is."""
+    def heard(file: str, done: int, total: int) -> None:
+        if on_progress:
+            on_progress(Download(file, done, total))
+
+    return Pulled(params.name, str(ctx.models.pull_reranker(params.name, heard)))
+
+
+@handles
+def doctor(ctx: Context, params: DoctorParams) -> Diagnosis:
+    """What this install has per model role, what is missing and how to get it, where things live."""
+    return diagnosis(ctx.data_dir)  # diagnosis.py: `sensetree doctor` calls it without opening the stores
 
 
 @handles

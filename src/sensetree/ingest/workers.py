@@ -6,7 +6,7 @@
   back to the system when its worker is replaced (every WORKER_TASKS files).
 - Model calls (embeddings, senses) run on a daemon thread that the indexer waits for while
   watching its stop flag: a Ctrl+C or SIGTERM never waits for a slow model to finish. Such a
-  thread may still be inside native code when the process ends: ``threads_left_running`` tells
+  thread may still be inside native code when the process ends: ``system.threads_left_running`` tells
   the command to exit without finalizing the interpreter around it (interfaces/exits.py).
 - Worker processes start with SIGINT blocked: a Ctrl+C reaches the whole terminal's process
   group, and the parent stops its workers itself; a worker still importing would otherwise
@@ -21,7 +21,6 @@ import os
 import signal
 import threading
 import time
-import weakref
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Callable, Iterator, Protocol, TypeVar
@@ -29,6 +28,7 @@ from typing import Callable, Iterator, Protocol, TypeVar
 from pebble import ProcessPool, ThreadPool
 
 from ..errors import Interrupted
+from ..system import leave_running
 from .pace import lower_priority
 
 log = logging.getLogger(__name__)
@@ -38,19 +38,6 @@ POLL_SECONDS = 0.05
 WORKER_TASKS = 2000  # files per worker process before it is replaced: leaks of the readers stay bounded
 # (a new worker spends about 3 s of CPU importing LanceDB and loading the language model)
 STARTUP_SECONDS = 30.0  # a worker process that has not answered by then will not: read files in this process
-
-
-_left_running: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-
-
-def leave_running(thread: threading.Thread) -> None:
-    """Note a daemon thread that may still be inside native code (a model, LanceDB) when the process ends."""
-    _left_running.add(thread)
-
-
-def threads_left_running() -> list[threading.Thread]:
-    """The noted threads still running: finalizing the interpreter around one of them aborts the process."""
-    return [thread for thread in list(_left_running) if thread.is_alive()]
 
 
 @contextmanager

@@ -16,9 +16,8 @@ from typing import Any, Iterator
 
 from ..engine import Engine
 from ..errors import SenseTreeError, WriterBusy
-from ..ingest.indexer import IndexingPaused, Progress
-from ..ingest.watcher import watch
-from ..ingest.workers import leave_running
+from ..handlers.indexing import IndexingPaused, Progress, watch_roots
+from ..system import leave_running
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +126,7 @@ class BackgroundIndexer:
 
     def _watch(self, roots: list[str], stop: threading.Event) -> None:
         try:
-            watch(roots, str(self.engine.data_dir), self.kick, stop,
-                  polling=self.engine.settings["indexing.watch_polling"])
+            watch_roots(self.engine, self.kick, stop, roots=roots)
         except OSError as exc:  # e.g. inotify limits: indexing still works on request
             self.problem = f"cannot watch the roots for changes ({exc}); changes are picked up on request"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -108,46 +108,48 @@ def _engine(data_dir: Optional[Path]) -> Engine:
     return engine
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     errors.print(f"[red]error:[/] {escape(message)}")
     raise typer.Exit(1)
 
 
 def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
     """Talk with the assistant about your files (Ctrl-D or /quit to leave)."""
-    from ..chat import ChatError, connect
+    from ..chat import ChatError, ChatSessions
 
     stream = _Stream()
-    with _engine(data_dir) as engine:
+    conversation: list[str] = []  # the one this terminal goes on with, once the first answer starts it
+    with _engine(data_dir) as engine, ChatSessions(engine) as sessions:
         try:
-            with connect(engine) as backend:
-                agent = backend.agent(engine, scope)
-                console.print(f"[dim]{escape(backend.label)} · {escape(agent.scope or 'all roots')} · "
-                              "Ctrl-D or /quit to leave[/]")
-                while True:
-                    try:
-                        question = console.input("[bold green]you›[/] ").strip()
-                    except (EOFError, KeyboardInterrupt):
-                        console.print()
-                        return
-                    if question in {"/quit", "/exit"}:
-                        return
-                    if not question:
-                        continue
-                    try:
-                        result = agent.answer(question, stream.token, stream.step)
-                    except ChatError as exc:
-                        stream.end_line()
-                        errors.print(f"[red]error:[/] {escape(str(exc))}")
-                        continue
-                    except KeyboardInterrupt:
-                        stream.end_line()
-                        errors.print("[yellow](answer interrupted)[/]")
-                        continue
-                    stream.end_line()
-                    _print_sources(result.as_dict())
+            label = sessions.backend().label
         except ChatError as exc:
             _fail(str(exc))
+        console.print(f"[dim]{escape(label)} · {escape(paths.normalize(scope) if scope else 'all roots')} · "
+                      "Ctrl-D or /quit to leave[/]")
+        while True:
+            try:
+                question = console.input("[bold green]you›[/] ").strip()
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                return
+            if question in {"/quit", "/exit"}:
+                return
+            if not question:
+                continue
+            try:
+                result = sessions.ask(AskParams(question, scope, conversation[-1] if conversation else None),
+                                      lambda started, _label: conversation.append(started), stream.token,
+                                      stream.step)
+            except ChatError as exc:
+                stream.end_line()
+                errors.print(f"[red]error:[/] {escape(str(exc))}")
+                continue
+            except KeyboardInterrupt:
+                stream.end_line()
+                errors.print("[yellow](answer interrupted)[/]")
+                continue
+            stream.end_line()
+            _print_sources(result.as_dict())
 
 
 def ask(question: Optional[str] = typer.Argument(None, help=ASKED["question"].help + " With --file: what to look "
@@ -166,16 +168,15 @@ def ask(question: Optional[str] = typer.Argument(None, help=ASKED["question"].he
         _fail("give a QUESTION, or --file PATH to summarise a file")
     stream = _Stream()
     result = _served_answer(question, scope, None if json_out else stream, data_dir)
-    if result is None:
-        from ..chat import ChatError
-        from ..chat import answer as answer_once
+    if result is None:  # no server: the same sessions in this process, for one question
+        from ..chat import ChatError, ChatSessions
 
-        with _engine(data_dir) as engine:
+        with _engine(data_dir) as engine, ChatSessions(engine) as sessions:
             try:
-                if json_out:
-                    result = answer_once(engine, question, scope).as_dict()
-                else:
-                    result = answer_once(engine, question, scope, stream.token, stream.step).as_dict()
+                asked = AskParams(question, scope)
+                answered = (sessions.ask(asked) if json_out else
+                            sessions.ask(asked, on_token=stream.token, on_step=stream.step))
+                result = answered.as_dict()
             except ChatError as exc:
                 stream.end_line()
                 _fail(str(exc))
@@ -222,8 +223,8 @@ def _served_answer(question: str, scope: Optional[str], stream: Optional[_Stream
         return None
     try:
         # the server's working folder is not this one: a relative scope is made absolute here
-        return served.ask(server, question, scope and paths.normalize(scope), stream and stream.token,
-                          stream and stream.step_of)
+        return served.ask(server, question, scope and paths.normalize(scope), stream.token if stream else None,
+                          stream.step_of if stream else None)
     except served.AskFailed as exc:
         if stream:
             stream.end_line()

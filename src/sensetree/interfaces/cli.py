@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -26,10 +26,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..answers import Queue, Roots, Status
+from ..answers import Download, FileContents, PageImage, Queue, Roots, Status
 from ..errors import BadInput, DataDirReadOnly, SenseTreeError
 from ..operations import OPERATIONS
-from ..safe_text import without_surrogates
+from ..safe_text import printable, without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
 from .chat_cli import print_summary
 from .chat_cli import register as register_chat
@@ -44,7 +44,7 @@ from .terminal import escape, indented, log_warnings, plain
 
 if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the service answers skips it
     from ..engine import Engine
-    from ..ingest.indexer import Progress as IndexProgress
+    from ..operations import IndexProgress
 
 app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -69,7 +69,7 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     errors.print(f"[red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
@@ -153,7 +153,9 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
     Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
     everything finished so far.
     """
-    from ..ingest.indexer import IndexingPaused
+    from ..answers import Indexed
+    from ..handlers.indexing import IndexingPaused
+    from ..operations import IndexParams
 
     log_warnings()
     with _engine(data_dir) as engine:
@@ -172,7 +174,10 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
         keyword_task = bar.add_task("keyword-ready", total=None, figures="", current="")
         semantic_task = bar.add_task("semantic", total=None, figures="", current="")
 
-        def update(p: IndexProgress) -> None:
+        def update(p: IndexProgress | Indexed) -> None:
+            if isinstance(p, Indexed):  # a round of --watch ended
+                report(p)
+                return
             keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, p.semantic_eta, p.embed_rate)
             current = escape(Path(p.current).name) if p.current else ""
             bar.update(keyword_task, total=p.files, completed=p.keyword, figures=keyword_line.split(" ", 1)[1],
@@ -180,26 +185,24 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
             bar.update(semantic_task, total=p.files, completed=p.semantic, figures=semantic_line.split(" ", 1)[1],
                        current=(f"paused: {p.paused}" if p.paused else current if p.phase == "semantic" else "")[:60])
 
-        def report(p: IndexProgress) -> None:
-            summary = {"files": p.files, "keyword_ready": p.keyword, "semantic": p.semantic,
-                       "chunks_embedded": p.embedding.count, "chunks_left": p.chunks_left, "failed": p.failed,
-                       "stopped": stop.is_set(), "seconds": round(p.elapsed, 2)}
+        def report(done: Indexed) -> None:
             if json_out:
-                _print_json(summary)
+                _print_json(done.as_dict())
             elif not quiet:
-                keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, None, 0.0)
-                errors.print(f"{keyword_line} · {semantic_line} ({p.embedding.count} chunks embedded, "
-                             f"{p.failed} failed)" + (" — see `sensetree queue`" if p.failed else ""))
-                if stop.is_set() and p.semantic < p.files:
+                keyword_line, semantic_line = phase_lines(done.files, done.keyword_ready, done.semantic, None, 0.0)
+                errors.print(f"{keyword_line} · {semantic_line} ({done.chunks_embedded} chunks embedded, "
+                             f"{done.failed} failed)" + (" — see `sensetree queue`" if done.failed else ""))
+                if done.stopped and done.semantic < done.files:
                     errors.print("stopped; what was not finished stays queued and resumes next time")
 
+        op = OPERATIONS["index"]
         try:
             with stopped_by_signals(stop), bar:
                 if watch:
                     errors.print("watching for changes; Ctrl+C to stop")
-                    engine.watch(update, stop, on_round=report)
+                    op.run(engine, IndexParams(watch=True), on_progress=update, stop=stop)
                 else:
-                    report(engine.index(update, stop))
+                    report(op.run(engine, IndexParams(), on_progress=update, stop=stop))
             for notice in engine.notices.take():  # repairs made on the way
                 errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
@@ -469,6 +472,21 @@ def _print_listing(listing) -> None:
         console.print("no roots yet (sensetree add FOLDER)" if listing.path is None else "(empty)")
 
 
+def _print_read(read: FileContents) -> None:
+    """A file's text as a model reads it, then what was left out."""
+    sys.stdout.write(printable(read.text, lines=True).rstrip("\n") + "\n")  # never a file's escape sequences
+    if read.note:
+        errors.print(f"[dim]{escape(read.note)}[/]")
+
+
+def _write_png(image: PageImage) -> None:
+    """A page as a PNG on stdout, for a file or another program (``--json``: in base64)."""
+    if sys.stdout.isatty():
+        _fail("the page is a PNG: send it to a file (sensetree page FILE.pdf --page 2 > page.png) or use --json")
+    sys.stdout.buffer.write(image.data)
+    sys.stdout.flush()
+
+
 def _files(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
 
@@ -502,22 +520,24 @@ def models_list(json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
 @models_app.command("pull")
 def models_pull(name: str, data_dir: Optional[Path] = DataDir):
     """Download a reranker into the data dir's models folder (needs the internet)."""
+    from ..operations import PullParams
+
     with _engine(data_dir) as engine:
         bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                        TimeRemainingColumn(), console=errors)
         tasks: dict[str, Any] = {}
 
-        def progress(file: str, done: int, total: int) -> None:
-            if file not in tasks:
-                tasks[file] = bar.add_task(file, total=total or None)
-            bar.update(tasks[file], completed=done, total=total or None)
+        def progress(got: Download) -> None:
+            if got.file not in tasks:
+                tasks[got.file] = bar.add_task(got.file, total=got.total or None)
+            bar.update(tasks[got.file], completed=got.done, total=got.total or None)
 
         try:
             with bar:
-                folder = engine.models.pull_reranker(name, progress)
+                pulled = OPERATIONS["pull"].run(engine, PullParams(name), on_progress=progress)
         except SenseTreeError as exc:
             _fail(str(exc))
-    console.print(f"{name} is ready in {escape(str(folder))}")
+    console.print(f"{name} is ready in {escape(pulled.folder)}")
 
 
 # eval --------------------------------------------------------------------------------
@@ -574,6 +594,13 @@ add_commands(app, _engine, {  # the engine's operations (operations.py), declare
     "folder-mode": Terminal(command=False),  # `block`, `unblock`
     "models": Terminal(command=False),  # `models list`
     "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
+    "index": Terminal(command=False),  # its progress bar, --ray, --quiet: the command above
+    "doctor": Terminal(command=False),  # runs without opening the stores: interfaces/doctor.py
+    "pull": Terminal(command=False),  # `models pull`, with a bar per file
+    "read": Terminal(render=lambda read, own: _print_read(read)),
+    "page": Terminal(render=lambda image, own: _write_png(image)),
+    "open": Terminal(render=lambda done, own: console.print(
+        f"opened {escape(done.opened)}" + (f" at page {done.page}" if done.page else ""))),
     "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
     "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
     "summarise": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),

@@ -11,7 +11,7 @@ A model call abandoned on a stop may still be inside onnxruntime when the comman
 Finalizing the interpreter stops such a daemon thread by unwinding its C++ frames, and the
 C++ runtime aborts ("terminate called without an active exception", exit 134). Finalizing also
 takes seconds on a busy machine (LanceDB's runtime, the models). So a process that was stopped
-by a signal, or has such a thread left (ingest/workers.py notes them), flushes its output and
+by a signal, or has such a thread left (``system.leave_running`` notes them), flushes its output and
 ends with ``os._exit``: everything worth keeping is committed and closed by then (the command
 closes its engine itself), and the abandoned call's result was going to be dropped anyway.
 """
@@ -25,10 +25,10 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 from .. import system
-from ..ingest.workers import threads_left_running
+from ..system import threads_left_running
 
 DISK_REFUSED = 4  # the exit code when the disk refused a write: full, read-only, not ours (README, "Exit codes")
 DEBUG_ENV = "SENSETREE_DEBUG"  # set to 1: an unexpected error shows its traceback
@@ -57,7 +57,7 @@ def stopped_by_signals(stop: threading.Event, interrupt: bool = True) -> Iterato
         stop.set()
         raise KeyboardInterrupt
 
-    def unraisable(report: object) -> None:
+    def unraisable(report: Any) -> None:
         # The KeyboardInterrupt can land inside code Python cannot pass it out of (a weakref's callback, a
         # __del__): it would print "Exception ignored" with a traceback. The stop flag is already set, and
         # every phase heeds it: nothing is lost by dropping the report.

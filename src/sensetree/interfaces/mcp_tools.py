@@ -1,6 +1,6 @@
 """The MCP tools: the index for other assistants, read-only, over the same engine as every interface.
 
-Four tools with the same confinement as the chat assistant (the engine's ``Reader``): a path is
+The engine's operations that name a tool (``operations.TOOLS``), with the same confinement as the chat assistant (the engine's ``Reader``): a path is
 checked before anything is read or listed, and a refusal is a tool error the model can read,
 never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a second to import.
 """
@@ -10,7 +10,7 @@ import inspect
 import os
 from dataclasses import replace
 from importlib.metadata import version
-from typing import Annotated, Any, Callable, get_type_hints
+from typing import Annotated, Any, Callable, cast, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,24 +18,23 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..answers import Listing
+from ..answers import FileContents, Listing
 from ..engine import Engine
 from ..errors import NotFound, SenseTreeError
-from ..operations import TOOLS, Operation, Param
-from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
+from ..operations import READ_CHARS, TOOLS, Operation, Param
+from ..reader import OutsideRoots
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
 TREE_HEAT_FLOOR = 0.5  # children cooler than this share of the hottest node are left out
-LIMITS = {"read_chars": TOOL_READ_CHARS, "tree_depth": TREE_DEPTH, "tree_children": TREE_CHILDREN}
+LIMITS = {"read_chars": READ_CHARS, "tree_depth": TREE_DEPTH, "tree_children": TREE_CHILDREN}
 
 INSTRUCTIONS = """SenseTree searches the user's own indexed folders by meaning (hybrid dense + BM25 retrieval).
 Use search_files to find which files talk about something, meaning_tree to see which part of the folder
 tree is about it, then read_file on a result's path to read it; list_directory with an empty path shows the
 roots. Only paths inside the indexed roots can be read or listed; anything else is refused."""
 
-FilePath = Annotated[str, Field(description="Full path of a file inside an indexed root, as search_files gives.")]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -86,7 +85,7 @@ class MeaningTree(TypedDict):
     notices: list[str]
 
 
-class FileText(TypedDict):
+class FileText(TypedDict):  # the read_file tool's answer (operations.FileContents)
     path: str
     name: str
     doc_type: str
@@ -113,52 +112,26 @@ class DirectoryListing(TypedDict):
     more: int
 
 
-class Tools:
-    """The tools over one engine; the roots are read at every call, so a root added later is seen."""
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-
-    def read_file(self, path: FilePath) -> FileText:
-        """Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come as plain text.
-
-        Returns an object with path, name, doc_type, context_only, text, total_chars, truncated and
-        note. Only the first {read_chars} characters are returned: when the text is longer, truncated
-        is true and note says how much was left out. context_only is true when the content could not be
-        read (a scanned PDF, an unknown binary); text then only describes the file (name, folder, size).
-        """
-        try:
-            read = self.engine.reader().read_text(path, TOOL_READ_CHARS)
-        except OutsideRoots as exc:
-            raise ToolError(f"refused: {exc}") from None
-        except NotFound as exc:
-            raise ToolError(f"{exc} (list_directory shows a folder's entries)") from None
-        except Unreadable as exc:
-            raise ToolError(str(exc)) from None
-        note = None
-        if read.truncated:
-            note = f"only the first {TOOL_READ_CHARS} of {read.total_chars} characters are shown"
-        elif read.context_only:
-            note = "the content could not be read; the text describes the file instead"
-        return FileText(path=read.path, name=read.name, doc_type=read.doc_type, context_only=read.context_only,
-                        text=read.text, total_chars=read.total_chars, truncated=read.truncated, note=note)
-
-
 def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
-    hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
+    hits = [cast(SearchHit, {"rank": rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__
+                                              if key != "rank"}})
             for rank, r in enumerate(response.results, start=1)]
     return SearchAnswer(query=response.query, scope=params.scope, results=hits, notices=list(response.notices))
 
 
 def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
     return SimilarAnswer(**_search_answer(response, params), copies=response.copies,
-                         versions=[VersionHit(**v.as_dict()) for v in response.versions])
+                         versions=[cast(VersionHit, v.as_dict()) for v in response.versions])
 
 
 def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
     entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
                               doc_type=e.doc_type, error=e.error) for e in listing.entries]
     return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
+
+
+def _read_answer(read: FileContents, params: Any) -> FileText:
+    return cast(FileText, read.as_dict())
 
 
 def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
@@ -170,7 +143,8 @@ def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
 # How an operation's result reaches an MCP client (its output schema from the function's return type),
 # and what the tool's description adds for it; a result type without an entry is sent as its JSON.
 ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: _search_answer, SimilarResponse: _similar_answer,
-                                                  TreeResponse: _tree_answer, Listing: _listing_answer}
+                                                  TreeResponse: _tree_answer, Listing: _listing_answer,
+                                                  FileContents: _read_answer}
 SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels below the top, at most {tree_children} "
                        "children per folder and none cooler than half the hottest node; omitted counts the "
                        "children left out. tree is null when nothing is indexed there.",
@@ -189,6 +163,8 @@ def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
             result = op.run(engine, params)
         except OutsideRoots as exc:
             raise ToolError(f"refused: {exc}") from None
+        except NotFound as exc:
+            raise ToolError(f"{exc} (list_directory shows a folder's entries)") from None
         except SenseTreeError as exc:
             raise ToolError(str(exc)) from None
         return ANSWERS[op.result](result, params) if op.result in ANSWERS else result.as_dict()
@@ -219,9 +195,8 @@ def _tool_annotation(param: Param) -> Any:
 
 def build_server(engine: Engine) -> MCPServer:
     server = MCPServer("sensetree", instructions=INSTRUCTIONS, version=version("sensetree"), log_level="WARNING")
-    tools = Tools(engine)
-    for tool in (*(operation_tool(engine, op) for op in TOOLS.values()), tools.read_file):
-        _register(server, tool)
+    for op in TOOLS.values():
+        _register(server, operation_tool(engine, op))
     return server
 
 

@@ -9,7 +9,7 @@ import inspect
 import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import typer
 
@@ -39,12 +39,13 @@ def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any],
         if not terminal.command:
             continue
         run = _runner(op, terminal, open_engine, print_json, fail)
-        run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        signature = inspect.Signature([
             *(_cli_parameter(p) for p in op.fields()), *terminal.options,
             inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=json_option, annotation=bool),
             inspect.Parameter("data_dir", inspect.Parameter.KEYWORD_ONLY, default=data_dir_option,
                               annotation=Optional[Path])])
-        run.__annotations__ = {p.name: p.annotation for p in run.__signature__.parameters.values()}
+        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
         app.command(name=op.name, help=op.summary)(run)
 
 
@@ -87,19 +88,19 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
 
 
 def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Callable[[Optional[Path]], Any],
-           progress: Callable[[str], None] | None = None) -> Any:
+           progress: Callable[[Any], None] | None = None) -> Any:
     """``op``'s result for ``params``: from a running server when there is one (it holds the writer lock,
     so it makes a change), from the engine in this process otherwise. ``progress`` hears a long
     operation's steps (a server streams them as they come)."""
     params = _absolute_paths(op, params)
-    server = served.running(data_dir)
+    server = None if op.local else served.running(data_dir)
     if server:
         if progress is not None:
             answered = served.operate(server, op.route + "/stream", asdict(params), progress)
         else:
             answered = served.send(server, op.verb, op.route, op.query(params) if op.in_query else asdict(params))
         if answered:
-            return op.result.from_dict(answered)
+            return cast(Any, op.result).from_dict(answered)  # every result type reads its JSON back
     with open_engine(data_dir) as engine:
         return op.run(engine, params, bounded=False, **({"on_progress": progress} if progress else {}))
 def _progress(text: str) -> None:

@@ -1,5 +1,5 @@
 """docs/reference.md, generated from the code: the commands (the typer app), the HTTP routes (the API's
-routers), the MCP tools (``operations.TOOLS`` and ``read_file``), the settings (``config.DEFAULTS``) and the
+routers), the MCP tools (``operations.TOOLS``), the settings (``config.DEFAULTS``) and the
 formats (the extractors' registry). ``tests/test_reference.py`` fails when the file differs from what this
 writes, so the tables cannot drift from the code.
 
@@ -9,7 +9,6 @@ writes, so the tables cannot drift from the code.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,8 @@ from typing import Any
 import typer.main
 
 from ..config import CHOICES, DEFAULTS
-from ..ingest.extract.registry import formats_markdown
 from ..operations import TOOLS, Operation
+from ..reader import formats_table
 
 DOCUMENT = Path(__file__).resolve().parents[3] / "docs" / "reference.md"  # in a source checkout
 
@@ -60,13 +59,13 @@ def _commands() -> list[str]:
 def _routes() -> list[str]:
     from fastapi.routing import APIRoute
 
-    from .api import chat, files, operations
+    from .api import chat, operations
 
     rows = ["## HTTP routes", "", "Every `/api/` call needs `Authorization: Bearer <token>` (the data dir's "
             "`server.token`); the schema is at `/openapi.json` on a running `sensetree serve`.", "",
             "| route | what it does |", "|---|---|"]
     found = []
-    for router in (operations.router, files.router, chat.router):
+    for router in (operations.router, chat.router):
         for route in router.routes:
             if isinstance(route, APIRoute) and route.include_in_schema:
                 for method in sorted(route.methods or ()):
@@ -80,14 +79,10 @@ def _tool_signature(op: Operation) -> str:
 
 
 def _tools() -> list[str]:
-    from .mcp_tools import LIMITS, Tools
-
     rows = ["## MCP tools", "", "`sensetree mcp` (stdio; `--http` for streamable HTTP on 127.0.0.1:8766); the "
             "assistant offers the same tools. All read-only, answering JSON.", "", "| tool | what it does |",
             "|---|---|"]
     found = [(name, f"{name}({_tool_signature(op)})", op.summary) for name, op in TOOLS.items()]
-    read = inspect.cleandoc(Tools.read_file.__doc__ or "").format(**LIMITS).split("\n\n")[0]
-    found.append(("read_file", "read_file(path)", read))
     rows += [f"| `{signature}` | {_cell(summary)} |" for _, signature, summary in sorted(found)]
     return rows
 
@@ -107,7 +102,7 @@ def _formats() -> list[str]:
     return ["## Formats", "", "What each kind of file is read as, and by what (the extractors' registry, "
             "`ingest/extract/registry.py`); anything else is indexed by its context (name, folder, type, size, "
             "neighbours). How OCR and archives are read: [internals](internals.md#formats).", "",
-            *formats_markdown().splitlines()]
+            *formats_table().splitlines()]
 
 
 def reference() -> str:

@@ -14,7 +14,7 @@ from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ...errors import SenseTreeError
 from ..background import BackgroundIndexer
-from . import chat, files, operations
+from . import chat, operations
 from .bodies import cleaned
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
@@ -45,7 +45,7 @@ def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
         return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=WEB), name="static")
-    for module in (operations, files, chat):
+    for module in (operations, chat):
         app.include_router(module.router)
     return app
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, field_validator
 
 from ...safe_text import without_surrogates
 
@@ -28,8 +28,3 @@ def cleaned(value: Any) -> Any:
     if isinstance(value, dict):
         return {cleaned(k): cleaned(v) for k, v in value.items()}
     return value
-
-
-class OpenBody(Body):
-    path: str = Field(description="an absolute path inside a root")
-    page: Optional[int] = Field(None, ge=1, description="the page to open at, where the viewer takes one")

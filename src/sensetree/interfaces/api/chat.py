@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
@@ -12,12 +12,16 @@ from ...chat.agent import ChatError
 from ...chat.sessions import AnswerStopped, ChatSessions
 from ...errors import SenseTreeError
 from ...operations import AskParams
+from .bodies import Body
 from .context import ApiContext, context
 from .events import HEADERS, Say, relay
 from .operations import body_model
 
 router = APIRouter()
-ChatBody = body_model(AskParams)  # the question, its scope, the conversation it goes on with
+if TYPE_CHECKING:
+    ChatBody = Body
+else:
+    ChatBody = body_model(AskParams)  # the question, its scope, the conversation it goes on with
 
 
 @router.post("/api/chat", summary="Ask the assistant; the answer streams as server-sent events",
@@ -36,7 +40,7 @@ def _chat_events(chats: ChatSessions, body: ChatBody) -> AsyncIterator[str]:
 
     def work(say: Say) -> None:
         try:
-            answer = chats.ask(body.question, body.scope or None, body.conversation,
+            answer = chats.ask(AskParams(**body.model_dump()),
                                on_start=lambda conv, model: say("start", {"conversation": conv, "model": model}),
                                on_token=lambda text: say("token", {"text": text}),
                                on_step=lambda step: say("step", step.as_dict()), stopped=stopped)

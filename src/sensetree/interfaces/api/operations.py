@@ -2,7 +2,7 @@
 parameters from the parameter object; ``POST /api/<name>`` for a change, its JSON body from the same
 object (or the method and route the operation names: ``DELETE /api/roots`` takes a query string,
 ``PUT /api/sense`` a body). Bounds and help come from the declaration; the answer is the result's
-JSON, with what this server adds of its own (``SERVER_ADDS``). An operation that reports its progress
+JSON, with what this server adds of its own (``SERVER_ADDS``); a ``local`` operation (``index``) has no route. An operation that reports its progress
 (a summary) also has ``POST /api/<name>/stream``: its steps as server-sent ``progress`` events, then
 ``done`` with the result, or ``error`` with the message and the status."""
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, AsyncIterator, Callable, Optional
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Response
 from fastapi.responses import StreamingResponse
 from pydantic import Field, create_model
 
@@ -44,9 +44,9 @@ SERVER_ADDS: dict[str, Callable[[ApiContext, dict[str, Any]], dict[str, Any]]] =
 }
 
 
-def _run(op: Operation, ctx: ApiContext, params: Any) -> dict[str, Any]:
+def _run(op: Operation, ctx: ApiContext, params: Any) -> Any:
     """A change that queues files wakes the server's indexer; one that takes the writer lock has the
-    server's own indexing step aside while it runs."""
+    server's own indexing step aside while it runs. An answer that is bytes (``media``) goes as they are."""
     if op.effect is Effect.EXCLUSIVE:
         with ctx.exclusive():
             result = op.run(ctx.engine, params)
@@ -54,12 +54,14 @@ def _run(op: Operation, ctx: ApiContext, params: Any) -> dict[str, Any]:
         result = op.run(ctx.engine, params)
     if op.effect is Effect.QUEUES:
         ctx.kick()
+    if op.media:
+        return Response(result.data, media_type=op.media, headers={"Cache-Control": "private, max-age=60"})
     answer = result.as_dict()
     return SERVER_ADDS[op.name](ctx, answer) if op.name in SERVER_ADDS else answer
 
 
 def _in_query(op: Operation):
-    def answer(ctx: ApiContext = Depends(context), **values: Any) -> dict[str, Any]:
+    def answer(ctx: ApiContext = Depends(context), **values: Any) -> Any:
         return _run(op, ctx, op.params(**values))
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -80,7 +82,7 @@ def _query_parameter(param: Param) -> inspect.Parameter:
 
 def body_model(params: type) -> type[JsonBody]:
     """A JSON body with the fields of the parameter class ``params``, their bounds and help."""
-    fields = {p.name: (Optional[p.type] if p.optional else p.type,
+    fields: dict[str, Any] = {p.name: (Optional[p.type] if p.optional else p.type,
                        Field(... if p.required else p.default, description=p.doc.help, ge=p.doc.ge, le=p.doc.le,
                              min_length=p.doc.min_length, max_length=p.doc.max_length,
                              pattern=p.doc.pattern and f"^{p.doc.pattern}$"))
@@ -93,7 +95,7 @@ def _in_body(op: Operation):
     model = body_model(op.params)
     optional = not any(p.required for p in op.fields())
 
-    def answer(ctx: ApiContext = Depends(context), body: Any = None) -> dict[str, Any]:
+    def answer(ctx: ApiContext = Depends(context), body: Any = None) -> Any:
         return _run(op, ctx, op.params(**(body or model()).model_dump()))
 
     answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -137,6 +139,13 @@ def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
 
 
 for _op in OPERATIONS.values():
+    if _op.local:  # runs where it is asked (indexing: this server indexes on its own)
+        continue
+    if _op.media:  # bytes of their own type (a PDF page as a PNG)
+        router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
+                             summary=_op.summary, response_class=Response,
+                             responses={200: {"content": {_op.media: {}}}})
+        continue
     router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
                          summary=_op.summary,  # the answer's schema, where its type is its JSON (schemas.py)
                          responses={200: {"model": _op.result}} if declared(_op.result) else None)
