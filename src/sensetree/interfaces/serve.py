@@ -23,7 +23,7 @@ from .open import open_engine
 from .terminal import log_warnings
 
 READ_REQUEST_BYTES = 1 << 20  # a request's line and headers read whole before the app answers (see server_config)
-STOP_SECONDS = 1.0  # for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C
+STOP_SECONDS = 1  # seconds, for open connections to finish, then for the indexer to stop, on SIGTERM or Ctrl+C
 
 
 def register(app: typer.Typer) -> None:

@@ -38,7 +38,7 @@ async def relay(work: Callable[[Say], None], name: str, stopped: threading.Event
     threading.Thread(target=run, name=name, daemon=True).start()
     try:
         while (event := await anyio.to_thread.run_sync(next_event)) is not None:
-            if event is False:
+            if isinstance(event, bool):
                 continue
             kind, data = event
             yield f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
