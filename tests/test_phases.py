@@ -53,7 +53,7 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         for i, path in enumerate(files):
             response = engine.run(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
-            assert response.coverage == (12, 0)
+            assert response.coverage and (response.coverage.files, response.coverage.embedded) == (12, 0)
         tree = engine.run(TreeParams("harbour ledger"))
         node, notices = tree.tree, tree.notices
         assert node is None or not node.children
@@ -79,7 +79,7 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         scoped = engine.run(SearchParams("harbour", scope=str(tmp_path / "tree" / "area1")))  # area1: notes 1, 4, 7, 10
-        assert scoped.coverage == (4, 0)
+        assert scoped.coverage and (scoped.coverage.files, scoped.coverage.embedded) == (4, 0)
         prioritize(engine, str(files[0]))  # the oldest file, previewed: it goes first of all
 
         def indexed() -> set[str]:

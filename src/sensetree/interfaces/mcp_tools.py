@@ -18,12 +18,12 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..answers import Listing
+from ..answers import Entry, Listing
 from ..engine import Engine
 from ..errors import NotFound, SenseTreeError
 from ..operations import TOOLS, Operation, Param
 from ..reader import TOOL_READ_CHARS, OutsideRoots, Unreadable
-from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
+from ..search.types import SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
@@ -39,16 +39,15 @@ FilePath = Annotated[str, Field(description="Full path of a file inside an index
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-class SearchHit(TypedDict):
-    rank: int
-    path: str
-    name: str
-    score: float
-    snippet: str
-    chunk_index: int
-    location: dict | None
-    location_label: str
-    duplicates: list[str]
+def _view(name: str, result: type, keys: tuple[str, ...], **more: Any) -> Any:
+    """A tool's view of a result: ``more``, then ``keys`` of the result's JSON typed as the result declares them."""
+    hints = get_type_hints(result, include_extras=True)
+    return TypedDict(name, {**more, **{key: hints[key] for key in keys}})  # type: ignore[operator]
+
+
+# what a model is shown of a search result: no ranks or scores of the legs
+SearchHit = _view("SearchHit", SearchResult, ("path", "name", "score", "snippet", "chunk_index", "location",
+                                              "location_label", "duplicates"), rank=int)
 
 
 class SearchAnswer(TypedDict):
@@ -58,16 +57,9 @@ class SearchAnswer(TypedDict):
     notices: list[str]
 
 
-class VersionHit(TypedDict):
-    path: str
-    name: str
-    mtime: float | None
-    shared: float
-
-
 class SimilarAnswer(SearchAnswer):
     copies: list[str]
-    versions: list[VersionHit]
+    versions: list[Version]
 
 
 class Branch(TypedDict):
@@ -97,14 +89,7 @@ class FileText(TypedDict):
     note: str | None
 
 
-class DirectoryEntry(TypedDict):
-    name: str
-    path: str
-    is_dir: bool
-    kind: str
-    status: str | None
-    doc_type: str | None
-    error: str | None
+DirectoryEntry = _view("DirectoryEntry", Entry, ("name", "path", "is_dir", "kind", "status", "doc_type", "error"))
 
 
 class DirectoryListing(TypedDict):
@@ -152,12 +137,12 @@ def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
 
 def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
     return SimilarAnswer(**_search_answer(response, params), copies=response.copies,
-                         versions=[VersionHit(**v.as_dict()) for v in response.versions])
+                         versions=[v.as_dict() for v in response.versions])
 
 
 def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
-    entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
-                              doc_type=e.doc_type, error=e.error) for e in listing.entries]
+    entries = [DirectoryEntry(**{key: getattr(e, key) for key in DirectoryEntry.__annotations__})
+               for e in listing.entries]
     return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
 
 
@@ -179,7 +164,7 @@ SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels belo
 
 def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
     """An MCP tool for ``op``: its schema from the parameter object, a refusal or bad input as a tool error."""
-    answer_type = get_type_hints(ANSWERS[op.result])["return"] if op.result in ANSWERS else dict[str, Any]
+    answer_type = get_type_hints(ANSWERS[op.result])["return"] if op.result in ANSWERS else op.result
 
     def tool(**values: Any) -> Any:
         try:
