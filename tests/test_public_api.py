@@ -77,10 +77,10 @@ STAGES = {
 # none tells, through ``tests/support/index.py`` (the stores opened by themselves); a new reach fails.
 REACH = re.compile(r"engine\.(catalog|storage|store|context|ctx)\b")
 REACHES = {
-    "tests/test_similar_bounds.py": 3,  # counts the reads of the engine's own store (a monkeypatch)
+    "tests/test_similar_bounds.py": 2,  # counts the reads of the engine's own store (a monkeypatch)
     "tests/test_on_demand.py": 1,  # the engine's store refuses the vectors (a monkeypatch)
     "tests/test_errors.py": 3,  # which errors the engine's Storage.recovering repairs
-    "tests/test_pace.py": 4,  # an Indexer built on the engine's stores, paused from outside
+    "tests/test_pace.py": 2,  # an Indexer built on the engine's stores, paused from outside
     "tests/faults/test_hostile_files.py": 2,  # scripts of their own process (its peak memory; run as another user)
     "tests/test_chat_parts.py": 1,  # a stand-in engine's ``store`` (a comment naming what it stands for)
     "bench/coverage.py": 5, "bench/time_to_search.py": 5, "bench/reuse_vectors.py": 1, "bench/memory_rounds.py": 1,
