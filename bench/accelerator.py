@@ -46,8 +46,8 @@ print(json.dumps({"device": p.device, "reason": p.reason, "load_s": load_s, "per
 
 SEMANTIC = """
 import json, sys
-from sensetree.engine import Engine
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import Engine
+from sensetree import AddRootParams, SetParams
 
 data, tree, model, device, threads = sys.argv[1:6]
 with Engine(data) as engine:

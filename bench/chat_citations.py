@@ -28,8 +28,8 @@ from sensetree.chat import ChatError, connect
 from sensetree.chat.agent import UNSUPPORTED
 from sensetree.chat.citations import MARKER, abstains
 from sensetree.config import DEFAULTS
-from sensetree.engine import Engine
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import Engine
+from sensetree import AddRootParams, SetParams
 
 HERE = Path(__file__).resolve().parent
 # the eval sets live in shared/eval beside the checkout (or above a worktree of it)

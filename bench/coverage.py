@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.eval.metrics import percentile  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 from sensetree.ingest.on_demand import MeaningOnDemand  # noqa: E402

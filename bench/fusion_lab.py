@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from sensetree.config import default_data_dir  # noqa: E402
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 import sensetree.search.fusion as fusion_module  # noqa: E402
 from sensetree.search.fusion import FUSIONS, LegWeights, evidence_fusion, fuse, fuse_files, leg_weights  # noqa: E402

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sensetree.engine import Engine
+from sensetree import Engine
 from sensetree.ingest.sense import embedded_text, embedding_context
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import AddRootParams, FileParams, SenseParams, SetParams
 
 RAW_BATCH = 256  # chunks per call of the model alone
 
@@ -62,7 +62,7 @@ def main() -> None:
             progress = engine.index()
             pipeline_s = time.perf_counter() - started
 
-            texts = [t for row in engine.catalog.files.all() for t in _embedded_texts(engine, row.path)]
+            texts = [t for doc in sorted((work / "docs").iterdir()) for t in _embedded_texts(engine, str(doc))]
             started = time.perf_counter()
             for start in range(0, len(texts), RAW_BATCH):
                 embedder.embed_passages(texts[start:start + RAW_BATCH])
@@ -86,9 +86,12 @@ def main() -> None:
 
 
 def _embedded_texts(engine: Engine, path: str) -> list[str]:
-    """The texts the pipeline embedded for a file: stored chunks, later ones behind the context prefix."""
-    context = embedding_context(engine.catalog.senses.of(path).text, Path(path).name)
-    return [embedded_text(c["chunk_index"], c["text"], context) for c in engine.store.queries.chunks_of(path)]
+    """The texts the pipeline embedded for a file: stored chunks (``sensetree file``), later ones behind the
+    context prefix made from its sense."""
+    sense = engine.run(SenseParams(path))
+    context = embedding_context(sense.sense or "", Path(path).name)
+    return [embedded_text(c["chunk_index"], c["text"], context, sense.source or "excerpt")
+            for c in engine.run(FileParams(path)).chunks]
 
 
 def _rescan(folder: Path, files: int) -> tuple[float, int]:

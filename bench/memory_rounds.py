@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from sensetree.engine import Engine
+from sensetree import Engine
 from sensetree.interfaces.cli import fewer_malloc_arenas
-from sensetree.operations import SearchParams, TreeParams
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import SearchParams, TreeParams
+from sensetree import AddRootParams, SetParams
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from sensetree.config import default_data_dir  # noqa: E402
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.eval.runner import run_eval  # noqa: E402
 
 EVAL = Path("/work/shared/eval")

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sensetree.engine import Engine
+from sensetree import Engine
 from sensetree.ingest.chunker import chunk_text
 from sensetree.ingest.sense import embedded_text, embedding_context, excerpt_sense
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import AddRootParams, SetParams
 
 
 def _cheap_embedded_texts(path: Path) -> list[str]:

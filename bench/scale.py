@@ -42,13 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/ helper
 from index_throughput import write_docs  # noqa: E402
 from search_latency import Corpus, build, timed  # noqa: E402
 
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.search.pipeline import Retriever  # noqa: E402
 from sensetree.store.chunks import ChunkStore  # noqa: E402
 from sensetree.store.location import S3Location  # noqa: E402
 from sensetree.store.manifest import MANIFEST, Manifest  # noqa: E402
 from sensetree.store.table import TABLE  # noqa: E402
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import AddRootParams, SetParams
 
 SCIFACT = Path("/work/shared/eval/scifact")
 

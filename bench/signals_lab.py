@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split, score_ranking  # noqa: E402
 from sensetree.search.fusion import FUSIONS, JUDGES_BOTH  # noqa: E402
 from sensetree.search.legs import sparse_leg  # noqa: E402

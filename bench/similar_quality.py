@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from sensetree.config import default_data_dir  # noqa: E402
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.eval.metrics import ndcg_at, recall_at  # noqa: E402
 from sensetree.eval.runner import eval_engine, load_split  # noqa: E402
-from sensetree.operations import SimilarParams  # noqa: E402
+from sensetree import SimilarParams  # noqa: E402
 
 
 def main() -> None:

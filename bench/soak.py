@@ -29,8 +29,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.serve_process import Served  # noqa: E402  (the same launcher the tests use)
 
-from sensetree.engine import Engine  # noqa: E402
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import Engine  # noqa: E402
+from sensetree import AddRootParams, SetParams
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
 FOLDERS = 30

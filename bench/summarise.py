@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sensetree.engine import Engine  # noqa: E402
+from sensetree import Engine  # noqa: E402
 from sensetree.models.local_llm import LocalServer, model_file, pick_runtime  # noqa: E402
-from sensetree.operations import SummariseParams  # noqa: E402
+from sensetree import SummariseParams  # noqa: E402
 from tests.support.report import write_report  # noqa: E402
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import AddRootParams, SetParams
 
 
 def run(engine: Engine, pdf: Path, label: str) -> dict:

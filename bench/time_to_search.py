@@ -27,9 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sensetree.engine import Engine
+from sensetree import Engine
 from sensetree.ingest.sense import embedded_text, embedding_context
-from sensetree.operations import AddRootParams, SetParams
+from sensetree import AddRootParams, SetParams
 
 RARE = 5  # files a probe word may be in
 WORD = re.compile(r"[^\W\d_]{6,}|\w*\d\w*[^\W\d_]\w*")  # long words, or names mixing letters and digits

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from sensetree.operations import RetryParams
+from sensetree.operations import QueueParams, RetryParams
+from tests.support.index import failed
 
 
 def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp_path, make_engine):
@@ -17,9 +18,9 @@ def test_retrying_a_folder_does_not_requeue_a_sibling_that_shares_its_prefix(tmp
         (root / folder).mkdir(parents=True)
         (root / folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
     with make_engine(tmp_path / "data", root) as engine:
-        assert {os.path.basename(os.path.dirname(r.path)) for r in engine.catalog.files.failed()} == {"Docs", "DocsEvil"}
+        assert {os.path.basename(os.path.dirname(path)) for path in failed(engine)} == {"Docs", "DocsEvil"}
         assert engine.run(RetryParams(str(root / "Docs"))).requeued == 1
-        assert [r.path for r in engine.catalog.files.pending()] == [str(root / "Docs" / "broken.pdf")]
+        assert [r.path for r in engine.run(QueueParams()).pending] == [str(root / "Docs" / "broken.pdf")]
         assert engine.run(RetryParams(str(root / "Docs" / "broken.pdf"))).requeued == 0  # already queued
         assert engine.run(RetryParams()).requeued == 1  # the sibling's, still failed
 

@@ -22,6 +22,7 @@ from sensetree.engine import Engine  # noqa: E402
 from tests.support.realtree import build_tree, snapshot  # noqa: E402
 from tests.support.ray_cluster import RayCluster  # noqa: E402
 from sensetree.operations import AddRootParams, SetParams
+from tests.support.index import status_counts, stores
 
 pytestmark = pytest.mark.slow
 FILES = 160
@@ -95,7 +96,8 @@ def test_workers_that_cannot_see_the_share_are_sent_the_files(cluster, tree, cle
         assert progress.failed == 0
         assert engine.pool.sent > 0, "the node without the share was never sent a file"
         assert snapshot(engine) == clean
-        assert engine.catalog.meta("embedding_identity") == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+        with stores(engine.data_dir) as stored:
+            assert stored.catalog.meta("embedding_identity") == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 
 
 def test_a_stop_in_the_semantic_phase_drops_the_runs_and_the_same_engine_resumes(cluster, tree, clean, tmp_path):
@@ -104,7 +106,7 @@ def test_a_stop_in_the_semantic_phase_drops_the_runs_and_the_same_engine_resumes
         engine.distribute(cluster.address)
         stop = threading.Event()
         engine.index(on_update=lambda p: p.phase == "semantic" and p.embedding.count and stop.set(), stop=stop)
-        counts = engine.catalog.files.counts()
+        counts = status_counts(engine)
         assert 0 < counts["indexed"] < FILES, counts
         progress = engine.index()  # the stopped batch's workers are replaced; the run ends where a clean one does
         assert progress.failed == 0

@@ -19,6 +19,7 @@ from tests.support.zips import docx_bytes, zip_bytes
 from sensetree.operations import SearchParams, TreeParams
 from sensetree.operations import SetParams
 from sensetree.handlers.files import explorer as explorer_of
+from tests.support.index import catalog_row, chunk_count, status, stored_chunks, stores
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +121,7 @@ def test_scans_and_photos_are_read_by_ocr_and_located_by_page(indexed):
     receipt = {r.path for r in engine.run(SearchParams("Müller Zürich reçu 8812")).results[:2]}
     assert receipt == {str(files["receipt_jpg"]), str(files["receipt_png"])} or \
         len(receipt & {str(files["receipt_jpg"]), str(files["receipt_png"])}) == 1  # identical text may collapse
-    assert engine.catalog.files.get(str(files["scan"])).status == "indexed"
+    assert status(engine, files["scan"]) == "indexed"
     preview = explorer_of(engine).preview(str(files["scan"]), hit.chunk_index)
     assert "Quetzalcoatl" in preview["text"] and preview["location_label"] == "p. 2"
 
@@ -148,14 +149,14 @@ def test_archive_members_are_files_of_their_own_previewable_and_scoped(indexed):
     assert member in [r.path for r in scoped]
     assert "Albatross" in explorer_of(engine).preview(member)["text"]
     assert engine.reader().read_text(member, 1000).text.startswith("Final report")
-    row = engine.catalog.files.get(member)
+    row = catalog_row(engine, member)  # an archive's member: not a path on disk, that `file` could show
     assert row.kind == "member" and row.status == "indexed"
 
 
 def test_a_bomb_inside_an_archive_is_refused_and_its_siblings_are_indexed(indexed):
     engine, files, _ = indexed
     assert _top(engine, "Osprey tide gauge").path == f"{files['bomb']}/fine.txt"
-    bomb = engine.catalog.files.get(f"{files['bomb']}/zeros.bin")
+    bomb = catalog_row(engine, f"{files['bomb']}/zeros.bin")
     assert bomb is not None and bomb.status == "failed" and bomb.error
 
 
@@ -192,11 +193,13 @@ def test_a_deleted_archive_takes_its_members_with_it(tmp_path, make_engine):
     archive.write_bytes(zip_bytes({"inside/note.txt": b"The Wombat inventory of the shed."}))
     with make_engine(tmp_path / "data", root) as engine:
         member = f"{archive}/inside/note.txt"
-        assert engine.catalog.files.get(member) is not None and engine.store.queries.chunks_of(member)
+        # an archive's members are no paths on disk: the stores themselves say what they hold of them
+        assert catalog_row(engine, member) is not None and stored_chunks(engine, member)
         archive.write_bytes(zip_bytes({"inside/other.txt": b"The Quokka list."}))  # changed: the old member goes
         engine.index()
-        assert engine.catalog.files.get(member) is None and not engine.store.queries.chunks_of(member)
-        assert engine.catalog.files.get(f"{archive}/inside/other.txt").status == "indexed"
+        assert catalog_row(engine, member) is None and not stored_chunks(engine, member)
+        assert catalog_row(engine, f"{archive}/inside/other.txt").status == "indexed"
         archive.unlink()
         engine.index()
-        assert [r.path for r in engine.catalog.files.all()] == [] and engine.store.table.count() == 0
+        with stores(engine.data_dir) as stored:
+            assert [r.path for r in stored.catalog.files.all()] == [] and chunk_count(engine) == 0

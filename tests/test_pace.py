@@ -19,6 +19,7 @@ from sensetree.ingest.sense import SenseWriter
 from sensetree.ingest.workers import WorkerPool
 from sensetree.operations import SearchParams
 from sensetree.operations import SetParams, StatusParams
+from tests.support.index import status_counts
 
 ON_BATTERY = Power(on_battery=True, percent=41.0)
 ON_MAINS = Power(on_battery=False, percent=80.0)
@@ -112,14 +113,14 @@ def test_workers_are_niced_and_a_paused_run_shows_in_status_then_resumes(tmp_pat
         run.start()
         assert seen.wait(30)
         time.sleep(0.5)
-        assert engine.catalog.files.counts()["pending"] == 1, "nothing is indexed while paused"
+        assert status_counts(engine)["pending"] == 1, "nothing is indexed while paused"
         assert "indexing paused" in engine.run(StatusParams()).as_dict()["pace"]["reason"]
         if sys.platform.startswith("linux"):  # the indexing runs on a thread of its own: the caller's is untouched
             assert os.getpriority(os.PRIO_PROCESS, run.native_id) == os.nice(0)
         supply.power = ON_MAINS
         run.join(timeout=120)
         assert not run.is_alive()
-        assert engine.catalog.files.counts()["indexed"] == 1 and engine.run(StatusParams()).as_dict()["pace"] is None
+        assert status_counts(engine)["indexed"] == 1 and engine.run(StatusParams()).as_dict()["pace"] is None
         assert engine.run(SearchParams("plum harvest", rerank=False)).results
 
 

@@ -16,6 +16,7 @@ from sensetree.ingest import semantic
 from sensetree.operations import SearchParams, TreeParams
 from sensetree.operations import AddRootParams
 from sensetree.handlers.files import prioritize
+from tests.support.index import catalog_rows, chunk_count, embedded_chunks, status_counts
 
 WORDS = ["harbour", "ledger", "orchard", "glacier", "violin", "lantern", "meadow", "compass", "quarry", "saffron"]
 
@@ -49,18 +50,18 @@ def test_every_file_is_findable_by_keyword_before_it_has_vectors(tmp_path, make_
         stop = threading.Event()
         progress = engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         assert (progress.files, progress.keyword, progress.semantic) == (12, 12, 0)
-        assert engine.catalog.files.counts()["keyword"] == 12 and engine.store.queries.count_embedded() == 0
+        assert status_counts(engine)["keyword"] == 12 and embedded_chunks(engine) == 0
         for i, path in enumerate(files):
             response = engine.run(SearchParams(f"zx{i:02d}q", limit=3))
             assert response.results[0].path == str(path) and response.results[0].legs == ["bm25"]
-            assert response.coverage == (12, 0)
+            assert response.coverage and (response.coverage.files, response.coverage.embedded) == (12, 0)
         tree = engine.run(TreeParams("harbour ledger"))
         node, notices = tree.tree, tree.notices
         assert node is None or not node.children
         assert any("covers 0 of 12 files" in n for n in notices)
 
         engine.index()  # resumes with the vectors only: nothing is extracted again
-        assert engine.catalog.files.counts()["indexed"] == 12 and engine.store.queries.count_embedded() == engine.store.table.count()
+        assert status_counts(engine)["indexed"] == 12 and embedded_chunks(engine) == chunk_count(engine)
         response = engine.run(SearchParams("zx05q", limit=3))
         assert response.results[0].path == str(files[5]) and "dense" in response.results[0].legs
         assert response.coverage is None
@@ -79,11 +80,11 @@ def test_vectors_come_for_the_newest_files_first_and_for_what_the_user_looks_at(
         stop = threading.Event()
         engine.index(on_update=_stop_when_semantic(stop), stop=stop)
         scoped = engine.run(SearchParams("harbour", scope=str(tmp_path / "tree" / "area1")))  # area1: notes 1, 4, 7, 10
-        assert scoped.coverage == (4, 0)
+        assert scoped.coverage and (scoped.coverage.files, scoped.coverage.embedded) == (4, 0)
         prioritize(engine, str(files[0]))  # the oldest file, previewed: it goes first of all
 
         def indexed() -> set[str]:
-            return {r.path for r in engine.catalog.files.all() if r.status == "indexed"}
+            return {r.path for r in catalog_rows(engine) if r.status == "indexed"}
 
         already = indexed()  # a batch the first run had begun before it saw the stop
         order: list[str] = []
@@ -127,8 +128,8 @@ def test_index_stops_within_seconds_and_keeps_what_it_finished(tmp_path, sent, c
     # it used to abort in onnxruntime at exit ("terminate called without an active exception", 134)
     assert process.returncode == 0 and "terminate called" not in stderr and "Traceback" not in stderr, stderr
     with Engine(data) as engine:
-        counts = engine.catalog.files.counts()
+        counts = status_counts(engine)
         assert counts["pending"] == 0 and counts["keyword"] + counts["indexed"] == 40
         assert engine.run(SearchParams("zx33q", rerank=False)).results[0].name == "note33.txt"
         engine.index()
-        assert engine.catalog.files.counts()["indexed"] == 40
+        assert status_counts(engine)["indexed"] == 40

@@ -9,6 +9,7 @@ import pytest
 from tests.support.crossencoder_fixture import build_test_cross_encoder
 from sensetree.operations import SearchParams
 from sensetree.operations import SetParams, StatusParams
+from tests.support.index import texts
 
 TEXTS = {
     "kiln.txt": "Firing schedule for the pottery kiln: bisque at 950 degrees, glaze at 1240 degrees.",
@@ -38,7 +39,7 @@ def test_rerank_orders_by_logit_and_shows_sigmoid(engine):
     assert scores == sorted(scores, reverse=True)
     scorer = engine.models.reranker()
     for r in response.results:
-        stored = engine.store.queries.chunks_of(r.path)[r.chunk_index]["text"]
+        stored = texts(engine, r.path)[r.chunk_index]
         logit = float(scorer.logits("pottery kiln temperatures", [stored[:800]])[0])
         assert math.isclose(r.score, 1 / (1 + math.exp(-logit)), rel_tol=1e-4)
     off = engine.run(SearchParams("pottery kiln temperatures", limit=4, rerank=False))

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from sensetree.engine import Engine
+from tests.support.index import catalog_rows, table_rows
 
 pytestmark = pytest.mark.slow  # kills and restarts indexing processes
 
@@ -19,9 +20,9 @@ def _documents(files=60) -> dict[str, str]:
 
 
 def _snapshot(engine: Engine) -> tuple[dict, list]:
-    rows = engine.store.table.handle.search().select(["path", "chunk_index", "text"]).limit(1_000_000).to_list()
+    rows = table_rows(engine, "path", "chunk_index", "text")
     keys = sorted((r["path"], r["chunk_index"]) for r in rows)
-    statuses = {r.path: (r.status, r.chunks) for r in engine.catalog.files.all()}
+    statuses = {r.path: (r.status, r.chunks) for r in catalog_rows(engine)}
     return statuses, keys
 
 

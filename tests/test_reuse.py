@@ -11,6 +11,7 @@ import pytest
 from sensetree.ingest.reuse import VECTORS_FILE, VectorReuse
 from sensetree.models.embeddings import load_embedder
 from tests.support.endpoint_server import EndpointServer
+from tests.support.index import table_rows
 
 LICENCE = ("Permission is hereby granted, free of charge, to any person obtaining a copy of this software "
            "and associated documentation files, to deal in the Software without restriction. ") * 12
@@ -28,7 +29,7 @@ def _copies() -> dict[str, str]:
 
 
 def _vectors(engine) -> dict[tuple[str, int], np.ndarray]:
-    table = engine.store.table.handle.to_arrow().select(["path", "chunk_index", "vector"]).to_pylist()
+    table = table_rows(engine, "path", "chunk_index", "vector")
     return {(Path(r["path"]).relative_to(Path(r["path"]).parents[1]).as_posix(), r["chunk_index"]):
             np.asarray(r["vector"], np.float32) for r in table}
 

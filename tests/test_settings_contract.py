@@ -25,6 +25,7 @@ from sensetree.config import (BOUNDS, CHOICES, DEFAULTS, LAST_GOOD_FILE, SETTING
 from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app
 from sensetree.operations import SetParams
+from tests.support.index import chunk_count, stores
 
 KEYS = sorted(DEFAULTS)
 TOKEN = "s" * 43
@@ -203,8 +204,8 @@ def indexed(tmp_path, write_tree, make_engine):
 
 
 def _rows(data: Path) -> tuple[int, str | None]:
-    with Engine(data) as engine:
-        return engine.store.table.count(), engine.catalog.meta("embedding_identity")
+    with stores(data) as stored:  # the index as the commands left it, read by the stores themselves
+        return stored.chunks.table.count(), stored.catalog.meta("embedding_identity")
 
 
 @pytest.mark.slow  # indexes, runs commands
@@ -296,12 +297,12 @@ def test_put_settings_needs_a_confirmation_to_wipe_the_index(indexed):
                         client=("127.0.0.1", 50000), headers={"Authorization": f"Bearer {TOKEN}"},
                         raise_server_exceptions=False)
     try:
-        count = engine.store.table.count()
+        count = chunk_count(engine)
         refused = client.put("/api/settings", json={"key": "embedding.model", "value": "e5"})
         assert refused.status_code == 422 and "is wiped" in refused.json()["detail"]
-        assert "confirm" in refused.json()["detail"] and engine.store.table.count() == count
+        assert "confirm" in refused.json()["detail"] and chunk_count(engine) == count
         typo = client.put("/api/settings", json={"key": "embedding.model", "value": "minlm", "confirm": True})
-        assert typo.status_code == 422 and "minilm" in typo.json()["detail"] and engine.store.table.count() == count
+        assert typo.status_code == 422 and "minilm" in typo.json()["detail"] and chunk_count(engine) == count
         done = client.put("/api/settings", json={"key": "embedding.model", "value": "e5", "confirm": True})
         assert done.status_code == 200 and "wiped" in done.json()["notice"]
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sensetree.operations import SimilarParams
+from tests.support.index import stores
 from sensetree.search import pipeline
 from sensetree.search.legs import pool_size
 
@@ -19,7 +20,8 @@ def test_the_pool_and_the_text_read_do_not_grow_with_the_file(tmp_path, monkeypa
                        "baking.txt": "Bread dough rises with yeast before the oven."}.items():
         (tree / name).write_text(text, encoding="utf-8")
     with make_engine(tmp_path / "data", tree, settings={"retrieval.rerank": False}) as engine:
-        assert len(engine.store.queries.vectors_of(str(tree / "long.txt"))) > 30  # many more chunks than results
+        with stores(engine.data_dir) as stored:  # many more chunks than results
+            assert len(stored.chunks.queries.vectors_of(str(tree / "long.txt"))) > 30
         pools, reads = [], []
         dense_leg, chunks_of = pipeline.dense_leg, engine.store.queries.chunks_of
         monkeypatch.setattr(pipeline, "dense_leg", lambda store, vector, k, where: pools.append(k) or

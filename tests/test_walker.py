@@ -9,8 +9,8 @@ import pytest
 
 from sensetree.ingest.prepare import prepare
 from sensetree.ingest.walker import block_reason, walk
-from sensetree.operations import FolderModeParams, PinParams
-from sensetree.store.catalog import SenseRow
+from sensetree import FolderModeParams, PinParams, Sense, SenseParams
+from tests.support.index import detail, entry, failed, status, status_counts, texts
 
 
 def _touch(path, text="some text for the index"):
@@ -54,23 +54,23 @@ def test_manual_block_and_unblock_win_and_sense_pinning(tmp_path, make_engine):
     _touch(tree / "node_modules" / "pkg" / "index.js", "module.exports = function leftpad() {}")
     with make_engine(tmp_path / "data", tree) as engine:
         archive, modules = str(tree / "archive"), str(tree / "node_modules")
-        assert engine.catalog.files.get(modules).kind == "block"
+        assert detail(engine, modules).kind == "block"
         engine.run(FolderModeParams(archive, "block"))
         engine.run(FolderModeParams(modules, "recursive"))
         engine.index()
-        assert engine.catalog.files.get(archive).kind == "block" and engine.catalog.files.get(archive).members == 3
-        assert engine.catalog.files.get(str(tree / "archive" / "letter0.txt")) is None
-        assert engine.catalog.files.get(str(tree / "node_modules" / "pkg" / "index.js")).status == "indexed"
-        assert engine.catalog.files.get(modules) is None
+        assert detail(engine, archive).kind == "block" and entry(engine, archive).members == 3
+        assert status(engine, tree / "archive" / "letter0.txt") is None
+        assert status(engine, tree / "node_modules" / "pkg" / "index.js") == "indexed"
+        assert status(engine, modules) is None
 
         js = str(tree / "node_modules" / "pkg" / "index.js")
         engine.run(PinParams(js, "The leftpad package entry point, pinned by hand."))
         engine.index()
-        assert engine.store.queries.chunks_of(js)[0]["text"].startswith("[code] The leftpad package entry point, pinned by hand.")
+        assert texts(engine, js)[0].startswith("[code] The leftpad package entry point, pinned by hand.")
         (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = function rightpad() {}")
         engine.index()
-        assert engine.catalog.senses.of(js) == SenseRow("The leftpad package entry point, pinned by hand.", "pinned", True)
-        assert "rightpad" in engine.store.queries.chunks_of(js)[0]["text"]
+        assert engine.run(SenseParams(js)) == Sense(js, "The leftpad package entry point, pinned by hand.", "pinned", True)
+        assert "rightpad" in texts(engine, js)[0]
 
 
 def prepare_failing_on_flaky(job):
@@ -95,10 +95,10 @@ def test_an_unexpected_error_is_retried_then_failed_and_the_queue_goes_on(tmp_pa
         (tree / ".sensetreeignore").write_text("*.calls\n", encoding="utf-8")
         progress = engine.index()
         assert len((tree / "flaky.txt.calls").read_text()) == keyword.MAX_ATTEMPTS == 3
-        row = engine.catalog.files.get(str(tree / "flaky.txt"))
+        row = detail(engine, tree / "flaky.txt")
         assert row.status == "failed" and row.attempts == 3 and "Input/output error" in row.error
-        assert progress.failed == 1 and engine.catalog.files.counts()["indexed"] == 2
-        assert [r.path for r in engine.catalog.files.failed()] == [row.path]
+        assert progress.failed == 1 and status_counts(engine)["indexed"] == 2
+        assert failed(engine) == [row.path]
 
 
 def test_links_to_files_outside_the_root_are_not_indexed(tmp_path):

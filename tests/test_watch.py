@@ -8,6 +8,7 @@ import threading
 from tests.support.waiting import wait_for
 from sensetree.answers import Indexed
 from sensetree.operations import IndexParams, SearchParams
+from tests.support.index import catalog_row, status, stored_chunks, texts
 
 
 def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engine):
@@ -22,21 +23,19 @@ def test_watch_keeps_the_index_true_to_the_disk(tmp_path, write_tree, make_engin
     try:
         assert wait_for(lambda: len(rounds) >= 1)
         path = lambda name: os.path.join(str(tree), name)  # noqa: E731
-        assert engine.catalog.files.get(path("first.txt")).status == "indexed"
+        assert status(engine, path("first.txt")) == "indexed"
 
         (tree / "second.txt").write_text("A recipe for sourdough bread with rye flour.", encoding="utf-8")
-        assert wait_for(lambda: (r := engine.catalog.files.get(path("second.txt"))) is not None and r.status == "indexed")
+        assert wait_for(lambda: status(engine, path("second.txt")) == "indexed")
 
         (tree / "second.txt").write_text("A recipe for focaccia with rosemary.", encoding="utf-8")
-        assert wait_for(lambda: "focaccia" in (engine.store.queries.chunks_of(path("second.txt")) or [{"text": ""}])[0]["text"])
+        assert wait_for(lambda: "focaccia" in (texts(engine, path("second.txt")) or [""])[0])
 
         os.rename(tree / "first.txt", tree / "renamed.txt")
-        assert wait_for(lambda: engine.catalog.files.get(path("first.txt")) is None
-                        and (r := engine.catalog.files.get(path("renamed.txt"))) is not None and r.status == "indexed")
+        assert wait_for(lambda: catalog_row(engine, path("first.txt")) is None and status(engine, path("renamed.txt")) == "indexed")
 
         os.remove(tree / "second.txt")
-        assert wait_for(lambda: engine.catalog.files.get(path("second.txt")) is None
-                        and not engine.store.queries.chunks_of(path("second.txt")))
+        assert wait_for(lambda: catalog_row(engine, path("second.txt")) is None and not stored_chunks(engine, path("second.txt")))
         assert [r.path for r in engine.run(SearchParams("lighthouse", rerank=False)).results] == [path("renamed.txt")]
     finally:
         stop.set()

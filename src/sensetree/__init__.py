@@ -50,8 +50,8 @@ _PUBLIC = {
                      "ModelsParams", "ProbeParams", "IndexParams", "ReadParams", "PageParams", "OpenParams",
                      "PullParams", "DoctorParams"], "operations"),
     # their results
-    **dict.fromkeys(["SearchResponse", "SearchResult", "SimilarResponse", "TreeResponse", "TreeNode", "Version",
-                     "Filters"], "search.types"),
+    **dict.fromkeys(["SearchResponse", "SearchResult", "Coverage", "SimilarResponse", "TreeResponse", "TreeNode",
+                     "Version", "Filters"], "search.types"),
     **dict.fromkeys(["Entry", "Listing", "Requeued", "Ignored", "TakenBack", "Phases", "Queue", "QueuedFile",
                      "Status", "Roots", "RootAdded", "RootRemoved", "Sense", "FileDetail", "Preview", "SettingsView",
                      "SettingChanged", "FolderMode", "ProbeReport", "ModelsCatalogue", "Note", "Summary", "Indexed",
@@ -165,4 +165,13 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; nothing of it is import
         UnignoreParams,
     )
     from .reader import Unreadable
-    from .search.types import Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version
+    from .search.types import (
+        Coverage,
+        Filters,
+        SearchResponse,
+        SearchResult,
+        SimilarResponse,
+        TreeNode,
+        TreeResponse,
+        Version,
+    )

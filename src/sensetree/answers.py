@@ -6,26 +6,56 @@ neither the stores nor the models)."""
 from __future__ import annotations
 
 import base64
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
-def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
-    """``d``'s fields of the dataclass ``cls``: a server may add its own (``indexing``)."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
+@dataclass(frozen=True)
+class Rounded:
+    """A float's JSON rounded to ``digits`` places: ``Annotated[float, Rounded(6)]`` on a result's field.
+    Its pydantic schema is made when a result's schema is first asked for (pydantic is not imported before)."""
+
+    digits: int
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return {**handler(source), "serialization": core_schema.plain_serializer_function_ser_schema(
+            functools.partial(round, ndigits=self.digits), return_schema=core_schema.float_schema())}
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def adapter(result: type) -> TypeAdapter[Any]:
+    """The JSON of the result type ``result``, and its schema, derived from its annotations: a field's
+    name (or the ``alias`` in its ``field(metadata=...)``), ``Rounded`` floats, fields left out
+    (``exclude``, ``exclude_if``), as pydantic reads them from a dataclass. Made once per type."""
+    made = _ADAPTERS.get(result)
+    if made is None:
+        from pydantic import TypeAdapter
+
+        made = _ADAPTERS[result] = TypeAdapter(result)
+    return made
 
 
 class Fields:
-    """An answer whose JSON is its dataclass fields, and back (an answer whose values need reading
-    back into their types says how in its own ``from_dict``)."""
+    """A result whose JSON, and the way back, is derived from its dataclass's annotations (``adapter``):
+    the JSON the CLI prints, the HTTP API and MCP send, and a served answer is read back from; the HTTP
+    routes document the same schema in OpenAPI (``interfaces/schemas.py``)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        json: dict[str, Any] = adapter(type(self)).dump_python(self, by_alias=True)
+        return json
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Any:
-        return cls(**_known(cls, d))
+        """Back from ``as_dict`` (a served answer); what a server adds of its own (``indexing``) is left out."""
+        return adapter(cls).validate_python(d)
 
 
 @dataclass
@@ -42,19 +72,11 @@ class Entry:
 
 
 @dataclass
-class Listing:
+class Listing(Fields):
     path: str | None
     parent: str | None
     entries: list[Entry] = field(default_factory=list)
     more: int = 0  # entries left out past LIST_ENTRIES
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "parent": self.parent, "entries": [asdict(e) for e in self.entries],
-                "more": self.more}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Listing:
-        return cls(d["path"], d["parent"], [Entry(**e) for e in d["entries"]], d["more"])
 
 
 @dataclass(frozen=True)
@@ -63,10 +85,6 @@ class Requeued(Fields):
 
     requeued: int
 
-    @classmethod
-    def from_dict(cls, d: dict) -> Requeued:
-        return cls(int(d["requeued"]))
-
 
 @dataclass(frozen=True)
 class Ignored(Fields):
@@ -74,20 +92,12 @@ class Ignored(Fields):
 
     ignored: int
 
-    @classmethod
-    def from_dict(cls, d: dict) -> Ignored:
-        return cls(int(d["ignored"]))
-
 
 @dataclass(frozen=True)
 class TakenBack(Fields):
     """The path ``unignore`` gave back to the index (the next scan picks it up)."""
 
     path: str
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TakenBack:
-        return cls(str(d["path"]))
 
 
 # --- what the engine says about itself (built by overview.py) and about one file --------------------
@@ -103,7 +113,6 @@ class Phases(Fields):
     embed_rate: float            # chunks a second, while an indexer is embedding
     semantic_eta_s: float | None
     meaning: str = ""            # the two figures in words: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
-
 
 
 @dataclass(frozen=True)
@@ -128,11 +137,6 @@ class Queue(Fields):
     noted: list[QueuedFile]
     ignored: list[str]
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Queue:
-        rows = {name: [QueuedFile(**row) for row in d[name]] for name in ("failed", "pending", "keyword", "noted")}
-        return cls(**rows, pending_count=d["pending_count"], keyword_count=d["keyword_count"], ignored=d["ignored"])
-
 
 @dataclass(frozen=True)
 class Status(Fields):
@@ -152,20 +156,12 @@ class Status(Fields):
     index_bytes: int
     notices: list[str] = field(default_factory=list)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Status:
-        return cls(**{**_known(cls, d), "phases": Phases.from_dict(d["phases"])})
-
 
 @dataclass(frozen=True)
 class Roots(Fields):
     """The folders indexed in place (``roots``)."""
 
     roots: list[str]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Roots:
-        return cls([str(r) for r in d["roots"]])
 
 
 @dataclass(frozen=True)
@@ -174,20 +170,12 @@ class RootAdded(Fields):
 
     root: str
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RootAdded:
-        return cls(str(d["root"]))
-
 
 @dataclass(frozen=True)
 class RootRemoved(Fields):
     """How many entries left the index with the root ``remove`` dropped."""
 
     removed: int
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RootRemoved:
-        return cls(int(d["removed"]))
 
 
 @dataclass(frozen=True)
@@ -198,7 +186,6 @@ class Sense(Fields):
     sense: str | None
     source: str | None
     pinned: bool
-
 
 
 @dataclass(frozen=True)
@@ -223,7 +210,6 @@ class FileDetail(Fields):
     block_reason: str | None       # why a folder looks like a block
 
 
-
 @dataclass(frozen=True)
 class Preview(Fields):
     """A file's extracted text, where one chunk sits in it and a range to mark (``preview``)."""
@@ -241,7 +227,6 @@ class Preview(Fields):
     page_mark: dict[str, Any] | None = None  # a PDF's marked range on its page: page, aspect, boxes (pages.py)
 
 
-
 @dataclass(frozen=True)
 class SettingsView(Fields):
     """Every setting with its value, default, help and type (``settings``), and the models per role."""
@@ -249,9 +234,6 @@ class SettingsView(Fields):
     settings: list[dict[str, Any]]
     models: dict[str, list[dict[str, Any]]]
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SettingsView:
-        return cls(list(d["settings"]), dict(d["models"]))
 
     def values(self) -> dict[str, Any]:
         return {s["key"]: s["value"] for s in self.settings}
@@ -265,10 +247,6 @@ class SettingChanged(Fields):
     value: Any
     notice: str | None
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SettingChanged:
-        return cls(str(d["key"]), d["value"], d.get("notice"))
-
 
 @dataclass(frozen=True)
 class FolderMode(Fields):
@@ -277,10 +255,6 @@ class FolderMode(Fields):
 
     path: str
     mode: str | None
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FolderMode:
-        return cls(str(d["path"]), d.get("mode"))
 
 
 @dataclass(frozen=True)
@@ -294,7 +268,6 @@ class ProbeReport(Fields):
     message: str
 
 
-
 @dataclass(frozen=True)
 class ModelsCatalogue(Fields):
     """The embedding models bundled with the install (which one is in use) and the rerankers the registry
@@ -303,9 +276,7 @@ class ModelsCatalogue(Fields):
     embedding: list[dict[str, Any]]   # name, about, in_use
     rerankers: list[dict[str, Any]]   # name, size, licence, installed, where
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ModelsCatalogue:
-        return cls(list(d["embedding"]), list(d["rerankers"]))
+
 @dataclass(frozen=True)
 class FileContents(Fields):
     """The text of one file as a model reads it (``read``: the ``read_file`` tool of MCP and the assistant),
@@ -407,7 +378,7 @@ class Note:
 
 
 @dataclass
-class Summary:
+class Summary(Fields):
     """A whole file, a small folder or two files summarised part by part (``summarise``, ``compare``)."""
 
     kind: str                     # file, folder or compare
@@ -418,14 +389,4 @@ class Summary:
     parts: int = 0                # parts the model read
     notices: list[str] = field(default_factory=list)
     model: str = ""
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "paths": self.paths, "question": self.question, "summary": self.summary,
-                "notes": [asdict(n) for n in self.notes], "parts": self.parts, "notices": self.notices,
-                "model": self.model, "seconds": round(self.seconds, 3)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Summary:
-        return cls(d["kind"], list(d["paths"]), d.get("question"), d["summary"], [Note(**n) for n in d["notes"]],
-                   int(d["parts"]), list(d["notices"]), d.get("model", ""), float(d.get("seconds", 0.0)))
+    seconds: Annotated[float, Rounded(3)] = 0.0

@@ -24,6 +24,7 @@ from sensetree.ingest.extract.archives import archive_members, ignore_files, rea
 from sensetree.ingest.extract.base import Job
 from sensetree.ingest.walker import inner_ignores, member_reason, member_rules, walk
 from sensetree.operations import IgnoreParams
+from tests.support.index import catalog, catalog_under
 
 GITIGNORE = "private.txt\n*.key\nsecret/\nlogs/*.log\n"
 PARTS = st.sampled_from([".env", ".ssh", "id_rsa", ".git", "config", "node_modules", "pkg", "private.txt",
@@ -144,7 +145,7 @@ def test_hidden_and_ignored_members_are_neither_indexed_nor_found(indexed, secre
     from sensetree.operations import SearchParams
 
     engine = indexed["engine"]
-    files = set(engine.catalog.files.under(str(indexed["archive"])))
+    files = set(catalog_under(engine, indexed["archive"]))
     assert f"{indexed['archive']}/project/notes.txt" in files
     assert not any(name in path for path in files
                    for name in ("/.env", "/.ssh/", "/.git/", "node_modules", "private", ".gitignore", "deploy.log"))
@@ -178,12 +179,12 @@ def test_a_left_out_member_is_refused_to_readers_like_the_disk_file(indexed, cli
 def test_a_member_the_user_ignored_stays_out_when_its_archive_is_read_again(indexed):
     engine, archive = indexed["engine"], indexed["archive"]
     later = f"{archive}/project/later.txt"
-    assert later in engine.catalog.files.under(str(archive))
+    assert later in catalog_under(engine, archive)
     engine.run(IgnoreParams(later))
     with zipfile.ZipFile(archive, "a") as bundle:  # the archive changes: it is read again
         bundle.writestr("project/more.txt", "a new note about herons")
     engine.index()
-    files = set(engine.catalog.files.under(str(archive)))
+    files = set(catalog_under(engine, archive))
     assert f"{archive}/project/more.txt" in files and later not in files
     with pytest.raises(NotServed, match="is ignored"):
         engine.reader().read_text(later, 1000)
@@ -200,11 +201,13 @@ def test_an_index_made_before_the_rule_loses_its_hidden_members_on_the_next_run(
         bundle.writestr("notes.txt", KEPT)
     with make_engine(tmp_path / "data", root) as engine:
         old = f"{archive}/.env"
-        engine.catalog.states.replace_archive_members(str(archive), str(root), [(old, 10, 0.0),
-                                                                                 (f"{archive}/notes.txt", 10, 0.0)])
-        engine.catalog.set_meta("archive_rules", None)  # as an index made before the rule
-        assert old in engine.catalog.files.under(str(archive))
+        with catalog(engine.data_dir, write=True) as older:  # as an index made before the rule
+            older.states.replace_archive_members(str(archive), str(root), [(old, 10, 0.0),
+                                                                           (f"{archive}/notes.txt", 10, 0.0)])
+            older.set_meta("archive_rules", None)
+        assert old in catalog_under(engine, archive)
         engine.index()
-        files = engine.catalog.files.under(str(archive))
+        files = catalog_under(engine, archive)
         assert old not in files and f"{archive}/notes.txt" in files
-        assert engine.catalog.meta("archive_rules")
+        with catalog(engine.data_dir) as now:
+            assert now.meta("archive_rules")

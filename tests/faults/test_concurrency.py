@@ -29,6 +29,7 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import TOPICS, WORDS, paragraph, snapshot
 from tests.support.waiting import wait_for
 from sensetree.operations import ReindexParams, SearchParams, TreeParams
+from tests.support.index import stores
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -195,8 +196,8 @@ def test_search_and_status_from_other_processes_while_index_watch_runs(indexed, 
 
 
 def _first_chunk(data: Path, path: Path) -> str:
-    with Engine(data) as engine:
-        chunks = engine.store.queries.chunks_of(os.path.normpath(str(path)))
+    with stores(data) as stored:  # read as it stands, while the watcher writes
+        chunks = stored.chunks.queries.chunks_of(os.path.normpath(str(path)))
     return chunks[0]["text"] if chunks else ""
 
 

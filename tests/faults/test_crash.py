@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from sensetree.engine import Engine
+from tests.support.index import status_counts, stored_chunks
 from tests.support.realtree import KINDS, build_tree, snapshot, write_file
 
 pytestmark = pytest.mark.slow  # a fault suite
@@ -153,7 +154,7 @@ def test_fifty_random_sigkills_with_a_changing_tree_end_equal_to_a_clean_index(t
                            capture_output=True, text=True, timeout=600)
     assert final.returncode == 0 and "Traceback" not in final.stderr, final.stderr
     with Engine(data) as engine:
-        assert engine.catalog.files.counts()["pending"] == 0
+        assert status_counts(engine)["pending"] == 0
         recovered = snapshot(engine)
 
     with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:
@@ -207,6 +208,6 @@ def test_kill_inside_a_vector_swap_then_the_file_reverts(tmp_path, moment, make_
     with Engine(data) as engine:
         engine.index()
         recovered = snapshot(engine)
-        assert "lighthouse" in engine.store.queries.chunks_of(str(kept))[0]["text"]
+        assert "lighthouse" in stored_chunks(engine, str(kept))[0]["text"]
     with make_engine(tmp_path / "clean", tree, settings=SMALL_CHUNKS) as engine:
         assert recovered == snapshot(engine)

@@ -25,7 +25,8 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 from sensetree.operations import IndexParams, SearchParams, TreeParams
-from sensetree.operations import SetParams
+from sensetree.operations import SenseParams, SetParams
+from tests.support.index import stored_chunks, table_rows
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -66,8 +67,7 @@ def endpoint_engine(tmp_path, server, write_tree, make_engine):
 def assert_whole(engine: Engine) -> dict:
     """Nothing half-written: every row, pending ones included, has exactly chunks 0..n-1 in LanceDB."""
     statuses = snapshot(engine)
-    table = engine.store.table.handle
-    rows = [] if table is None else table.search().select(["path", "chunk_index"]).limit(1_000_000).to_list()
+    rows = table_rows(engine, "path", "chunk_index")
     for path, (_, chunks) in statuses.items():
         assert sorted(r["chunk_index"] for r in rows if r["path"] == path) == list(range(chunks)), path
     assert not [p for p, (status, _) in statuses.items() if status == "failed"], "a file failed because of the endpoint"
@@ -75,7 +75,7 @@ def assert_whole(engine: Engine) -> dict:
 
 
 def first_chunk(engine: Engine, name: str) -> str:
-    return engine.store.queries.chunks_of(os.path.join(engine.roots()[0], name))[0]["text"]
+    return stored_chunks(engine, os.path.join(engine.roots()[0], name))[0]["text"]
 
 
 def assert_keywords_only(engine: Engine, query: str = "regatta", expected: str = "regatta.txt") -> None:
@@ -294,7 +294,7 @@ def test_a_failing_sense_endpoint_falls_back_to_the_excerpt(tmp_path, server, fa
         assert progress.failed == 0 and progress.semantic == len(TOPICS) and progress.embedding.count > 0
         statuses = assert_whole(engine)
         assert all(status == "indexed" for status, _ in statuses.values())
-        assert {engine.catalog.senses.of(path).source for path in statuses} == {"excerpt"}
+        assert {engine.run(SenseParams(path)).source for path in statuses} == {"excerpt"}
         assert len(server.calls) <= 2, "after a failure the endpoint is left alone (two files are prepared at once)"
         assert engine.run(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
 
@@ -307,7 +307,7 @@ def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server
         progress = engine.index()
         assert progress.failed == 0
         statuses = assert_whole(engine)
-        assert len(statuses) == 2 and {engine.catalog.senses.of(p).source for p in statuses} == {"llm"}
+        assert len(statuses) == 2 and {engine.run(SenseParams(p)).source for p in statuses} == {"llm"}
 
 
 # the chat endpoint --------------------------------------------------------------------

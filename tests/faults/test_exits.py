@@ -23,6 +23,7 @@ import pytest
 from sensetree.engine import Engine
 from tests.conftest import _environment
 from sensetree.operations import AddRootParams
+from tests.support.index import status_counts
 
 pytestmark = pytest.mark.slow  # real processes, real signals, real mounts
 
@@ -79,7 +80,7 @@ def test_index_stops_at_once_and_cleanly_on_a_signal_to_its_process_group(tmp_pa
     assert "Traceback" not in stderr and "terminate called" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert seconds < STOP_SECONDS, f"took {seconds:.1f} s to stop"
     with Engine(data) as engine:  # nothing is lost: every file is still listed (test_phases checks the resume)
-        counts = engine.catalog.files.counts()
+        counts = status_counts(engine)
         assert counts["pending"] + counts["keyword"] + counts["indexed"] == FILES
 
 

@@ -33,6 +33,7 @@ from sensetree.interfaces.api import ServerOptions, create_app, load_token
 from sensetree.interfaces.mcp_tools import operation_tool
 from sensetree.operations import TOOLS
 from sensetree.operations import AddRootParams, RemoveRootParams
+from tests.support.index import catalog_rows, table_rows
 
 pytestmark = pytest.mark.slow  # an index run per generated folder
 
@@ -141,12 +142,12 @@ def test_any_generated_folder_indexes_to_the_end_and_every_interface_answers(wor
             timer.cancel()
         assert not stop.is_set(), "indexing did not end on its own"
 
-        rows = list(engine.catalog.files.all())
+        rows = list(catalog_rows(engine))
         statuses = {row.path: row.status for row in rows}
         assert all(statuses.get(str(path)) == "indexed" for path in ordinary), statuses
         assert not [row for row in rows if row.status in ("pending", "keyword")]
         assert all(paths.is_under(row.path, str(root)) for row in rows)
-        assert not any(SECRET in text for text in engine.store.table.handle.to_arrow().column("text").to_pylist())
+        assert not any(SECRET in row["text"] for row in table_rows(engine, "text"))
 
         _every_interface_answers(engine, root, [row.path for row in rows])
     finally:

@@ -31,6 +31,7 @@ import pytest
 
 from sensetree.engine import Engine
 from sensetree.operations import SearchParams
+from tests.support.index import status_counts, stored_chunks
 from tests.support.realtree import snapshot
 from tests.support.corpus import Labelled
 from tests.support.zips import declare_member_size
@@ -268,7 +269,7 @@ def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_ro
 
     rows = report["rows"]
     with Engine(data) as engine:
-        assert engine.catalog.files.counts()["pending"] == 0, "nothing is left stuck in the queue"
+        assert status_counts(engine)["pending"] == 0, "nothing is left stuck in the queue"
         snapshot(engine)  # one vector per stored chunk, no duplicates, no orphans
         for case, (status, doc_type, words) in EXPECTED.items():
             path = os.path.normpath(str(files[case]))
@@ -276,7 +277,7 @@ def test_hostile_corpus_ends_indexed_context_only_or_failed(tmp_path, hostile_ro
             got_status, got_type, chunks, error = rows[path]
             assert (got_status, got_type) == (status, doc_type), (case, rows[path])
             assert chunks >= 1, f"{case}: no entry to find it by"
-            stored = " ".join(c["text"] for c in engine.store.queries.chunks_of(path))
+            stored = " ".join(c["text"] for c in stored_chunks(engine, path))
             assert words in (error or "") or words in stored, (case, error, stored[:300])
             if status == "failed":
                 assert error and len(error.splitlines()) == 1 and len(error) < 300, (case, error)
@@ -345,7 +346,7 @@ def test_files_that_change_vanish_or_turn_into_something_else_after_the_scan(tmp
     _index(data)
     with Engine(data) as engine:
         recovered = snapshot(engine)
-        assert "saffron" in engine.store.queries.chunks_of(str(root / "changed.txt"))[0]["text"]
+        assert "saffron" in stored_chunks(engine, str(root / "changed.txt"))[0]["text"]
     clean = tmp_path / "clean"
     with make_engine(clean, root, settings={"indexing.chunk_size": 1000}) as engine:
         assert recovered == snapshot(engine)

@@ -28,6 +28,7 @@ from sensetree.chat.tools import Sources, Toolbox
 from sensetree.ingest.confine import NotServed
 from sensetree.interfaces.api import ServerOptions, create_app
 from sensetree.operations import IgnoreParams, UnignoreParams
+from tests.support.index import catalog_row, stored_chunks
 
 pytestmark = pytest.mark.slow  # an index, worker processes, CLI and MCP processes
 
@@ -111,8 +112,8 @@ def test_a_file_swapped_for_a_link_out_between_scan_and_read_is_not_indexed(tmp_
     engine.scan = scan_then_swap
     try:
         engine.index()
-        assert all(SECRET not in chunk["text"] for chunk in engine.store.queries.chunks_of(str(target)))
-        assert engine.catalog.files.get(str(root / "plain.txt")).status == "indexed"
+        assert all(SECRET not in chunk["text"] for chunk in stored_chunks(engine, str(target)))
+        assert catalog_row(engine, str(root / "plain.txt")).status == "indexed"
     finally:
         engine.close()
     found = json.loads(cli.run(tmp_path / "data", "search", "vault code quartz", "--json").stdout)

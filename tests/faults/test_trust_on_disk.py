@@ -30,7 +30,8 @@ from sensetree.engine import Engine
 from tests.support.waiting import wait_for
 from tests.support.zips import zip_bytes
 from sensetree.operations import SearchParams
-from sensetree.operations import RemoveRootParams
+from sensetree.operations import RemoveRootParams, StatusParams
+from tests.support.index import catalog, catalog_row, catalog_rows, stored_chunks
 
 pytestmark = pytest.mark.slow  # a fault suite: index runs, processes
 
@@ -61,11 +62,11 @@ def _bounded_index(engine: Engine):
 
 
 def _statuses(engine: Engine) -> dict[str, str]:
-    return {row.path: row.status for row in engine.catalog.files.all()}
+    return {row.path: row.status for row in catalog_rows(engine)}
 
 
 def _texts(engine: Engine, path: str) -> str:
-    return " ".join(chunk["text"] for chunk in engine.store.queries.chunks_of(path) or [])
+    return " ".join(chunk["text"] for chunk in stored_chunks(engine, path) or [])
 
 
 # --- poison archives (defects 3, 4, 5) ---------------------------------------------------------------
@@ -115,23 +116,23 @@ def test_retry_and_a_sense_set_by_hand_on_members_read_their_archive_again(tmp_p
     make_engine(data, root).close()
     broken, letter = str(root / "box.zip/broken.pdf"), str(root / "box.zip/letter.txt")
     with Engine(data) as engine:
-        assert engine.catalog.files.get(broken).status == "failed"
+        assert catalog_row(engine, broken).status == "failed"
     assert "requeued 1 failed file" in cli.invoke(data, "retry", broken).output
     result = cli.invoke(data, "sense", letter, "--set", "A complaint about the leaking greenhouse roof")
     assert result.exit_code == 0, result.output
     with Engine(data) as engine:
-        assert {engine.catalog.files.get(broken).status, engine.catalog.files.get(letter).status} == {"pending"}
+        assert {catalog_row(engine, broken).status, catalog_row(engine, letter).status} == {"pending"}
         _bounded_index(engine)
-        failed = engine.catalog.files.get(broken)
+        failed = catalog_row(engine, broken)
         assert failed.status == "failed" and failed.error  # read again, failed again, with its reason: no loop
-        assert engine.catalog.files.get(letter).status == "indexed"
+        assert catalog_row(engine, letter).status == "indexed"
         assert "A complaint about the leaking greenhouse roof\n\nDear committee" in _texts(engine, letter)
 
         ghost = str(root / "box.zip/ghost.txt")  # a waiting member no reading of its archive produces (an older
-        engine.catalog._sql.run("INSERT INTO files(path, root, kind, status) VALUES (?, ?, 'member', 'pending')",
-                            (ghost, str(root)))  # keying's row): the new reading drops it, nothing waits for it
+        with catalog(engine.data_dir, write=True) as older:  # keying's row): the new reading drops it, nothing
+            older.insert_rows("files", ["path", "root", "kind", "status"], [(ghost, str(root), "member", "pending")])
         _bounded_index(engine)
-        assert engine.catalog.files.get(ghost) is None and engine.catalog.files.get(letter).status == "indexed"
+        assert catalog_row(engine, ghost) is None and catalog_row(engine, letter).status == "indexed"
 
 
 # --- skipped members are said (19) ------------------------------------------------------------------
@@ -186,12 +187,12 @@ def test_an_archive_replaced_by_a_folder_of_its_name_loses_nothing(tmp_path, mak
     engine = make_engine(tmp_path / "data", root)
     try:
         caption = str(root / "photos.zip/caption.txt")
-        assert engine.catalog.files.get(caption).kind == "member"
+        assert catalog_row(engine, caption).kind == "member"
         (root / "photos.zip").unlink()
         (root / "photos.zip").mkdir()
         (root / "photos.zip/caption.txt").write_text("A caption about the new marina.", encoding="utf-8")
         _bounded_index(engine)
-        row = engine.catalog.files.get(caption)
+        row = catalog_row(engine, caption)
         assert row is not None and (row.kind, row.status) == ("file", "indexed")
         assert "new marina" in _texts(engine, caption)
     finally:
@@ -229,11 +230,11 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         thesis = str(drive / "thesis.txt")
         drive.rename(tmp_path / "unplugged")
         _bounded_index(engine)
-        assert engine.catalog.files.get(thesis).status == "indexed"  # kept
+        assert catalog_row(engine, thesis).status == "indexed"  # kept
         response = engine.run(SearchParams("tidal erosion of chalk cliffs", rerank=False))
         assert thesis not in [r.path for r in response.results]
         assert any(n.startswith(f"{drive} is offline") for n in response.notices), response.notices
-        assert engine.catalog.roots.offline().keys() == {str(drive)}
+        assert engine.run(StatusParams()).offline_roots.keys() == {str(drive)}
         assert json.loads(cli.invoke(tmp_path / "data", "status", "--json").output)["offline_roots"].keys() == {str(drive)}
         shown = cli.invoke(tmp_path / "data", "status").output
         assert "offline since" in " ".join(shown.split()) and "\\x0a" not in shown  # one root a line
@@ -242,11 +243,11 @@ def test_an_offline_root_keeps_its_entries_and_resumes_without_re_embedding(tmp_
         progress = _bounded_index(engine)
         assert progress.embedding.count == 0  # nothing embedded again
         assert any(f"{drive} is back" in n for n in engine.notices.all())
-        assert engine.catalog.roots.offline() == {}
+        assert engine.run(StatusParams()).offline_roots == {}
         assert [r.path for r in engine.run(SearchParams("tidal erosion of chalk cliffs", rerank=False)).results][:1] == [thesis]
 
         engine.run(RemoveRootParams(str(drive)))  # only the user drops it
-        assert engine.catalog.files.get(thesis) is None
+        assert catalog_row(engine, thesis) is None
     finally:
         engine.close()
 
@@ -272,9 +273,11 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_read_again(tmp_path, make_engine
         _bounded_index(engine)
         assert "Fridays in the new hall" in _texts(engine, str(note))
 
-        engine.catalog._sql.run("UPDATE files SET ctime = NULL, inode = NULL")  # a catalog from before the columns
+        with catalog(engine.data_dir, write=True) as older:  # a catalog from before the columns
+            older._sql.run("UPDATE files SET ctime = NULL, inode = NULL")
         assert engine.scan().changed == 0  # is not re-read wholesale...
-        row = engine.catalog.files.in_root(str(root))[str(note)]
+        with catalog(engine.data_dir) as stamped:
+            row = stamped.files.in_root(str(root))[str(note)]
         assert (row.ctime, row.inode) == (os.stat(note).st_ctime, os.stat(note).st_ino)  # ...but stamped
     finally:
         engine.close()

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from sensetree.engine import Engine
+from tests.support.index import catalog_rows, table_rows
 
 TOPICS = ("harbour", "orchard", "glacier", "violin", "tender", "invoice", "telescope", "bakery", "railway",
           "vineyard", "lighthouse", "pottery", "beekeeping", "chess", "volcano", "tram", "saffron", "kayak")
@@ -78,15 +79,14 @@ def snapshot(engine: Engine) -> dict:
     LanceDB, no rows for paths the catalog does not know, and every ``indexed`` row has
     exactly its ``chunks`` vectors, numbered 0..chunks-1.
     """
-    table = engine.store.table.handle
-    rows = [] if table is None else table.search().select(["path", "chunk_index"]).limit(10_000_000).to_list()
+    rows = table_rows(engine, "path", "chunk_index")
     keys = [(r["path"], r["chunk_index"]) for r in rows]
     duplicates = [k for k, n in Counter(keys).items() if n > 1]
     assert not duplicates, f"duplicate (path, chunk_index) rows: {duplicates[:5]}"
     by_path: dict[str, list[int]] = {}
     for path, index in keys:
         by_path.setdefault(path, []).append(index)
-    catalog = {r.path: r for r in engine.catalog.files.all()}
+    catalog = {r.path: r for r in catalog_rows(engine)}
     orphans = sorted(set(by_path) - set(catalog))
     assert not orphans, f"vectors of files the catalog does not know (deleted?): {orphans[:5]}"
     for path, row in catalog.items():

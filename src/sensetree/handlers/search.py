@@ -16,7 +16,7 @@ from ..operations import SearchParams, SimilarParams, TreeParams
 from ..reader import absent, on_disk
 from ..search.facts import coverage, list_copies, offline_notices, scope_problem
 from ..search.intent import Understood, narrowed, understand
-from ..search.types import Filters, SearchResponse, SimilarResponse, TreeResponse
+from ..search.types import Coverage, Filters, SearchResponse, SimilarResponse, TreeResponse
 from .registry import handles
 
 
@@ -104,9 +104,9 @@ def _add_catalog_facts(ctx: Context, response: SearchResponse | SimilarResponse,
     ctx.bring_forward([r.path for r in response.results if r.signals is None or r.signals["cosine"] is None])
     response.notices[:0] = ctx.notices.take()
     response.notices += [n for n in offline_notices(ctx.catalog, scope) if n not in response.notices]
-    response.coverage = coverage(ctx.catalog, scope)
-    if response.coverage:
-        response.meaning = meaning_sentence(*response.coverage, overview.phases(ctx.catalog).semantic_eta_s)
+    found = coverage(ctx.catalog, scope)
+    if found:
+        response.coverage = Coverage(*found, meaning_sentence(*found, overview.phases(ctx.catalog).semantic_eta_s))
 
 
 @handles

@@ -344,7 +344,7 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if explain and response.coverage:
-        errors.print(f"[dim]still indexing: {escape(response.meaning)}; a file without a vector yet is judged by "
+        errors.print(f"[dim]still indexing: {escape(response.coverage.meaning)}; a file without a vector yet is judged by "
                      "its keywords, and the first keyword hits are embedded for the query[/]")
     if not response.results:
         console.print("no results")

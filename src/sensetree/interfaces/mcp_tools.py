@@ -10,7 +10,7 @@ import inspect
 import os
 from dataclasses import replace
 from importlib.metadata import version
-from typing import Annotated, Any, Callable, cast, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Callable, cast, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,12 +18,12 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..answers import FileContents, Listing
+from ..answers import Entry, FileContents, Listing
 from ..engine import Engine
 from ..errors import NotFound, SenseTreeError
 from ..operations import READ_CHARS, TOOLS, Operation, Param
 from ..reader import OutsideRoots
-from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
+from ..search.types import SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version
 
 TREE_DEPTH = 4        # levels shown below the top of the meaning tree
 TREE_CHILDREN = 8     # strongest children shown per folder
@@ -38,16 +38,20 @@ roots. Only paths inside the indexed roots can be read or listed; anything else 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-class SearchHit(TypedDict):
-    rank: int
-    path: str
-    name: str
-    score: float
-    snippet: str
-    chunk_index: int
-    location: dict | None
-    location_label: str
-    duplicates: list[str]
+def _view(name: str, result: type, keys: tuple[str, ...], **more: Any) -> Any:
+    """A tool's view of a result: ``more``, then ``keys`` of the result's JSON typed as the result declares them."""
+    hints = get_type_hints(result, include_extras=True)
+    return TypedDict(name, {**more, **{key: hints[key] for key in keys}})  # type: ignore[operator]
+
+
+# what a model is shown of a search result: no ranks or scores of the legs
+if TYPE_CHECKING:  # a view made at run time is no type to a checker: it sees the JSON object it is
+    SearchHit = dict[str, Any]
+    DirectoryEntry = dict[str, Any]
+else:
+    SearchHit = _view("SearchHit", SearchResult, ("path", "name", "score", "snippet", "chunk_index", "location",
+                                                  "location_label", "duplicates"), rank=int)
+    DirectoryEntry = _view("DirectoryEntry", Entry, ("name", "path", "is_dir", "kind", "status", "doc_type", "error"))
 
 
 class SearchAnswer(TypedDict):
@@ -57,16 +61,9 @@ class SearchAnswer(TypedDict):
     notices: list[str]
 
 
-class VersionHit(TypedDict):
-    path: str
-    name: str
-    mtime: float | None
-    shared: float
-
-
 class SimilarAnswer(SearchAnswer):
     copies: list[str]
-    versions: list[VersionHit]
+    versions: list[Version]
 
 
 class Branch(TypedDict):
@@ -96,14 +93,6 @@ class FileText(TypedDict):  # the read_file tool's answer (operations.FileConten
     note: str | None
 
 
-class DirectoryEntry(TypedDict):
-    name: str
-    path: str
-    is_dir: bool
-    kind: str
-    status: str | None
-    doc_type: str | None
-    error: str | None
 
 
 class DirectoryListing(TypedDict):
@@ -113,20 +102,19 @@ class DirectoryListing(TypedDict):
 
 
 def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
-    hits = [cast(SearchHit, {"rank": rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__
-                                              if key != "rank"}})
+    hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
             for rank, r in enumerate(response.results, start=1)]
     return SearchAnswer(query=response.query, scope=params.scope, results=hits, notices=list(response.notices))
 
 
 def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
     return SimilarAnswer(**_search_answer(response, params), copies=response.copies,
-                         versions=[cast(VersionHit, v.as_dict()) for v in response.versions])
+                         versions=list(response.versions))
 
 
 def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
-    entries = [DirectoryEntry(name=e.name, path=e.path, is_dir=e.is_dir, kind=e.kind, status=e.status,
-                              doc_type=e.doc_type, error=e.error) for e in listing.entries]
+    entries = [DirectoryEntry(**{key: getattr(e, key) for key in DirectoryEntry.__annotations__})
+               for e in listing.entries]
     return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
 
 
@@ -153,7 +141,7 @@ SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels belo
 
 def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
     """An MCP tool for ``op``: its schema from the parameter object, a refusal or bad input as a tool error."""
-    answer_type = get_type_hints(ANSWERS[op.result])["return"] if op.result in ANSWERS else dict[str, Any]
+    answer_type = get_type_hints(ANSWERS[op.result])["return"] if op.result in ANSWERS else op.result
 
     def tool(**values: Any) -> Any:
         try:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Annotated
 
+from ..answers import Fields, Rounded
 from ..paths import sql_literal
 
 
@@ -65,38 +67,29 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+# The results below are the JSON of search, similar and tree, and their schema (``answers.Fields``):
+# a field is written under its name (or its ``alias``), ``Rounded`` floats rounded, ``exclude``d fields left out.
+_NOT_IF_NONE = {"exclude_if": lambda value: value is None}
+
+
 @dataclass
-class SearchResult:
+class SearchResult(Fields):
     path: str
     name: str
-    score: float
+    score: Annotated[float, Rounded(6)]
     snippet: str
     chunk_index: int
     legs: list[str]
     dense_rank: int | None
     bm25_rank: int | None
-    fused: float          # the fusion's score; "rrf" in JSON, the seed's name for it
-    rerank: float | None  # sigmoid of the cross-encoder logit, when it ran
+    fused: Annotated[float, Rounded(6)] = field(metadata={"alias": "rrf"})  # the fusion's score; "rrf", the seed's name
+    rerank: Annotated[float, Rounded(6)] | None  # sigmoid of the cross-encoder logit, when it ran
     location: dict | None = None  # where in the file the chunk starts: {"page": 12}, {"slide": 3}...
     location_label: str = ""      # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
     duplicates: list[str] = field(default_factory=list)  # other paths holding the same content
-    content_hash: str | None = None
-    signals: dict | None = None  # both signals and which carried it, from a fusion that judges by both
-
-    def as_dict(self) -> dict:
-        return {"path": self.path, "name": self.name, "score": round(self.score, 6), "snippet": self.snippet,
-                "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
-                "duplicates": self.duplicates, "legs": self.legs, "dense_rank": self.dense_rank,
-                "bm25_rank": self.bm25_rank, "rrf": round(self.fused, 6),
-                "rerank": None if self.rerank is None else round(self.rerank, 6),
-                **({"signals": self.signals} if self.signals is not None else {})}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> SearchResult:
-        """Back from ``as_dict`` (a served answer)."""
-        return cls(d["path"], d["name"], d["score"], d["snippet"], d["chunk_index"], d["legs"], d["dense_rank"],
-                   d["bm25_rank"], d["rrf"], d["rerank"], d["location"], d["location_label"], d["duplicates"],
-                   signals=d.get("signals"))
+    content_hash: str | None = field(default=None, metadata={"exclude": True})  # not in JSON
+    # both signals and which carried it, from a fusion that judges by both (not in JSON without one)
+    signals: dict | None = field(default=None, metadata=_NOT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -120,47 +113,37 @@ class Filters:
 
 
 @dataclass
-class SearchResponse:
+class Coverage(Fields):
+    """While indexing is not done: the files in scope, how many of them have vectors, and that in words."""
+
+    files: int
+    embedded: int
+    meaning: str = ""  # "meaning for 1,310 of 5,183 files; the rest by about 14:20"
+
+
+@dataclass
+class SearchResponse(Fields):
+    """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
+
     query: str
     results: list[SearchResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # degraded legs, skipped stages: said, never hidden
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    coverage: tuple[int, int] | None = None  # (files, of them embedded) in scope, while indexing is not done
+    timings_ms: dict[str, Annotated[float, Rounded(3)]] = field(default_factory=dict)
+    coverage: Coverage | None = None  # while indexing is not done
     fusion: dict | None = None  # how the legs were fused (method, leg weights and why), when both ran
     terms: list[str] = field(default_factory=list)  # the query's words to mark where results show text
     understood: dict | None = None  # the filters read from the query's words (search/intent.py), and the rest
     spelled: dict[str, str] = field(default_factory=dict)  # query word no file has -> the word searched instead
-    meaning: str = ""  # the coverage in words, while indexing: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
-
-    def as_dict(self) -> dict:
-        """The one JSON shape of a search, for the CLI, the HTTP API and the MCP server."""
-        coverage = None if self.coverage is None else {"files": self.coverage[0], "embedded": self.coverage[1],
-                                                       "meaning": self.meaning}
-        return {"query": self.query, "results": [r.as_dict() for r in self.results], "notices": self.notices,
-                "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}, "coverage": coverage,
-                "fusion": self.fusion, "terms": self.terms, "understood": self.understood,
-                "spelled": self.spelled}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> SearchResponse:
-        """Back from ``as_dict`` (a served answer)."""
-        coverage = d["coverage"] and (d["coverage"]["files"], d["coverage"]["embedded"])
-        return cls(d["query"], [SearchResult.from_dict(r) for r in d["results"]], d["notices"], d["timings_ms"],
-                   coverage or None, d["fusion"], d.get("terms", []), d.get("understood"), d.get("spelled") or {},
-                   (d["coverage"] or {}).get("meaning", ""))
 
 
 @dataclass(frozen=True)
-class Version:
+class Version(Fields):
     """A near-identical file: most of its wording is the same (``search/versions.py``)."""
 
     path: str
     name: str
     mtime: float | None  # when it was last modified: versions are told apart by their dates
-    shared: float        # the share of wording both files have, in [0, 1]
-
-    def as_dict(self) -> dict:
-        return {"path": self.path, "name": self.name, "mtime": self.mtime, "shared": round(self.shared, 4)}
+    shared: Annotated[float, Rounded(4)]  # the share of wording both files have, in [0, 1]
 
 
 @dataclass
@@ -171,36 +154,18 @@ class SimilarResponse(SearchResponse):
     copies: list[str] = field(default_factory=list)
     versions: list[Version] = field(default_factory=list)  # newest first
 
-    def as_dict(self) -> dict:
-        return {**super().as_dict(), "copies": self.copies, "versions": [v.as_dict() for v in self.versions]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> SimilarResponse:
-        found = SearchResponse.from_dict(d)
-        return cls(found.query, found.results, found.notices, found.timings_ms, found.coverage, found.fusion,
-                   found.terms, found.understood, found.spelled, found.meaning, d["copies"], [Version(v["path"], v["name"], v["mtime"], v["shared"])
-                                                                for v in d["versions"]])
-
 
 @dataclass
-class TreeNode:
+class TreeNode(Fields):
     name: str
     path: str
     is_dir: bool
-    score: float = 0.0
+    score: Annotated[float, Rounded(6)] = 0.0
     children: list[TreeNode] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "path": self.path, "is_dir": self.is_dir, "score": round(self.score, 6),
-                "children": [c.as_dict() for c in self.children]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TreeNode:
-        return cls(d["name"], d["path"], d["is_dir"], d["score"], [TreeNode.from_dict(c) for c in d["children"]])
 
 
 @dataclass
-class TreeResponse:
+class TreeResponse(Fields):
     """The meaning tree of a query: relevance heat over the folders (None when nothing is indexed
     there), with what degraded it said."""
 
@@ -208,12 +173,3 @@ class TreeResponse:
     tree: TreeNode | None = None
     notices: list[str] = field(default_factory=list)
     understood: dict | None = None  # the filters read from the query's words, as for a search
-
-    def as_dict(self) -> dict:
-        return {"query": self.query, "tree": self.tree.as_dict() if self.tree else None, "notices": self.notices,
-                "understood": self.understood}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TreeResponse:
-        return cls(d.get("query", ""), TreeNode.from_dict(d["tree"]) if d["tree"] else None, d["notices"],
-                   d.get("understood"))

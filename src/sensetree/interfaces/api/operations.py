@@ -18,7 +18,6 @@ from pydantic import Field, create_model
 from ...errors import SenseTreeError
 from ...handlers.summaries import readable
 from ...operations import OPERATIONS, Effect, Operation, Param, params_of
-from ..schemas import declared
 from .bodies import Body as JsonBody
 from .context import ApiContext, context
 from .events import HEADERS, Say, relay
@@ -147,8 +146,8 @@ for _op in OPERATIONS.values():
                              responses={200: {"content": {_op.media: {}}}})
         continue
     router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
-                         summary=_op.summary,  # the answer's schema, where its type is its JSON (schemas.py)
-                         responses={200: {"model": _op.result}} if declared(_op.result) else None)
+                         summary=_op.summary,  # the answer's schema: its type (schemas.py)
+                         responses={200: {"model": _op.result}})
     if _op.progress:
         router.add_api_route(_op.route + "/stream", _streamed(_op), methods=["POST"],
                              summary=_op.summary + " Its progress streams as server-sent events.",
