@@ -315,7 +315,7 @@ class Diagnosis(Fields):
     python: dict[str, Any]             # version, executable, supported
     platform: dict[str, Any]           # system, machine, name, supported, why
     folders: dict[str, str]            # data, settings, models, cache, model_cache
-    settings_problem: str
+    settings_problem: str | None       # why the settings file could not be read, None when it could
     runtimes: dict[str, str | None]    # package -> version, None when not installed
     onnxruntime_providers: list[str]
     models: list[dict[str, Any]]       # role, name, state, where, how
