@@ -285,35 +285,28 @@ def evidence_fusion(query: str, model: str, dense: list[Candidate], sparse: list
 
 # --- the both-signals fusion: every candidate judged by its meaning and its keywords ------------------------
 
-# The dense share where the keyword leg's first candidates mean what the query means; it grows to 1 as they
-# lose on meaning (a keyword leg that matches only names, numbers or words shared with another language).
-BOTH_BASE_SHARE = 0.3
-AGREEMENT_CHUNKS = 5  # the keyword leg's first chunks with a cosine, whose meaning is read as its agreement
-# How fast the dense share grows as that agreement falls: share = base + (1 - base) * min(1, GAIN * (1 - agreement)),
-# agreement the mean of those chunks' cosines scaled over the pool (1: they are the query's nearest). Chosen with
-# the two below on a quarter of the queries of SciFact and the 49 XQuAD sets (bench/signals_lab.py, --part tune).
-AGREEMENT_GAIN = 1.0
-# A candidate's keyword evidence is its BM25 score times its meaning to this power: a chunk that matches the
-# query's words but not what it asks (a name, a number) keeps less of its keyword standing. 0.5 over 0 and 1:
-# SciFact +0.011 and every language's own queries at least as good as the evidence fusion's, on the tuning part.
-MEANING_BACKING = 0.5
-# ... and times how likely the query is in the chunk's language, over how likely it is in its likeliest one,
-# where both are sure (a query of SURE_CHARS or more, a chunk the identifier is sure of): words that two
-# languages share match across them without meaning the same. Not below this floor: the identifier can be wrong.
-LANGUAGE_FLOOR = 0.2
+BOTH_DENSE_SHARE = 0.3  # meaning's share of a candidate's score, where the dense model reads the query
+# A candidate's keyword evidence is its BM25 score times its meaning and times how likely the query is in the
+# chunk's language, over how likely it is in its likeliest one, where both are sure (a query of SURE_CHARS or
+# more, a chunk the identifier is sure of); not below this floor, the identifier can be wrong. Chosen on a
+# quarter of the queries of SciFact, NFCorpus and the 49 XQuAD sets (bench/signals_lab.py, --part tune), among
+# floors 0.05-0.2, meaning's power 0-1 and a dense share that grew as the keyword leg's first hits lost on meaning.
+LANGUAGE_FLOOR = 0.05
 
 
 def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
     """Every candidate either leg brought, judged by both signals (the pipeline gives each its cosine, from
     its stored vector or embedded on demand, and its BM25 score; ``Retriever._complete``).
 
-    score = w * meaning + (1 - w) * keywords, per chunk, a file by its best chunk. Meaning is the cosine
-    scaled over the pool (its lowest to its highest), keywords the BM25 score over the pool's highest.
-    A candidate without a vector yet stands on meaning where it stands on keywords (its keyword percentile
-    mapped onto the known meanings: no evidence either way), so at no coverage the order is BM25's, and a
-    file waiting for the semantic phase is not pushed down by the files that have their vectors. The dense
-    share ``w`` follows from the candidates themselves: the keyword leg's first chunks judged by their
-    meaning (``AGREEMENT_*``), as far as they have vectors; a dense model that cannot read the query gets none.
+    score = w * meaning + (1 - w) * keywords * meaning * language fit, per chunk, a file by its best chunk.
+    Meaning is the cosine scaled over the pool (its lowest to its highest), keywords the BM25 score over the
+    pool's highest. Keywords count as far as the candidate's meaning backs them: a chunk that matches the
+    query's words but not what it asks (a name, a number) keeps little of its keyword standing. And as far
+    as its language does (``_language_fit``): words two languages share match across them without meaning
+    the same. A candidate without a vector yet stands on meaning where it stands on keywords (its keyword
+    percentile mapped onto the known meanings: no evidence either way), so at no coverage the order is
+    BM25's, and a file waiting for the semantic phase is not pushed down by the files that have their
+    vectors. A dense model that cannot read the query gets no say (``leg_weights``), and keywords count whole.
     """
     merged = list(_merge(dense, sparse).values())
     if not merged:
@@ -330,18 +323,13 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
             standing = np.searchsorted(np.sort(keywords), keywords[~known], side="left") / len(keywords)
             meaning[~known] = np.quantile(meaning[known], standing)
     gated = leg_weights(query, model, dense, sparse)
-    fit = _language_fit(query, merged, known)
-    # the keyword evidence each candidate's meaning and language back; all of it where meaning has no say
-    evidence = keywords if gated.dense == 0.0 else keywords * fit * meaning ** MEANING_BACKING
-    agreement, judged = _agreement(meaning, keywords, known)
     if gated.dense == 0.0:
-        weights = gated
-    elif judged:
-        share = BOTH_BASE_SHARE + (1 - BOTH_BASE_SHARE) * min(1.0, AGREEMENT_GAIN * (1 - agreement)) * judged
-        weights = LegWeights(share, 1 - share, f"the keyword leg's first chunks agree {agreement:.2f} with the "
-                                                f"query's meaning ({judged:.0%} of them have a vector)")
+        weights, fit, evidence = gated, np.ones(len(merged)), keywords
     else:
-        weights = LegWeights(BOTH_BASE_SHARE, 1 - BOTH_BASE_SHARE, "no keyword candidate to judge by")
+        weights = LegWeights(BOTH_DENSE_SHARE, 1 - BOTH_DENSE_SHARE, "both legs read the query: keywords count "
+                                                                    "as far as each candidate's meaning backs them")
+        fit = _language_fit(query, merged, known)
+        evidence = keywords * meaning * fit
     dense_part, keyword_part = weights.dense * meaning, weights.bm25 * evidence
     for candidate, by_meaning, by_keywords, has_vector in zip(merged, dense_part, keyword_part, known):
         candidate.fused = float(by_meaning + by_keywords)
@@ -356,9 +344,8 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
             best[candidate.path] = candidate
     ranked = sorted(best.values(), key=lambda c: _order(c, c.fused))
     embedded_now = sum(c.meaning == "on demand" for c in merged)
-    return Fused(ranked, {"method": "both", **weights.as_dict(), "agreement": round(agreement, 3),
-                          "without_vector": int((~known).sum()), "embedded_now": embedded_now,
-                          "keywords_in_other_languages": int((fit < 1).sum())})
+    return Fused(ranked, {"method": "both", **weights.as_dict(), "without_vector": int((~known).sum()),
+                          "embedded_now": embedded_now, "keywords_in_other_languages": int((fit < 1).sum())})
 
 
 def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) -> np.ndarray:
@@ -377,16 +364,6 @@ def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) ->
             if language is not None and language != likeliest:
                 fit[i] = max(LANGUAGE_FLOOR, shares.get(language, 0.0) / shares[likeliest])
     return fit
-
-
-def _agreement(meaning: np.ndarray, keywords: np.ndarray, known: np.ndarray) -> tuple[float, float]:
-    """The mean scaled cosine of the keyword leg's first ``AGREEMENT_CHUNKS`` chunks, and the share of them
-    that have a vector (the others count at their imputed standing, and the dense share grows only as far as
-    the evidence goes: 0 when the keyword leg found nothing)."""
-    first = [i for i in np.argsort(-keywords, kind="stable") if keywords[i] > 0][:AGREEMENT_CHUNKS]
-    if not first:
-        return 1.0, 0.0
-    return float(np.mean(meaning[first])), float(np.mean(known[first]))
 
 
 Fusion = Callable[[str, str, list[Candidate], list[Candidate]], Fused]
