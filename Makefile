@@ -4,7 +4,7 @@ PYTHON ?= python3
 DIR ?= $(HOME)/Documents
 BIN = $(VENV)/bin
 
-.PHONY: install install-dev install-llama-cpp-python run test test-fast lint bench
+.PHONY: install install-dev install-llama-cpp-python run test test-fast lint format bench
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -45,11 +45,15 @@ test: lint
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
 
-# ruff (lint) and mypy over src/, as pyproject.toml configures them; `make test` and `make test-fast` run it
-# first. `ruff format --check src` joins once the tree has been through `ruff format` (pyproject.toml).
+# ruff (lint and format) and mypy over src/, as pyproject.toml configures them; `make test` and `make test-fast`
+# run it first. `make format` rewrites src/ as the check wants it.
 lint: install-dev
 	$(BIN)/ruff check src
+	$(BIN)/ruff format --check src
 	$(BIN)/mypy
+
+format: install-dev
+	$(BIN)/ruff format src
 
 bench: install
 	$(BIN)/python bench/index_throughput.py

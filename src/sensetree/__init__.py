@@ -31,10 +31,10 @@ import os as _os
 from typing import TYPE_CHECKING, Any
 
 TELEMETRY_OFF = {
-    "ORT_DISABLE_TELEMETRY": "1",        # onnxruntime (its OneDS client: mobile.events.data.microsoft.com)
-    "HF_HUB_DISABLE_TELEMETRY": "1",     # huggingface_hub
-    "RAY_USAGE_STATS_ENABLED": "0",      # Ray (`index --ray`)
-    "DO_NOT_TRACK": "1",                 # https://donottrack.sh: any library that honours it
+    "ORT_DISABLE_TELEMETRY": "1",  # onnxruntime (its OneDS client: mobile.events.data.microsoft.com)
+    "HF_HUB_DISABLE_TELEMETRY": "1",  # huggingface_hub
+    "RAY_USAGE_STATS_ENABLED": "0",  # Ray (`index --ray`)
+    "DO_NOT_TRACK": "1",  # https://donottrack.sh: any library that honours it
 }
 _os.environ.update(TELEMETRY_OFF)
 
@@ -42,26 +42,114 @@ _os.environ.update(TELEMETRY_OFF)
 _PUBLIC = {
     "Engine": "engine",
     # the operations, their parameters
-    "OPERATIONS": "operations", "Operation": "operations", "Effect": "operations", "AskParams": "operations",
-    **dict.fromkeys(["SearchParams", "TreeParams", "SimilarParams", "BrowseParams", "RetryParams", "ReindexParams",
-                     "IgnoreParams", "UnignoreParams", "SummariseParams", "CompareParams", "StatusParams",
-                     "QueueParams", "RootsParams", "AddRootParams", "RemoveRootParams", "SenseParams", "PinParams",
-                     "FileParams", "PreviewParams", "FolderModeParams", "SettingsParams", "SetParams",
-                     "ModelsParams", "ProbeParams", "IndexParams", "ReadParams", "PageParams", "OpenParams",
-                     "PullParams", "DoctorParams"], "operations"),
+    "OPERATIONS": "operations",
+    "Operation": "operations",
+    "Effect": "operations",
+    "AskParams": "operations",
+    **dict.fromkeys(
+        [
+            "SearchParams",
+            "TreeParams",
+            "SimilarParams",
+            "BrowseParams",
+            "RetryParams",
+            "ReindexParams",
+            "IgnoreParams",
+            "UnignoreParams",
+            "SummariseParams",
+            "CompareParams",
+            "StatusParams",
+            "QueueParams",
+            "RootsParams",
+            "AddRootParams",
+            "RemoveRootParams",
+            "SenseParams",
+            "PinParams",
+            "FileParams",
+            "PreviewParams",
+            "FolderModeParams",
+            "SettingsParams",
+            "SetParams",
+            "ModelsParams",
+            "ProbeParams",
+            "IndexParams",
+            "ReadParams",
+            "PageParams",
+            "OpenParams",
+            "PullParams",
+            "DoctorParams",
+        ],
+        "operations",
+    ),
     # their results
-    **dict.fromkeys(["SearchResponse", "SearchResult", "Coverage", "SimilarResponse", "TreeResponse", "TreeNode",
-                     "Version", "Filters"], "search.types"),
-    **dict.fromkeys(["Entry", "Listing", "Requeued", "Ignored", "TakenBack", "Phases", "Queue", "QueuedFile",
-                     "Status", "Roots", "RootAdded", "RootRemoved", "Sense", "FileDetail", "Preview", "SettingsView",
-                     "SettingChanged", "FolderMode", "ProbeReport", "ModelsCatalogue", "Note", "Summary", "Indexed",
-                     "FileContents", "PageImage", "Opened", "Download", "Pulled", "Diagnosis"], "answers"),
+    **dict.fromkeys(
+        [
+            "SearchResponse",
+            "SearchResult",
+            "Coverage",
+            "SimilarResponse",
+            "TreeResponse",
+            "TreeNode",
+            "Version",
+            "Filters",
+        ],
+        "search.types",
+    ),
+    **dict.fromkeys(
+        [
+            "Entry",
+            "Listing",
+            "Requeued",
+            "Ignored",
+            "TakenBack",
+            "Phases",
+            "Queue",
+            "QueuedFile",
+            "Status",
+            "Roots",
+            "RootAdded",
+            "RootRemoved",
+            "Sense",
+            "FileDetail",
+            "Preview",
+            "SettingsView",
+            "SettingChanged",
+            "FolderMode",
+            "ProbeReport",
+            "ModelsCatalogue",
+            "Note",
+            "Summary",
+            "Indexed",
+            "FileContents",
+            "PageImage",
+            "Opened",
+            "Download",
+            "Pulled",
+            "Diagnosis",
+        ],
+        "answers",
+    ),
     "Progress": "ingest.progress",
     # the errors
-    **dict.fromkeys(["SenseTreeError", "BadInput", "NotFound", "WriterBusy", "ReadOnlyIndex", "DataDirReadOnly",
-                     "ModelError", "StoreDamaged", "Unsupported"], "errors"),
-    "OutsideRoots": "ingest.confine", "NotServed": "ingest.confine", "Unreadable": "reader",
-    "SettingsError": "config", "IndexingPaused": "ingest.pause",
+    **dict.fromkeys(
+        [
+            "SenseTreeError",
+            "BadInput",
+            "NotFound",
+            "WriterBusy",
+            "ReadOnlyIndex",
+            "DataDirReadOnly",
+            "ModelError",
+            "StoreDamaged",
+            "Unsupported",
+        ],
+        "errors",
+    ),
+    "OutsideRoots": "ingest.confine",
+    "NotServed": "ingest.confine",
+    "Unreadable": "reader",
+    "SettingsError": "config",
+    "IndexingPaused": "ingest.pause",
 }
 
 __all__ = sorted(_PUBLIC)

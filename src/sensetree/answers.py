@@ -24,8 +24,12 @@ class Rounded:
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         from pydantic_core import core_schema
 
-        return {**handler(source), "serialization": core_schema.plain_serializer_function_ser_schema(
-            functools.partial(round, ndigits=self.digits), return_schema=core_schema.float_schema())}
+        return {
+            **handler(source),
+            "serialization": core_schema.plain_serializer_function_ser_schema(
+                functools.partial(round, ndigits=self.digits), return_schema=core_schema.float_schema()
+            ),
+        }
 
 
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {}
@@ -63,8 +67,8 @@ class Entry:
     name: str
     path: str
     is_dir: bool
-    kind: str                  # file, folder or block
-    status: str | None         # indexed, keyword, pending, failed, block, block member, ignored, not indexed
+    kind: str  # file, folder or block
+    status: str | None  # indexed, keyword, pending, failed, block, block member, ignored, not indexed
     doc_type: str | None = None
     chunks: int = 0
     error: str | None = None
@@ -102,6 +106,7 @@ class TakenBack(Fields):
 
 # --- what the engine says about itself (built by overview.py) and about one file --------------------
 
+
 @dataclass(frozen=True)
 class Phases(Fields):
     """keyword-ready N / M and semantic N / M, with an ETA while an indexer embeds (in any process)."""
@@ -110,9 +115,9 @@ class Phases(Fields):
     keyword_ready: int
     semantic: int
     chunks_left: int
-    embed_rate: float            # chunks a second, while an indexer is embedding
+    embed_rate: float  # chunks a second, while an indexer is embedding
     semantic_eta_s: float | None
-    meaning: str = ""            # the two figures in words: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
+    meaning: str = ""  # the two figures in words: "meaning for 1,310 of 5,183 files; the rest by about 14:20"
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,7 @@ class Status(Fields):
     sense_model: str
     reranker: str
     devices: list[dict[str, Any]]
-    pace: dict[str, Any] | None      # paused or slowed on battery
+    pace: dict[str, Any] | None  # paused or slowed on battery
     index_bytes: int
     notices: list[str] = field(default_factory=list)
 
@@ -196,18 +201,18 @@ class FileDetail(Fields):
     name: str
     is_dir: bool
     is_root: bool
-    kind: str                      # file, folder or block
-    status: str | None             # None: not in the index
+    kind: str  # file, folder or block
+    status: str | None  # None: not in the index
     doc_type: str | None
     size: int
     mtime: float
     chunks_count: int
     attempts: int
     error: str | None
-    sense: dict[str, Any] | None   # text, source, pinned
-    chunks: list[dict[str, Any]]   # chunk_index, text
-    folder_mode: str | None        # block or recursive, as the user chose
-    block_reason: str | None       # why a folder looks like a block
+    sense: dict[str, Any] | None  # text, source, pinned
+    chunks: list[dict[str, Any]]  # chunk_index, text
+    folder_mode: str | None  # block or recursive, as the user chose
+    block_reason: str | None  # why a folder looks like a block
 
 
 @dataclass(frozen=True)
@@ -217,13 +222,13 @@ class Preview(Fields):
     path: str
     name: str
     text: str
-    start: int                     # the chunk's characters in the text; -1 when not found
+    start: int  # the chunk's characters in the text; -1 when not found
     end: int
     chunk_index: int
     location: dict[str, Any] | None
     location_label: str
     truncated: bool
-    mark: dict[str, int] | None    # start, end
+    mark: dict[str, int] | None  # start, end
     page_mark: dict[str, Any] | None = None  # a PDF's marked range on its page: page, aspect, boxes (pages.py)
 
 
@@ -233,7 +238,6 @@ class SettingsView(Fields):
 
     settings: list[dict[str, Any]]
     models: dict[str, list[dict[str, Any]]]
-
 
     def values(self) -> dict[str, Any]:
         return {s["key"]: s["value"] for s in self.settings}
@@ -273,8 +277,8 @@ class ModelsCatalogue(Fields):
     """The embedding models bundled with the install (which one is in use) and the rerankers the registry
     knows, installed or not (``models``)."""
 
-    embedding: list[dict[str, Any]]   # name, about, in_use
-    rerankers: list[dict[str, Any]]   # name, size, licence, installed, where
+    embedding: list[dict[str, Any]]  # name, about, in_use
+    rerankers: list[dict[str, Any]]  # name, size, licence, installed, where
 
 
 @dataclass(frozen=True)
@@ -285,11 +289,11 @@ class FileContents(Fields):
     path: str
     name: str
     doc_type: str
-    context_only: bool     # the content could not be read: the text describes the file instead
+    context_only: bool  # the content could not be read: the text describes the file instead
     text: str
     total_chars: int
     truncated: bool
-    note: str | None       # what was left out, in words
+    note: str | None  # what was left out, in words
 
 
 @dataclass(frozen=True)
@@ -302,7 +306,7 @@ class Indexed(Fields):
     chunks_embedded: int
     chunks_left: int
     failed: int
-    stopped: bool          # stopped before the queue was empty: the rest resumes next time
+    stopped: bool  # stopped before the queue was empty: the rest resumes next time
     seconds: float
 
 
@@ -312,14 +316,14 @@ class Diagnosis(Fields):
     (``doctor``; ``models/install.py``)."""
 
     sensetree: str | None
-    python: dict[str, Any]             # version, executable, supported
-    platform: dict[str, Any]           # system, machine, name, supported, why
-    folders: dict[str, str]            # data, settings, models, cache, model_cache
-    settings_problem: str | None       # why the settings file could not be read, None when it could
-    runtimes: dict[str, str | None]    # package -> version, None when not installed
+    python: dict[str, Any]  # version, executable, supported
+    platform: dict[str, Any]  # system, machine, name, supported, why
+    folders: dict[str, str]  # data, settings, models, cache, model_cache
+    settings_problem: str | None  # why the settings file could not be read, None when it could
+    runtimes: dict[str, str | None]  # package -> version, None when not installed
     onnxruntime_providers: list[str]
-    models: list[dict[str, Any]]       # role, name, state, where, how
-    missing: list[dict[str, Any]]      # the models among them still to fetch
+    models: list[dict[str, Any]]  # role, name, state, where, how
+    missing: list[dict[str, Any]]  # the models among them still to fetch
 
 
 @dataclass(frozen=True)
@@ -328,7 +332,7 @@ class Download(Fields):
 
     file: str
     done: int
-    total: int             # 0 when the server does not say
+    total: int  # 0 when the server does not say
 
 
 @dataclass(frozen=True)
@@ -371,7 +375,7 @@ class Note:
     n: int
     path: str
     name: str
-    where: str                    # "pp. 3–5", "part 2 of 7", "its stored summary", "changed on p. 4"
+    where: str  # "pp. 3–5", "part 2 of 7", "its stored summary", "changed on p. 4"
     text: str
     location: dict | None = None  # the first place it covers: {"page": 3}
     cited: bool = False
@@ -381,12 +385,12 @@ class Note:
 class Summary(Fields):
     """A whole file, a small folder or two files summarised part by part (``summarise``, ``compare``)."""
 
-    kind: str                     # file, folder or compare
+    kind: str  # file, folder or compare
     paths: list[str]
     question: str | None
-    summary: str                  # the whole, each sentence citing notes as [n]
+    summary: str  # the whole, each sentence citing notes as [n]
     notes: list[Note] = field(default_factory=list)
-    parts: int = 0                # parts the model read
+    parts: int = 0  # parts the model read
     notices: list[str] = field(default_factory=list)
     model: str = ""
     seconds: Annotated[float, Rounded(3)] = 0.0

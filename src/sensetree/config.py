@@ -32,9 +32,18 @@ TEXT_LIMIT = 4096  # characters in a text setting (a URL, a key, a model name or
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "retrieval.hybrid": (True, "off = dense only; loses exact-token robustness"),
     "retrieval.rerank": (True, "off = faster, no cross-encoder loaded, lower precision"),
-    "retrieval.fusion": ("both", "how the legs are merged: both (every candidate judged by its meaning and its keywords, the dense share from how the keyword leg's first hits agree with the query's meaning), evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)"),
-    "retrieval.on_demand_seconds": (0.8, "seconds a search may spend embedding its keyword candidates that have no vector yet (kept for the semantic phase); 0 = never"),
-    "retrieval.spelling": ("both", "a query word no file has, one or two edits from an indexed word, is searched as that word: by both legs, the BM25 leg only, or off"),
+    "retrieval.fusion": (
+        "both",
+        "how the legs are merged: both (every candidate judged by its meaning and its keywords, the dense share from how the keyword leg's first hits agree with the query's meaning), evidence (files, legs weighted per query from what each returned: BM25 cut when its files are in another language than the query), weighted (the same without that) or rrf (the seed's plain RRF on chunks)",
+    ),
+    "retrieval.on_demand_seconds": (
+        0.8,
+        "seconds a search may spend embedding its keyword candidates that have no vector yet (kept for the semantic phase); 0 = never",
+    ),
+    "retrieval.spelling": (
+        "both",
+        "a query word no file has, one or two edits from an indexed word, is searched as that word: by both legs, the BM25 leg only, or off",
+    ),
     "retrieval.collapse_duplicates": (True, "files with identical content show once, with their other places listed"),
     "retrieval.reranker_model": ("BAAI/bge-reranker-v2-m3", "the cross-encoder (name or local folder)"),
     "indexing.chunk_size": (1000, "characters per chunk; affects files indexed afterwards"),
@@ -44,20 +53,40 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "indexing.qualify_documents": (True, "write a sense for documents with a language model"),
     "indexing.qualify_context": (True, "write a sense for context-only files"),
     "indexing.ocr": (True, "read scanned PDF pages and images with OCR (bundled RapidOCR, offline)"),
-    "indexing.ocr_engine": ("rapidocr", "rapidocr (bundled: Latin scripts, Chinese, Japanese) or tesseract (if installed)"),
+    "indexing.ocr_engine": (
+        "rapidocr",
+        "rapidocr (bundled: Latin scripts, Chinese, Japanese) or tesseract (if installed)",
+    ),
     "indexing.ocr_languages": ("", "Tesseract's language codes, comma-separated (e.g. rus,eng); rapidocr needs none"),
     "indexing.ocr_max_pages": (200, "pages OCR reads per file; a longer scan is indexed by its first pages"),
     "indexing.ocr_page_timeout": (60.0, "seconds OCR may take for one page; a slower page is skipped, the rest kept"),
-    "indexing.file_timeout": (120.0, "seconds one file may take to read; a slower one is indexed by its name and place"),
-    "indexing.watch_polling": ("auto", "how `index --watch` and `serve` see changes: auto (poll network drives, "
-                                       "whose events are missed; the system's events elsewhere), on (poll all), off"),
-    "indexing.reuse_vectors": (True, "a text embedded before under the same model takes its stored vector (off: every "
-                                     "copy goes to the model, for measuring)"),
-    "indexing.low_priority": (True, "indexing and its worker processes yield the CPU to everything else (nice 10, "
-                                    "below normal on Windows); off = normal priority, e.g. on a dedicated machine"),
-    "indexing.on_battery": ("slow", "on battery power: pause (wait for the charger), slow (rest 3 s per second of "
-                                    "work) or run (full speed)"),
-    "indexing.endpoint_wait": (600.0, "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)"),
+    "indexing.file_timeout": (
+        120.0,
+        "seconds one file may take to read; a slower one is indexed by its name and place",
+    ),
+    "indexing.watch_polling": (
+        "auto",
+        "how `index --watch` and `serve` see changes: auto (poll network drives, "
+        "whose events are missed; the system's events elsewhere), on (poll all), off",
+    ),
+    "indexing.reuse_vectors": (
+        True,
+        "a text embedded before under the same model takes its stored vector (off: every "
+        "copy goes to the model, for measuring)",
+    ),
+    "indexing.low_priority": (
+        True,
+        "indexing and its worker processes yield the CPU to everything else (nice 10, "
+        "below normal on Windows); off = normal priority, e.g. on a dedicated machine",
+    ),
+    "indexing.on_battery": (
+        "slow",
+        "on battery power: pause (wait for the charger), slow (rest 3 s per second of work) or run (full speed)",
+    ),
+    "indexing.endpoint_wait": (
+        600.0,
+        "seconds `sensetree index` waits for a down embedding endpoint, then stops (files stay pending)",
+    ),
     "embedding.model": ("intfloat/multilingual-e5-small", "embedding model; changing it re-indexes everything"),
     "embedding.base_url": ("", "OpenAI-compatible /v1 endpoint; empty = run the model locally"),
     "embedding.api_key": ("", "API key for the embedding endpoint"),
@@ -75,16 +104,28 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "chat.timeout": (300.0, "seconds before a chat request gives up"),
     "chat.threads": (2, "CPU threads for the embedded chat model"),
     "storage.uri": ("", "where the chunks table lives: empty = the data dir; a folder, or s3://bucket/prefix"),
-    "storage.endpoint": ("", "S3-compatible endpoint URL (empty = AWS, or AWS_ENDPOINT_URL); credentials come from "
-                             "the environment or the AWS config files"),
+    "storage.endpoint": (
+        "",
+        "S3-compatible endpoint URL (empty = AWS, or AWS_ENDPOINT_URL); credentials come from "
+        "the environment or the AWS config files",
+    ),
     "storage.region": ("", "S3 region (empty = AWS_REGION or the AWS config files)"),
     "storage.refresh_seconds": (2.0, "how stale a search node's view of an object-storage index may be"),
-    "cluster.worker_threads": (1, "CPU threads per Ray worker (`index --ray`); each reserves that many of the cluster's CPUs"),
+    "cluster.worker_threads": (
+        1,
+        "CPU threads per Ray worker (`index --ray`); each reserves that many of the cluster's CPUs",
+    ),
     "chat.runtime": ("", "what serves the embedded model: xllamacpp or llama-cpp-python (empty = the first installed)"),
-    "chat.first_token_s": (8.0, "seconds a server that reports its speed may spend reading the prompt; "
-                                "the excerpts are cut to their best sentences to fit (0 = the context window only)"),
-    "compute.device": ("auto", "where the models run: auto (an accelerator onnxruntime has and that agrees with the "
-                               "CPU, else the CPU), cpu, cuda, directml, coreml or openvino"),
+    "chat.first_token_s": (
+        8.0,
+        "seconds a server that reports its speed may spend reading the prompt; "
+        "the excerpts are cut to their best sentences to fit (0 = the context window only)",
+    ),
+    "compute.device": (
+        "auto",
+        "where the models run: auto (an accelerator onnxruntime has and that agrees with the "
+        "CPU, else the CPU), cpu, cuda, directml, coreml or openvino",
+    ),
     "compute.embedder_device": ("", "the embedding model's device (empty = compute.device)"),
     "compute.reranker_device": ("", "the reranker's device (empty = compute.device)"),
     "compute.ocr_device": ("", "OCR's device (empty = compute.device; rapidocr knows cuda, directml and coreml)"),
@@ -93,17 +134,20 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 DEVICES = ("auto", "cpu", "cuda", "directml", "coreml", "openvino")  # models/devices.py
 
 # Keys that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("both", "evidence", "weighted", "rrf"),
-                                        "retrieval.spelling": ("both", "bm25", "off"), "compute.device": DEVICES,
-                                       "indexing.on_battery": ("pause", "slow", "run"),
-                                       "indexing.watch_polling": ("auto", "on", "off"),
-                                       **{f"compute.{role}_device": ("", *DEVICES) for role in ("embedder", "reranker", "ocr")}}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "retrieval.fusion": ("both", "evidence", "weighted", "rrf"),
+    "retrieval.spelling": ("both", "bm25", "off"),
+    "compute.device": DEVICES,
+    "indexing.on_battery": ("pause", "slow", "run"),
+    "indexing.watch_polling": ("auto", "on", "off"),
+    **{f"compute.{role}_device": ("", *DEVICES) for role in ("embedder", "reranker", "ocr")},
+}
 
 
 # The range of each number, inclusive; a key missing here (one added later) takes 0 to 1e9.
 BOUNDS: dict[str, tuple[float, float]] = {
     "indexing.chunk_size": (32, 100_000),
-    "indexing.overlap": (0, 50_000),          # and below indexing.chunk_size
+    "indexing.overlap": (0, 50_000),  # and below indexing.chunk_size
     "indexing.max_file_mb": (1, 1_000_000),
     "indexing.batch_size": (1, 4096),
     "indexing.ocr_max_pages": (1, 1_000_000),
@@ -143,17 +187,23 @@ def made_data_dir(data_dir: Path) -> Path:
     control = sorted({c for c in text if ord(c) < 32 or ord(c) == 127})
     if control:
         shown = ", ".join(repr(c) for c in control)
-        raise DataDirUnusable(f"the data dir's path holds control characters ({shown}): {text!r}; choose "
-                              "another with --data-dir or SENSETREE_HOME")
+        raise DataDirUnusable(
+            f"the data dir's path holds control characters ({shown}): {text!r}; choose "
+            "another with --data-dir or SENSETREE_HOME"
+        )
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         blocking = next((p for p in (data_dir, *data_dir.parents) if p.exists() and not p.is_dir()), data_dir)
         home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
-        raise DataDirUnusable(f"the data dir {data_dir} cannot be made: {blocking} is a file, not a folder{home}; "
-                              "choose another with --data-dir or SENSETREE_HOME") from None
+        raise DataDirUnusable(
+            f"the data dir {data_dir} cannot be made: {blocking} is a file, not a folder{home}; "
+            "choose another with --data-dir or SENSETREE_HOME"
+        ) from None
     if not data_dir.is_dir():
-        raise DataDirUnusable(f"the data dir {data_dir} is not a folder; choose another with --data-dir or SENSETREE_HOME")
+        raise DataDirUnusable(
+            f"the data dir {data_dir} is not a folder; choose another with --data-dir or SENSETREE_HOME"
+        )
     return data_dir
 
 
@@ -219,8 +269,7 @@ def check(key: str, value: Any) -> Any:
         if value not in CHOICES[key]:
             raise wrong
         return value
-    if len(value) > TEXT_LIMIT or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000
-                                      for c in value):
+    if len(value) > TEXT_LIMIT or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in value):
         raise wrong
     return value
 
@@ -229,8 +278,10 @@ def check_together(values: dict[str, Any]) -> None:
     """What one key's range owes another: the overlap is less than the chunk size."""
     size, overlap = values["indexing.chunk_size"], values["indexing.overlap"]
     if overlap >= size:
-        raise SettingsError(f"indexing.overlap ({overlap}) must be less than indexing.chunk_size ({size}); "
-                            "lower indexing.overlap first, or raise indexing.chunk_size")
+        raise SettingsError(
+            f"indexing.overlap ({overlap}) must be less than indexing.chunk_size ({size}); "
+            "lower indexing.overlap first, or raise indexing.chunk_size"
+        )
 
 
 def _shown(value: Any) -> str:
@@ -313,7 +364,9 @@ class Settings:
             try:
                 self.values[key] = check(key, value)
             except SettingsError:
-                self.problem = f"{self.path}: {key} should be {value_range(key)}, not {_shown(value)}; using the default"
+                self.problem = (
+                    f"{self.path}: {key} should be {value_range(key)}, not {_shown(value)}; using the default"
+                )
         try:
             check_together(self.as_dict())
         except SettingsError as exc:
@@ -345,13 +398,17 @@ class Settings:
         if document is not None:
             self._read(document)
             saved = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.last_good.stat().st_mtime))
-            self.problem = (f"{self.path} is not valid TOML ({reason}); using the last good settings, "
-                            f"{self.last_good.name} (saved {saved}), until it is fixed")
+            self.problem = (
+                f"{self.path} is not valid TOML ({reason}); using the last good settings, "
+                f"{self.last_good.name} (saved {saved}), until it is fixed"
+            )
             return
         self.values = {}
         self.unreadable = True
-        self.problem = (f"{self.path} is not valid TOML ({reason}); using defaults, but nothing that would "
-                        "wipe the index on that guess (a change of embedding model) runs until it is fixed")
+        self.problem = (
+            f"{self.path} is not valid TOML ({reason}); using defaults, but nothing that would "
+            "wipe the index on that guess (a change of embedding model) runs until it is fixed"
+        )
 
     def get(self, key: str) -> Any:
         if key not in DEFAULTS:
@@ -378,7 +435,9 @@ class Settings:
         if not changes:
             return
         try:
-            document = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
+            document = (
+                tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
+            )
         except Exception:
             # a broken file is kept beside, and replaced by the settings in use (the last good ones, or none)
             self._set_broken_aside()
@@ -432,8 +491,7 @@ def _which_line(path: Path, exc: Exception) -> str:
     twice = re.match(r'Key "(.+)" already exists', message)
     if twice and line:
         name = re.escape(twice.group(1))
-        seen = [n for n, text in enumerate(lines[:line], 1)
-                if re.match(rf"\s*(\[\s*{name}\s*\]|{name}\s*=)", text)]
+        seen = [n for n, text in enumerate(lines[:line], 1) if re.match(rf"\s*(\[\s*{name}\s*\]|{name}\s*=)", text)]
         if len(seen) >= 2:
             line = seen[1]
     if not line or line > len(lines):
@@ -444,7 +502,16 @@ def _which_line(path: Path, exc: Exception) -> str:
 
 def describe(settings: Settings) -> list[dict[str, Any]]:
     """Every setting with its value, default, help and type, and whether changing it re-indexes everything."""
-    return [{"key": key, "value": settings[key], "default": default, "help": about,
-             "type": type(default).__name__, "secret": key.endswith("api_key"),
-             "reindex": key in WIPES_INDEX, "range": value_range(key)}
-            for key, (default, about) in DEFAULTS.items()]
+    return [
+        {
+            "key": key,
+            "value": settings[key],
+            "default": default,
+            "help": about,
+            "type": type(default).__name__,
+            "secret": key.endswith("api_key"),
+            "reindex": key in WIPES_INDEX,
+            "range": value_range(key),
+        }
+        for key, (default, about) in DEFAULTS.items()
+    ]

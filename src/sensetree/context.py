@@ -56,8 +56,9 @@ class Context:
         s = self.settings
         if index is not None:
             where = location(index, self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
-            self.storage: Storage | ReadOnlyStorage = ReadOnlyStorage(where, s["storage.refresh_seconds"],
-                                                                      self._follow_manifest)
+            self.storage: Storage | ReadOnlyStorage = ReadOnlyStorage(
+                where, s["storage.refresh_seconds"], self._follow_manifest
+            )
         else:
             where = location(s["storage.uri"], self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
             self.storage = Storage(self.data_dir, self.notices, where)
@@ -74,8 +75,11 @@ class Context:
 
     def _manifest(self) -> Manifest:
         """What a search node needs besides the chunks (``store/manifest.py``)."""
-        return Manifest(self.catalog.roots.all(), {key: self.settings[key] for key in SEARCH_SETTINGS},
-                        self.catalog.meta("embedding_identity") or self.models.expected_identity())
+        return Manifest(
+            self.catalog.roots.all(),
+            {key: self.settings[key] for key in SEARCH_SETTINGS},
+            self.catalog.meta("embedding_identity") or self.models.expected_identity(),
+        )
 
     def _follow_manifest(self, manifest: Manifest) -> None:
         """A search node searches as the writer's settings say."""
@@ -110,23 +114,34 @@ class Context:
     def retriever(self, literal: bool = False) -> Retriever:
         """The retriever on the settings; ``literal``: the words as typed, no typo corrected."""
         guard = RootGuard(self.roots())
-        return Retriever(self.store, self._embed_query, self.models.reranker, self.store.upkeep.build_fts_index,
-                         exists=lambda path: self._exists(path, guard),
-                         fusion=self.settings["retrieval.fusion"], dense_model=self.models.expected_identity(),
-                         spelling="off" if literal else self.settings["retrieval.spelling"],
-                         on_demand=self._meaning_on_demand().vectors)
+        return Retriever(
+            self.store,
+            self._embed_query,
+            self.models.reranker,
+            self.store.upkeep.build_fts_index,
+            exists=lambda path: self._exists(path, guard),
+            fusion=self.settings["retrieval.fusion"],
+            dense_model=self.models.expected_identity(),
+            spelling="off" if literal else self.settings["retrieval.spelling"],
+            on_demand=self._meaning_on_demand().vectors,
+        )
 
     def _meaning_on_demand(self) -> MeaningOnDemand:
         """A search's keyword candidates embedded now (``ingest/on_demand.py``), with the model the index was
         built with; their vectors kept when this process can take the writer lock, used once when not."""
+
         def writer() -> AbstractContextManager[None] | None:
             if not isinstance(self.storage, Storage) or self.storage.read_only or self.storage.full:
                 return None
             return self.storage.writer()
 
-        return MeaningOnDemand(lambda: self.catalog, self.store,
-                               lambda: self.models.embedder_for(self.store.table.dimension),
-                               self.settings["retrieval.on_demand_seconds"], writer)
+        return MeaningOnDemand(
+            lambda: self.catalog,
+            self.store,
+            lambda: self.models.embedder_for(self.store.table.dimension),
+            self.settings["retrieval.on_demand_seconds"],
+            writer,
+        )
 
     def _exists(self, path: str, guard: RootGuard) -> bool:
         """Whether a result may be shown: still there, and not now a link leading out of the roots (what
@@ -141,21 +156,25 @@ class Context:
         try:
             embedder = self.models.embedder
             if stored and stored != embedder.identity and self.store.table.count() > 0:
-                raise QueryEmbeddingFailed(f"the index was built with {stored} but the settings name "
-                                           f"{embedder.identity}; run `sensetree index` to rebuild it")
+                raise QueryEmbeddingFailed(
+                    f"the index was built with {stored} but the settings name "
+                    f"{embedder.identity}; run `sensetree index` to rebuild it"
+                )
             return self.models.embedder_for(self.store.table.dimension).embed_query(text)
         except EmbeddingError as exc:
             raise QueryEmbeddingFailed(f"the query could not be embedded ({exc})") from exc
         except OSError as exc:  # the model could not be prepared (built, unpacked) on a full disk: keywords still work
             if not disk_full(exc):
                 raise
-            raise QueryEmbeddingFailed(f"the embedding model could not be prepared: the disk is full "
-                                       f"({exc.filename or exc.strerror})") from exc
+            raise QueryEmbeddingFailed(
+                f"the embedding model could not be prepared: the disk is full ({exc.filename or exc.strerror})"
+            ) from exc
 
     def reader(self, scope: str | None = None) -> Reader:
         """Reads files for people and models, never outside the roots (or outside ``scope``, a folder in them)."""
-        return Reader([scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes,
-                      self.ignored())
+        return Reader(
+            [scope] if scope else self.roots(), self.store, index_options(self.settings).max_file_bytes, self.ignored()
+        )
 
     def bring_forward(self, found: list[str]) -> None:
         """Files someone looks at (opened, previewed, returned by a search) go first in the queue of the phase
@@ -185,10 +204,15 @@ class Context:
 
     def refuse_wipe_on_a_guess(self) -> None:
         """An unreadable settings.toml stands in defaults: they may not wipe the index made with the real ones."""
-        if (self.settings.unreadable and isinstance(self.storage, Storage)
-                and self.storage.would_wipe(self.models.expected_identity())):
-            raise SettingsError(f"{self.settings.problem}. Fix that line (or `sensetree config set` a key to "
-                                "replace the file) before indexing: with the defaults the index would be wiped")
+        if (
+            self.settings.unreadable
+            and isinstance(self.storage, Storage)
+            and self.storage.would_wipe(self.models.expected_identity())
+        ):
+            raise SettingsError(
+                f"{self.settings.problem}. Fix that line (or `sensetree config set` a key to "
+                "replace the file) before indexing: with the defaults the index would be wiped"
+            )
 
     # what the user chose to index (ingest/choices.py) -------------------------------------
     def roots(self) -> list[str]:
@@ -200,15 +224,18 @@ class Context:
     def writable(self) -> Storage:
         """The storage, which a search node refuses to change (``ReadOnlyIndex``)."""
         if not isinstance(self.storage, Storage):
-            raise ReadOnlyIndex(f"this node only searches the index at {self.storage.location}; it is changed "
-                                "where it is indexed")
+            raise ReadOnlyIndex(
+                f"this node only searches the index at {self.storage.location}; it is changed where it is indexed"
+            )
         return self.storage
 
     def choose(self) -> Choices:
         """The user's choices, which a search node refuses: they are made where the index is written."""
         if self.read_only:
-            raise ReadOnlyIndex(f"this node only searches the index at {self.storage.location}; roots, retries and "
-                                "the other choices are made where it is indexed")
+            raise ReadOnlyIndex(
+                f"this node only searches the index at {self.storage.location}; roots, retries and "
+                "the other choices are made where it is indexed"
+            )
         return self.choices
 
     # indexing ---------------------------------------------------------------------
@@ -221,6 +248,7 @@ class Context:
         report = scan(self.catalog, self.store, str(self.data_dir))
         told = self.notices.all()  # a root offline for days is said once, not at every watch round
         self.notices.add_all(n for n in offline_notices(self.catalog) if n not in told)
-        self.notices.add_all(f"{root} is back: its files were kept, and only what changed is indexed again"
-                             for root in report.back)
+        self.notices.add_all(
+            f"{root} is back: its files were kept, and only what changed is indexed again" for root in report.back
+        )
         return report

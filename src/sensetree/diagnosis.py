@@ -11,8 +11,14 @@ from .answers import Diagnosis
 from .models import install
 
 # The states a model is in, for an interface to show each its own way.
-READY, FIRST_USE, FETCH, MISSING, ENDPOINT, OFF = (install.READY, install.FIRST_USE, install.FETCH, install.MISSING,
-                                                   install.ENDPOINT, install.OFF)
+READY, FIRST_USE, FETCH, MISSING, ENDPOINT, OFF = (
+    install.READY,
+    install.FIRST_USE,
+    install.FETCH,
+    install.MISSING,
+    install.ENDPOINT,
+    install.OFF,
+)
 
 
 def diagnosis(data_dir: Path | str | None) -> Diagnosis:

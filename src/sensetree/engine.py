@@ -44,9 +44,14 @@ class Engine(Context):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def index(self, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-              max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
-              interrupt: threading.Event | None = None) -> Progress:
+    def index(
+        self,
+        on_update: Callable[[Progress], None] | None = None,
+        stop: threading.Event | None = None,
+        max_endpoint_wait: float | None = None,
+        wait_for_lock: float = 0,
+        interrupt: threading.Event | None = None,
+    ) -> Progress:
         """One indexing run (``handlers.indexing.run``; ``engine.run(IndexParams(watch=True))`` keeps
         indexing what changes): scan every root, index what is queued, repair on damage and run again."""
         return indexing.run(self, on_update, stop, max_endpoint_wait, wait_for_lock, interrupt)

@@ -43,15 +43,22 @@ class Explorer:
 
     def _entry(self, item: FolderEntry) -> Entry:
         if item.problem:
-            return Entry(item.name, item.path, item.is_dir, "folder" if item.is_dir else "file", "not indexed",
-                         error=item.problem)
+            return Entry(
+                item.name,
+                item.path,
+                item.is_dir,
+                "folder" if item.is_dir else "file",
+                "not indexed",
+                error=item.problem,
+            )
         row = self.catalog.files.get(item.path)
         ignored = self._modes.get(item.path) == "ignore"
         if item.is_dir:
             if row is not None and row.kind == "block":
                 status = "block" if row.status == "indexed" else row.status
-                return Entry(item.name, item.path, True, "block", status, row.doc_type, row.chunks, row.error,
-                             row.members)
+                return Entry(
+                    item.name, item.path, True, "block", status, row.doc_type, row.chunks, row.error, row.members
+                )
             return Entry(item.name, item.path, True, "folder", "ignored" if ignored else None)
         if row is not None:
             return Entry(item.name, item.path, False, "file", row.status, row.doc_type, row.chunks, row.error)
@@ -73,8 +80,11 @@ class Explorer:
         is_dir = os.path.isdir(path)
         row = self.catalog.files.get(path)
         sense = self.catalog.senses.of(path)
-        chunks = [{"chunk_index": c["chunk_index"], "text": c["text"]}
-                  for c in self.store.queries.chunks_of(path)] if row else []
+        chunks = (
+            [{"chunk_index": c["chunk_index"], "text": c["text"]} for c in self.store.queries.chunks_of(path)]
+            if row
+            else []
+        )
         reason = None
         if is_dir:
             try:
@@ -82,13 +92,22 @@ class Explorer:
             except OSError:
                 reason = None
         return {
-            "path": path, "name": paths.name_of(path), "is_dir": is_dir, "is_root": path in self.reader.roots,
+            "path": path,
+            "name": paths.name_of(path),
+            "is_dir": is_dir,
+            "is_root": path in self.reader.roots,
             "kind": row.kind if row else ("folder" if is_dir else "file"),
-            "status": row.status if row else None, "doc_type": row.doc_type if row else None,
-            "size": stat.st_size, "mtime": stat.st_mtime, "chunks_count": row.chunks if row else 0,
-            "attempts": row.attempts if row else 0, "error": row.error if row else None,
+            "status": row.status if row else None,
+            "doc_type": row.doc_type if row else None,
+            "size": stat.st_size,
+            "mtime": stat.st_mtime,
+            "chunks_count": row.chunks if row else 0,
+            "attempts": row.attempts if row else 0,
+            "error": row.error if row else None,
             "sense": {"text": sense.text, "source": sense.source, "pinned": sense.pinned} if sense else None,
-            "chunks": chunks, "folder_mode": self._modes.get(path), "block_reason": reason,
+            "chunks": chunks,
+            "folder_mode": self._modes.get(path),
+            "block_reason": reason,
         }
 
     def preview(self, path: str, chunk_index: int = 0, mark: tuple[int, int] | None = None) -> dict[str, Any]:
@@ -107,9 +126,19 @@ class Explorer:
             marked = {"start": low, "end": high} if high > low else None
             if marked and shown.doc_type == "pdf":
                 page_mark = self._page_mark(shown.path, text[low:high], (location or {}).get("page", 1))
-        return {"path": shown.path, "name": shown.name, "text": text, "start": start, "end": end,
-                "chunk_index": chunk_index, "location": location, "location_label": label,
-                "truncated": shown.truncated, "mark": marked, "page_mark": page_mark}
+        return {
+            "path": shown.path,
+            "name": shown.name,
+            "text": text,
+            "start": start,
+            "end": end,
+            "chunk_index": chunk_index,
+            "location": location,
+            "location_label": label,
+            "truncated": shown.truncated,
+            "mark": marked,
+            "page_mark": page_mark,
+        }
 
     def _page_mark(self, path: str, sentence: str, near_page: int) -> dict | None:
         """The marked sentence on the PDF's page, where its text layer has it (a scanned page has none)."""
@@ -199,7 +228,7 @@ def find_quote(text: str, quote: str, low: int = 0, high: int | None = None) -> 
     for cut in range(1, len(tokens) - QUOTE_ANCHOR_WORDS + 1):
         if len(tokens) - cut < QUOTE_RUN_SHARE * len(tokens):
             break  # too little of the quote: its chunk's span says more
-        for part in (tokens[cut:], tokens[:len(tokens) - cut]):
+        for part in (tokens[cut:], tokens[: len(tokens) - cut]):
             found = search(part, low)
             if found:
                 return found.start(), found.end()

@@ -9,8 +9,9 @@ from .ingest.extract.registry import resolve_types
 from .search.types import Filters
 
 
-def parse_filters(types: str | list[str] | None = None, modified_after: str | None = None,
-                  modified_before: str | None = None) -> Filters | None:
+def parse_filters(
+    types: str | list[str] | None = None, modified_after: str | None = None, modified_before: str | None = None
+) -> Filters | None:
     """``Filters`` for ``search``/``tree``, None when nothing is asked; days are inclusive (``2026-01-01``)."""
     names = types.split(",") if isinstance(types, str) else list(types or [])
     try:

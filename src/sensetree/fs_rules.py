@@ -20,9 +20,31 @@ _RESERVED = re.compile(r"^(?:CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN
 # Past this length the Win32 API needs the ``\\?\`` prefix, unless long paths are enabled system-wide.
 MAX_PATH = 260
 # File systems on another machine: their change events are missing or late, so they are polled.
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "afpfs", "webdav", "davfs",
-                        "fuse.sshfs", "sshfs", "9p", "ncpfs", "fuse.rclone", "afs", "glusterfs", "ceph",
-                        "fuse.glusterfs", "fuse.cephfs", "lustre"})
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb",
+        "smb2",
+        "smb3",
+        "smbfs",
+        "afpfs",
+        "webdav",
+        "davfs",
+        "fuse.sshfs",
+        "sshfs",
+        "9p",
+        "ncpfs",
+        "fuse.rclone",
+        "afs",
+        "glusterfs",
+        "ceph",
+        "fuse.glusterfs",
+        "fuse.cephfs",
+        "lustre",
+    }
+)
 
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")

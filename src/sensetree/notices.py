@@ -28,7 +28,7 @@ class Notices:
     def take(self) -> list[str]:
         """The notices posted since the last take: each is told once."""
         with self._lock:
-            fresh, self._told = self._seen[self._told:], len(self._seen)
+            fresh, self._told = self._seen[self._told :], len(self._seen)
         return fresh
 
     def all(self) -> list[str]:

@@ -56,7 +56,7 @@ from .ingest.progress import Progress as IndexProgress
 from .search.types import SearchResponse, SimilarResponse, TreeResponse
 
 MAX_PATH_CHARS = 32_767  # the longest path any system allows (Windows' extended-length paths)
-READ_CHARS = 20_000      # what read_file gives a model of a file's text (MCP and the assistant: its budget cuts more)
+READ_CHARS = 20_000  # what read_file gives a model of a file's text (MCP and the assistant: its budget cuts more)
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,18 @@ class Doc:
     """What the interfaces show about one parameter beyond its type."""
 
     help: str
-    ge: int | None = None            # bounds of a number
+    ge: int | None = None  # bounds of a number
     le: int | None = None
-    max_length: int | None = None    # of a text
+    max_length: int | None = None  # of a text
     min_length: int | None = None
-    flag: str | None = None          # the CLI option ("--limit"); "--<name>" when None
-    short: str | None = None         # its short form ("-n")
-    argument: bool = False           # a CLI argument (positional) rather than an option
-    http: str | None = None          # the query parameter's name when it is not the field's ("q")
-    tools: bool = True               # offered to models (MCP clients, the assistant) too
+    flag: str | None = None  # the CLI option ("--limit"); "--<name>" when None
+    short: str | None = None  # its short form ("-n")
+    argument: bool = False  # a CLI argument (positional) rather than an option
+    http: str | None = None  # the query parameter's name when it is not the field's ("q")
+    tools: bool = True  # offered to models (MCP clients, the assistant) too
     tool_default: int | None = None  # a model reads every result it asks for: fewer by default for it,
-    tool_le: int | None = None       # and at most this many
-    pattern: str | None = None       # a text must match this (a regular expression, whole)
+    tool_le: int | None = None  # and at most this many
+    pattern: str | None = None  # a text must match this (a regular expression, whole)
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,9 @@ class Param:
     """One field of a parameter object, as an interface needs it."""
 
     name: str
-    type: type                       # the bare type: str, int, float or bool; object: any JSON value, or text
-    optional: bool                   # None is allowed
-    default: Any                     # dataclasses.MISSING when required
+    type: type  # the bare type: str, int, float or bool; object: any JSON value, or text
+    optional: bool  # None is allowed
+    default: Any  # dataclasses.MISSING when required
     doc: Doc
 
     @property
@@ -131,8 +131,8 @@ def _is_union(hint: Any) -> bool:
 class Effect(StrEnum):
     """What an operation does to the index, which decides how an interface runs it."""
 
-    READS = "reads"          # a question: GET, answered by a running server when there is one
-    QUEUES = "queues"        # puts files back in the queue: POST; a server indexes them soon after
+    READS = "reads"  # a question: GET, answered by a running server when there is one
+    QUEUES = "queues"  # puts files back in the queue: POST; a server indexes them soon after
     EXCLUSIVE = "exclusive"  # takes the writer lock: POST; a server's own indexing steps aside meanwhile
 
 
@@ -140,20 +140,20 @@ class Effect(StrEnum):
 class Operation:
     """One thing a user can ask of the engine, whichever interface they use."""
 
-    name: str                        # the CLI command, and the tool name with ``tool``
-    summary: str                     # one line: CLI help, route summary, tool description
-    params: type                     # the parameter dataclass
-    result: type                     # has ``as_dict()`` and ``from_dict()``; its handler (``handlers/``) returns it
-    tool: str | None = None          # offered to MCP clients and the assistant under this name
-    detail: str = ""                 # more for a model than the summary says: what comes back, how to use it
+    name: str  # the CLI command, and the tool name with ``tool``
+    summary: str  # one line: CLI help, route summary, tool description
+    params: type  # the parameter dataclass
+    result: type  # has ``as_dict()`` and ``from_dict()``; its handler (``handlers/``) returns it
+    tool: str | None = None  # offered to MCP clients and the assistant under this name
+    detail: str = ""  # more for a model than the summary says: what comes back, how to use it
     effect: Effect = Effect.READS
-    http: str | None = None          # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
-    path: str | None = None          # the route where it is not /api/<name> (several operations on one resource)
-    progress: bool = False           # the handler takes ``on_progress``: a streaming interface shows each step
-    events: Any = str                # what ``on_progress`` hears: a step in words, or typed events (``index``)
-    local: bool = False              # runs in the process that asks, for as long as it takes: no HTTP route,
-                                     # never sent to a running server (``index``: a server indexes on its own)
-    media: str | None = None         # the answer is bytes of this type, not JSON (``page``: image/png)
+    http: str | None = None  # the HTTP method where it is not the effect's (GET or POST): PUT, DELETE
+    path: str | None = None  # the route where it is not /api/<name> (several operations on one resource)
+    progress: bool = False  # the handler takes ``on_progress``: a streaming interface shows each step
+    events: Any = str  # what ``on_progress`` hears: a step in words, or typed events (``index``)
+    local: bool = False  # runs in the process that asks, for as long as it takes: no HTTP route,
+    # never sent to a running server (``index``: a server indexes on its own)
+    media: str | None = None  # the answer is bytes of this type, not JSON (``page``: image/png)
 
     @property
     def route(self) -> str:
@@ -207,13 +207,17 @@ class Operation:
                     raise BadInput(f"{param.name} is required: {doc.help}")
                 continue
             if doc.ge is not None and value < doc.ge:
-                raise BadInput(f"{param.name} must be at least {doc.ge}" + (f" (and at most {doc.le})" if doc.le
-                                                                             is not None else "") + f", not {value}")
+                raise BadInput(
+                    f"{param.name} must be at least {doc.ge}"
+                    + (f" (and at most {doc.le})" if doc.le is not None else "")
+                    + f", not {value}"
+                )
             if doc.le is not None and value > doc.le:
                 raise BadInput(f"{param.name} must be at most {doc.le}, not {value}")
             if doc.min_length is not None and isinstance(value, str) and len(value) < doc.min_length:
-                raise BadInput(f"{param.name} must have at least {doc.min_length} character"
-                               f"{'s' if doc.min_length != 1 else ''}")
+                raise BadInput(
+                    f"{param.name} must have at least {doc.min_length} character{'s' if doc.min_length != 1 else ''}"
+                )
             if bounded and doc.max_length is not None and isinstance(value, str) and len(value) > doc.max_length:
                 raise BadInput(f"{param.name} is longer than {doc.max_length:,} characters")
             if doc.pattern is not None and isinstance(value, str) and not re.fullmatch(doc.pattern, value):
@@ -222,8 +226,9 @@ class Operation:
 
     def query(self, params: Any) -> dict[str, Any]:
         """``params`` as a query string's values (for a running server), under the route's names."""
-        return {p.doc.http or p.name: getattr(params, p.name) for p in self.fields()
-                if getattr(params, p.name) is not None}
+        return {
+            p.doc.http or p.name: getattr(params, p.name) for p in self.fields() if getattr(params, p.name) is not None
+        }
 
     def run(self, engine: Any, params: Any, bounded: bool = True, **extra: Any) -> Any:
         """The engine's answer (``Engine.run``: the operation's handler), ``params`` checked first; ``extra``
@@ -256,25 +261,32 @@ def _read(param: Param, value: Any) -> Any:
 # The parameters several operations share, declared once.
 Query = Annotated[str, Doc("What the files should be about, in words.", max_length=10_000, argument=True, http="q")]
 Scope = Annotated[str | None, Doc("Only files under this folder.")]
-Types = Annotated[str | None, Doc("Only these types, comma-separated: pdf,docx,md,jpg (a type or an extension).",
-                                  flag="--type", http="type")]
+Types = Annotated[
+    str | None,
+    Doc("Only these types, comma-separated: pdf,docx,md,jpg (a type or an extension).", flag="--type", http="type"),
+]
 After = Annotated[str | None, Doc("Only files modified on or after this day (YYYY-MM-DD).")]
 Before = Annotated[str | None, Doc("Only files modified on or before this day (YYYY-MM-DD).")]
-AsWritten = Annotated[bool, Doc("Take every word of the query as a search word: no file type, time or folder is read "
-                              "from it.", tools=False)]
+AsWritten = Annotated[
+    bool,
+    Doc("Take every word of the query as a search word: no file type, time or folder is read from it.", tools=False),
+]
 
 
 @dataclass(frozen=True)
 class SearchParams:
     query: Query
     scope: Scope = None
-    limit: Annotated[int, Doc("How many files, best first.", ge=1, le=100, short="-n",
-                                        tool_default=10, tool_le=50)] = 20
+    limit: Annotated[int, Doc("How many files, best first.", ge=1, le=100, short="-n", tool_default=10, tool_le=50)] = (
+        20
+    )
     types: Types = None
     modified_after: After = None
     modified_before: Before = None
-    hybrid: Annotated[bool | None, Doc("Override retrieval.hybrid (false: the dense leg only).",
-                                       flag="--hybrid/--no-hybrid", tools=False)] = None
+    hybrid: Annotated[
+        bool | None,
+        Doc("Override retrieval.hybrid (false: the dense leg only).", flag="--hybrid/--no-hybrid", tools=False),
+    ] = None
     rerank: Annotated[bool | None, Doc("Override retrieval.rerank.", flag="--rerank/--no-rerank", tools=False)] = None
     literal: AsWritten = False
 
@@ -292,34 +304,48 @@ class TreeParams:
 
 @dataclass(frozen=True)
 class SimilarParams:
-    path: Annotated[str, Doc("A file in your folders (as search shows it).", max_length=MAX_PATH_CHARS,
-                             argument=True)]
+    path: Annotated[str, Doc("A file in your folders (as search shows it).", max_length=MAX_PATH_CHARS, argument=True)]
     scope: Annotated[str | None, Doc("Only files under this folder.")] = None
     limit: Annotated[int, Doc("How many files (1-100).", ge=1, le=100, short="-n")] = 10
 
 
 @dataclass(frozen=True)
 class BrowseParams:
-    path: Annotated[str | None, Doc("A folder inside the indexed roots; the roots themselves when left out.",
-                                    argument=True, max_length=MAX_PATH_CHARS)] = None
+    path: Annotated[
+        str | None,
+        Doc(
+            "A folder inside the indexed roots; the roots themselves when left out.",
+            argument=True,
+            max_length=MAX_PATH_CHARS,
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
 class RetryParams:
-    path: Annotated[str | None, Doc("A failed file or a folder; every failed file when left out.", argument=True,
-                                    max_length=MAX_PATH_CHARS)] = None
+    path: Annotated[
+        str | None,
+        Doc("A failed file or a folder; every failed file when left out.", argument=True, max_length=MAX_PATH_CHARS),
+    ] = None
 
 
 @dataclass(frozen=True)
 class ReindexParams:
-    path: Annotated[str, Doc("A file, or a folder whose files are all read again.", argument=True,
-                             max_length=MAX_PATH_CHARS)]
+    path: Annotated[
+        str, Doc("A file, or a folder whose files are all read again.", argument=True, max_length=MAX_PATH_CHARS)
+    ]
 
 
 @dataclass(frozen=True)
 class IgnoreParams:
-    path: Annotated[str | None, Doc("A file or folder to leave out of the index; every failed file when left out.",
-                                    argument=True, max_length=MAX_PATH_CHARS)] = None
+    path: Annotated[
+        str | None,
+        Doc(
+            "A file or folder to leave out of the index; every failed file when left out.",
+            argument=True,
+            max_length=MAX_PATH_CHARS,
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -327,8 +353,9 @@ class UnignoreParams:
     path: Annotated[str, Doc("An ignored file or folder, to index again.", argument=True, max_length=MAX_PATH_CHARS)]
 
 
-Focus = Annotated[str | None, Doc("A question the user asked about the whole file; without one, a summary.",
-                                 max_length=2000)]
+Focus = Annotated[
+    str | None, Doc("A question the user asked about the whole file; without one, a summary.", max_length=2000)
+]
 
 
 @dataclass(frozen=True)
@@ -346,60 +373,129 @@ class CompareParams:
 
 @dataclass(frozen=True)
 class ReadParams:
-    path: Annotated[str, Doc("Full path of a file inside an indexed root, as search_files gives.", argument=True,
-                             max_length=MAX_PATH_CHARS)]
+    path: Annotated[
+        str,
+        Doc(
+            "Full path of a file inside an indexed root, as search_files gives.",
+            argument=True,
+            max_length=MAX_PATH_CHARS,
+        ),
+    ]
 
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in [
-    Operation("search", "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
-              SearchParams, SearchResponse, tool="search_files",
-              detail="Each result has its rank, full path, file name, a score between 0 and 1 (higher is more "
-                     "relevant), a snippet of the passage that matched, that passage's chunk_index and location "
-                     "in the file (a page, slide, sheet or chapter, with a label such as \"p. 12\"), and the "
-                     "other paths holding an identical copy (duplicates). types, modified_after and "
-                     "modified_before narrow the search to those files. Notices say when retrieval was degraded."),
-    Operation("tree", "The meaning tree: which part of your folders is about the query.",
-              TreeParams, TreeResponse, tool="meaning_tree"),
-    Operation("similar", "Files most like this one: nearest by meaning, one result per file.",
-              SimilarParams, SimilarResponse, tool="similar_files",
-              detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "
-                     "the files closest to it in meaning, in search_files' shape, best first; apart from them "
-                     "its identical copies (copies) and its versions: files that share most of its wording, "
-                     "newest first, with their modification time and the share of wording they share."),
-    Operation("summarise", "Summarise a whole file or small folder, part by part.",
-              SummariseParams, Summary, tool="summarise_file", progress=True,
-              detail="The whole file is read in parts that fit the model, each part noted with the pages it covers, "
-                     "then the whole written from those notes; a folder gives each file's summary, then the whole. "
-                     "Returns summary (its sentences cite notes as [n]), notes (n, path, name, where: the pages or "
-                     "part, text), parts read and notices (what was left out)."),
-    Operation("compare", "What differs between two files.", CompareParams, Summary, tool="compare_files", progress=True,
-              detail="Give two full paths. Returns summary (what differs, citing notes as [n]) and notes: A's and "
-                     "B's parts with their pages, and for two versions of one text each changed passage and its "
-                     "page."),
-    Operation("browse", "A folder's entries, folders first, with each one's index status (the roots without a path).",
-              BrowseParams, Listing, tool="list_directory",
-              detail="Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one "
-                     "unit), status (indexed, keyword, pending, failed, block, block member, ignored or not "
-                     "indexed; null for a plain folder), doc_type, and error (why a failed file failed). Hidden "
-                     "entries are left out; more counts the entries past the listing's limit."),
-    Operation("read", "Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come "
-              "as plain text.", ReadParams, FileContents, tool="read_file",
-              detail="Returns an object with path, name, doc_type, context_only, text, total_chars, truncated and "
-                     f"note. Only the first {READ_CHARS} characters are returned: when the text is longer, truncated "
-                     "is true and note says how much was left out. context_only is true when the content could not "
-                     "be read (a scanned PDF, an unknown binary); text then only describes the file (name, folder, "
-                     "size)."),
-    Operation("retry", "Requeue failed files; `sensetree index` picks them up.", RetryParams, Requeued,
-              effect=Effect.QUEUES),
-    Operation("reindex", "Index a file, or every file under a folder, again from scratch.", ReindexParams, Requeued,
-              effect=Effect.QUEUES),
-    Operation("ignore", "Leave a file or folder out of the index for good (every failed file when no path is given).",
-              IgnoreParams, Ignored, effect=Effect.EXCLUSIVE),
-    Operation("unignore", "Take an ignored file or folder back into the index.", UnignoreParams, TakenBack,
-              effect=Effect.QUEUES),
-]}
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in [
+        Operation(
+            "search",
+            "Ranked files for a query: hybrid retrieval, fused, reranked, one result per file.",
+            SearchParams,
+            SearchResponse,
+            tool="search_files",
+            detail="Each result has its rank, full path, file name, a score between 0 and 1 (higher is more "
+            "relevant), a snippet of the passage that matched, that passage's chunk_index and location "
+            'in the file (a page, slide, sheet or chapter, with a label such as "p. 12"), and the '
+            "other paths holding an identical copy (duplicates). types, modified_after and "
+            "modified_before narrow the search to those files. Notices say when retrieval was degraded.",
+        ),
+        Operation(
+            "tree",
+            "The meaning tree: which part of your folders is about the query.",
+            TreeParams,
+            TreeResponse,
+            tool="meaning_tree",
+        ),
+        Operation(
+            "similar",
+            "Files most like this one: nearest by meaning, one result per file.",
+            SimilarParams,
+            SimilarResponse,
+            tool="similar_files",
+            detail="Give the full path of a file inside the indexed roots (a search result's path). Returns "
+            "the files closest to it in meaning, in search_files' shape, best first; apart from them "
+            "its identical copies (copies) and its versions: files that share most of its wording, "
+            "newest first, with their modification time and the share of wording they share.",
+        ),
+        Operation(
+            "summarise",
+            "Summarise a whole file or small folder, part by part.",
+            SummariseParams,
+            Summary,
+            tool="summarise_file",
+            progress=True,
+            detail="The whole file is read in parts that fit the model, each part noted with the pages it covers, "
+            "then the whole written from those notes; a folder gives each file's summary, then the whole. "
+            "Returns summary (its sentences cite notes as [n]), notes (n, path, name, where: the pages or "
+            "part, text), parts read and notices (what was left out).",
+        ),
+        Operation(
+            "compare",
+            "What differs between two files.",
+            CompareParams,
+            Summary,
+            tool="compare_files",
+            progress=True,
+            detail="Give two full paths. Returns summary (what differs, citing notes as [n]) and notes: A's and "
+            "B's parts with their pages, and for two versions of one text each changed passage and its "
+            "page.",
+        ),
+        Operation(
+            "browse",
+            "A folder's entries, folders first, with each one's index status (the roots without a path).",
+            BrowseParams,
+            Listing,
+            tool="list_directory",
+            detail="Each entry has name, path, is_dir, kind (file, folder, or block: a folder indexed as one "
+            "unit), status (indexed, keyword, pending, failed, block, block member, ignored or not "
+            "indexed; null for a plain folder), doc_type, and error (why a failed file failed). Hidden "
+            "entries are left out; more counts the entries past the listing's limit.",
+        ),
+        Operation(
+            "read",
+            "Read the text of one file inside the indexed roots; PDF, Office, EPUB, HTML and e-mail come "
+            "as plain text.",
+            ReadParams,
+            FileContents,
+            tool="read_file",
+            detail="Returns an object with path, name, doc_type, context_only, text, total_chars, truncated and "
+            f"note. Only the first {READ_CHARS} characters are returned: when the text is longer, truncated "
+            "is true and note says how much was left out. context_only is true when the content could not "
+            "be read (a scanned PDF, an unknown binary); text then only describes the file (name, folder, "
+            "size).",
+        ),
+        Operation(
+            "retry",
+            "Requeue failed files; `sensetree index` picks them up.",
+            RetryParams,
+            Requeued,
+            effect=Effect.QUEUES,
+        ),
+        Operation(
+            "reindex",
+            "Index a file, or every file under a folder, again from scratch.",
+            ReindexParams,
+            Requeued,
+            effect=Effect.QUEUES,
+        ),
+        Operation(
+            "ignore",
+            "Leave a file or folder out of the index for good (every failed file when no path is given).",
+            IgnoreParams,
+            Ignored,
+            effect=Effect.EXCLUSIVE,
+        ),
+        Operation(
+            "unignore",
+            "Take an ignored file or folder back into the index.",
+            UnignoreParams,
+            TakenBack,
+            effect=Effect.QUEUES,
+        ),
+    ]
+}
 
 # --- what the engine says about itself, the roots, a file's sense, what the web app shows of a file ---
+
 
 @dataclass(frozen=True)
 class StatusParams:
@@ -408,8 +504,10 @@ class StatusParams:
 
 @dataclass(frozen=True)
 class QueueParams:
-    limit: Annotated[int | None, Doc("How many files of each waiting list; all when left out (every failed file is "
-                                     "listed).", ge=1, tools=False)] = None
+    limit: Annotated[
+        int | None,
+        Doc("How many files of each waiting list; all when left out (every failed file is listed).", ge=1, tools=False),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -419,14 +517,21 @@ class RootsParams:
 
 @dataclass(frozen=True)
 class AddRootParams:
-    path: Annotated[str, Doc("A folder to index in place (nothing is copied).", argument=True,
-                             max_length=MAX_PATH_CHARS)]
+    path: Annotated[
+        str, Doc("A folder to index in place (nothing is copied).", argument=True, max_length=MAX_PATH_CHARS)
+    ]
 
 
 @dataclass(frozen=True)
 class RemoveRootParams:
-    path: Annotated[str, Doc("A root to stop indexing; its entries leave the index (the files are untouched).",
-                             argument=True, max_length=MAX_PATH_CHARS)]
+    path: Annotated[
+        str,
+        Doc(
+            "A root to stop indexing; its entries leave the index (the files are untouched).",
+            argument=True,
+            max_length=MAX_PATH_CHARS,
+        ),
+    ]
 
 
 @dataclass(frozen=True)
@@ -448,10 +553,12 @@ class FileParams:
 @dataclass(frozen=True)
 class PreviewParams:
     path: Annotated[str, Doc("A file in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
-    chunk: Annotated[int, Doc("The chunk whose place in the text is given (a search result's chunk_index).", ge=0,
-                              le=2**31 - 1)] = 0  # chunk numbers are stored as 32-bit integers
-    mark: Annotated[str | None, Doc("start,end: characters of the text to mark (a cited sentence).",
-                                    pattern=r"\d{1,9},\d{1,9}")] = None
+    chunk: Annotated[
+        int, Doc("The chunk whose place in the text is given (a search result's chunk_index).", ge=0, le=2**31 - 1)
+    ] = 0  # chunk numbers are stored as 32-bit integers
+    mark: Annotated[
+        str | None, Doc("start,end: characters of the text to mark (a cited sentence).", pattern=r"\d{1,9},\d{1,9}")
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -463,15 +570,19 @@ class PageParams:
 @dataclass(frozen=True)
 class OpenParams:
     path: Annotated[str, Doc("An absolute path inside a root.", argument=True, max_length=MAX_PATH_CHARS)]
-    page: Annotated[int | None, Doc("The page to open at, where the viewer takes one.", ge=1,
-                                    le=2**31 - 1)] = None
+    page: Annotated[int | None, Doc("The page to open at, where the viewer takes one.", ge=1, le=2**31 - 1)] = None
 
 
 @dataclass(frozen=True)
 class FolderModeParams:
     path: Annotated[str, Doc("A folder in your folders.", argument=True, max_length=MAX_PATH_CHARS)]
-    mode: Annotated[str | None, Doc("block (indexed as one unit), recursive (file by file), or none to go back to "
-                                    "the heuristics.", pattern="block|recursive")] = None
+    mode: Annotated[
+        str | None,
+        Doc(
+            "block (indexed as one unit), recursive (file by file), or none to go back to the heuristics.",
+            pattern="block|recursive",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -483,9 +594,17 @@ class SettingsParams:
 class SetParams:
     key: Annotated[str, Doc("The setting's name, such as retrieval.rerank.", argument=True, max_length=200)]
     value: Annotated[object, Doc("A value of the setting's type (JSON), or text to read as one.", argument=True)]
-    confirm: Annotated[bool, Doc("Go ahead with a change that wipes the index (embedding.model or embedding.base_url "
-                                 "while the index holds files): without it such a change is refused, saying what it "
-                                 "would wipe.", flag="--yes", short="-y", tools=False)] = False
+    confirm: Annotated[
+        bool,
+        Doc(
+            "Go ahead with a change that wipes the index (embedding.model or embedding.base_url "
+            "while the index holds files): without it such a change is refused, saying what it "
+            "would wipe.",
+            flag="--yes",
+            short="-y",
+            tools=False,
+        ),
+    ] = False
 
 
 @dataclass(frozen=True)
@@ -495,8 +614,7 @@ class ModelsParams:
 
 @dataclass(frozen=True)
 class PullParams:
-    name: Annotated[str, Doc("A reranker the registry knows (`sensetree models list`).", argument=True,
-                             max_length=200)]
+    name: Annotated[str, Doc("A reranker the registry knows (`sensetree models list`).", argument=True, max_length=200)]
 
 
 @dataclass(frozen=True)
@@ -512,40 +630,118 @@ class ProbeParams:
     api_key: Annotated[str | None, Doc("Its key; the role's setting when left out.")] = None
 
 
-OPERATIONS.update({op.name: op for op in [
-    Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status),
-    Operation("queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams,
-              Queue),
-    Operation("roots", "The folders indexed in place.", RootsParams, Roots),
-    Operation("add", "Register a folder as a root (nothing is copied; run `sensetree index` next).", AddRootParams,
-              RootAdded, effect=Effect.QUEUES, path="/api/roots"),
-    Operation("remove", "Stop indexing a root and drop its entries from the index (the files are untouched).",
-              RemoveRootParams, RootRemoved, effect=Effect.EXCLUSIVE, http="DELETE", path="/api/roots"),
-    Operation("sense", "Show a file's sense: a line on what it is about, from the sense model or pinned by hand.",
-              SenseParams, Sense),
-    Operation("pin", "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
-              PinParams, Sense, effect=Effect.QUEUES, http="PUT", path="/api/sense"),
-    Operation("file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail),
-    Operation("preview", "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
-              PreviewParams, Preview),
-    Operation("page", "A page of a PDF, rendered as a PNG (the preview marks a cited sentence on it).", PageParams,
-              PageImage, media="image/png"),
-    Operation("open", "Open a file in the system's default application (at a page, where it takes one).",
-              OpenParams, Opened, http="POST"),
-    Operation("folder-mode", "Index a folder as one block, or its contents file by file (none: as the heuristics "
-              "decide).", FolderModeParams, FolderMode, effect=Effect.QUEUES),
-    Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView),
-    Operation("set", "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
-              SetParams, SettingChanged, effect=Effect.EXCLUSIVE, http="PUT", path="/api/settings"),
-    Operation("models", "Embedding models bundled with the install, and the rerankers known to the registry.",
-              ModelsParams, ModelsCatalogue),
-    Operation("pull", "Download a reranker into the data dir's models folder (needs the internet).", PullParams,
-              Pulled, progress=True, events=Download, local=True),
-    Operation("doctor", "What is installed, what is missing and how to get it, and where things live. Loads no model.",
-              DoctorParams, Diagnosis),
-    Operation("endpoint-test", "Is an endpoint reachable, does it have the model, which dimension.", ProbeParams,
-              ProbeReport, http="POST"),  # a key travels in a body, never in an address
-]})
+OPERATIONS.update(
+    {
+        op.name: op
+        for op in [
+            Operation("status", "Roots, counts per status, models in use, index size.", StatusParams, Status),
+            Operation(
+                "queue", "Files waiting to be indexed and files that failed, with their last error.", QueueParams, Queue
+            ),
+            Operation("roots", "The folders indexed in place.", RootsParams, Roots),
+            Operation(
+                "add",
+                "Register a folder as a root (nothing is copied; run `sensetree index` next).",
+                AddRootParams,
+                RootAdded,
+                effect=Effect.QUEUES,
+                path="/api/roots",
+            ),
+            Operation(
+                "remove",
+                "Stop indexing a root and drop its entries from the index (the files are untouched).",
+                RemoveRootParams,
+                RootRemoved,
+                effect=Effect.EXCLUSIVE,
+                http="DELETE",
+                path="/api/roots",
+            ),
+            Operation(
+                "sense",
+                "Show a file's sense: a line on what it is about, from the sense model or pinned by hand.",
+                SenseParams,
+                Sense,
+            ),
+            Operation(
+                "pin",
+                "Correct a file's sense by hand; a pinned sense is never overwritten by re-indexing.",
+                PinParams,
+                Sense,
+                effect=Effect.QUEUES,
+                http="PUT",
+                path="/api/sense",
+            ),
+            Operation(
+                "file", "One file's or folder's detail: status, sense, chunks, last error.", FileParams, FileDetail
+            ),
+            Operation(
+                "preview",
+                "A file's extracted text, with the offsets of one chunk (and of a range to mark).",
+                PreviewParams,
+                Preview,
+            ),
+            Operation(
+                "page",
+                "A page of a PDF, rendered as a PNG (the preview marks a cited sentence on it).",
+                PageParams,
+                PageImage,
+                media="image/png",
+            ),
+            Operation(
+                "open",
+                "Open a file in the system's default application (at a page, where it takes one).",
+                OpenParams,
+                Opened,
+                http="POST",
+            ),
+            Operation(
+                "folder-mode",
+                "Index a folder as one block, or its contents file by file (none: as the heuristics decide).",
+                FolderModeParams,
+                FolderMode,
+                effect=Effect.QUEUES,
+            ),
+            Operation("settings", "Every setting and the models per role.", SettingsParams, SettingsView),
+            Operation(
+                "set",
+                "Change one setting (written to settings.toml); a new embedding model re-indexes everything.",
+                SetParams,
+                SettingChanged,
+                effect=Effect.EXCLUSIVE,
+                http="PUT",
+                path="/api/settings",
+            ),
+            Operation(
+                "models",
+                "Embedding models bundled with the install, and the rerankers known to the registry.",
+                ModelsParams,
+                ModelsCatalogue,
+            ),
+            Operation(
+                "pull",
+                "Download a reranker into the data dir's models folder (needs the internet).",
+                PullParams,
+                Pulled,
+                progress=True,
+                events=Download,
+                local=True,
+            ),
+            Operation(
+                "doctor",
+                "What is installed, what is missing and how to get it, and where things live. Loads no model.",
+                DoctorParams,
+                Diagnosis,
+            ),
+            Operation(
+                "endpoint-test",
+                "Is an endpoint reachable, does it have the model, which dimension.",
+                ProbeParams,
+                ProbeReport,
+                http="POST",
+            ),  # a key travels in a body, never in an address
+        ]
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -557,8 +753,15 @@ class IndexParams:
 # own: ``interfaces/background.py``). ``on_progress`` hears the live figures (``IndexProgress``) as they
 # change and, under ``watch``, each round's ``Indexed`` as it ends; the handler returns the last one.
 OPERATIONS["index"] = Operation(
-    "index", "Index every root: keyword first (every file findable by its words), then meaning (vectors).",
-    IndexParams, Indexed, effect=Effect.EXCLUSIVE, progress=True, events=IndexProgress | Indexed, local=True)
+    "index",
+    "Index every root: keyword first (every file findable by its words), then meaning (vectors).",
+    IndexParams,
+    Indexed,
+    effect=Effect.EXCLUSIVE,
+    progress=True,
+    events=IndexProgress | Indexed,
+    local=True,
+)
 
 
 # The assistant's question: its answer streams (tokens, tool steps) from the chat layer above the engine,
@@ -568,8 +771,10 @@ OPERATIONS["index"] = Operation(
 class AskParams:
     question: Annotated[str, Doc("The question.", min_length=1, max_length=10_000, argument=True)]
     scope: Annotated[str | None, Doc("Only use files under this folder.")] = None
-    conversation: Annotated[str | None, Doc("Go on with this conversation (its start event names it); a new one "
-                                            "when left out.", tools=False)] = None
+    conversation: Annotated[
+        str | None,
+        Doc("Go on with this conversation (its start event names it); a new one when left out.", tools=False),
+    ] = None
 
 
 TOOLS: dict[str, Operation] = {op.tool: op for op in OPERATIONS.values() if op.tool}

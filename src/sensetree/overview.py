@@ -40,9 +40,15 @@ def phases(catalog: Catalog) -> Phases:
 def queue(catalog: Catalog, ignored: list[str], limit: int | None = None) -> Queue:
     """The queue, the first ``limit`` files of each list (every failed file)."""
     counts = catalog.files.counts()
-    return Queue(_queued(catalog.files.failed()), _queued(catalog.files.pending(limit)), counts["pending"],
-                 _queued(catalog.files.keyword_ready(limit)), counts["keyword"], _queued(catalog.files.noted(limit)),
-                 ignored)
+    return Queue(
+        _queued(catalog.files.failed()),
+        _queued(catalog.files.pending(limit)),
+        counts["pending"],
+        _queued(catalog.files.keyword_ready(limit)),
+        counts["keyword"],
+        _queued(catalog.files.noted(limit)),
+        ignored,
+    )
 
 
 def _queued(rows: list[FileRow]) -> list[QueuedFile]:
@@ -55,13 +61,28 @@ def devices(catalog: Catalog, settings: Settings, models: Models) -> list[dict[s
     return describe_devices(settings, [*filter(None, [recorded]), *models.placements()])
 
 
-def status(data_dir: Path, roots: list[str], catalog: Catalog, store: ChunkStore, index_bytes: int,
-           settings: Settings, models: Models, notices: Notices) -> Status:
+def status(
+    data_dir: Path,
+    roots: list[str],
+    catalog: Catalog,
+    store: ChunkStore,
+    index_bytes: int,
+    settings: Settings,
+    models: Models,
+    notices: Notices,
+) -> Status:
     return Status(
-        data_dir=str(data_dir), roots=roots, offline_roots=catalog.roots.offline(), counts=catalog.files.counts(),
-        phases=phases(catalog), chunks=store.table.count(),
+        data_dir=str(data_dir),
+        roots=roots,
+        offline_roots=catalog.roots.offline(),
+        counts=catalog.files.counts(),
+        phases=phases(catalog),
+        chunks=store.table.count(),
         embedding_model=catalog.meta("embedding_identity") or models.expected_identity(),
         sense_model=settings["sense.model"] or "excerpt fallback (no sense endpoint configured)",
-        reranker=models.reranker_status(), devices=devices(catalog, settings, models),
-        pace=recorded_pace(catalog.meta(PACE_META), RATE_FRESH_SECONDS), index_bytes=index_bytes,
-        notices=notices.all())
+        reranker=models.reranker_status(),
+        devices=devices(catalog, settings, models),
+        pace=recorded_pace(catalog.meta(PACE_META), RATE_FRESH_SECONDS),
+        index_bytes=index_bytes,
+        notices=notices.all(),
+    )

@@ -18,9 +18,9 @@ import pypdfium2 as pdfium
 from .errors import BadInput
 from .ingest.extract.pdf import PDFIUM_LOCK
 
-PAGE_WIDTH = 1000      # pixels across a rendered page: sharp on a laptop's panel, about 150 KB of PNG
+PAGE_WIDTH = 1000  # pixels across a rendered page: sharp on a laptop's panel, about 150 KB of PNG
 MAX_PAGE_PIXELS = 4_000_000  # a poster-sized page is rendered smaller rather than filling memory
-PAGES_SEARCHED = 6     # the chunk's page and this many around it: a sentence further off is not this chunk's
+PAGES_SEARCHED = 6  # the chunk's page and this many around it: a sentence further off is not this chunk's
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,11 @@ class PageMark:
     boxes: tuple[tuple[float, float, float, float], ...]
 
     def as_dict(self) -> dict:
-        return {"page": self.page, "aspect": round(self.aspect, 5),
-                "boxes": [[round(v, 5) for v in box] for box in self.boxes]}
+        return {
+            "page": self.page,
+            "aspect": round(self.aspect, 5),
+            "boxes": [[round(v, 5) for v in box] for box in self.boxes],
+        }
 
 
 Finder = Callable[[str, str], "tuple[int, int] | None"]  # (text, sentence) -> its characters in the text
@@ -52,7 +55,7 @@ def find_sentence(data: bytes, sentence: str, find: Finder, near_page: int = 1) 
         try:
             count = len(document)
             near = min(max(near_page, 1), count) - 1 if count else 0
-            order = sorted(range(count), key=lambda i: (abs(i - near), i))[:PAGES_SEARCHED + 1]
+            order = sorted(range(count), key=lambda i: (abs(i - near), i))[: PAGES_SEARCHED + 1]
             for index in order:
                 mark = _on_page(document[index], index, sentence, find)
                 if mark is not None:

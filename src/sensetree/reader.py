@@ -32,12 +32,26 @@ from .safe_text import has_surrogates, without_surrogates
 from .store.chunks import ChunkStore
 from .store.stored_text import without_head
 
-__all__ = ["FileText", "FolderEntry", "FolderListing", "NotFound", "NotServed", "OutsideRoots", "Reader", "RootGuard",
-           "Unreadable", "WrongKind", "absent", "archive_of", "on_disk", "same_file"]
+__all__ = [
+    "FileText",
+    "FolderEntry",
+    "FolderListing",
+    "NotFound",
+    "NotServed",
+    "OutsideRoots",
+    "Reader",
+    "RootGuard",
+    "Unreadable",
+    "WrongKind",
+    "absent",
+    "archive_of",
+    "on_disk",
+    "same_file",
+]
 
 # The limits, in one place: what each kind of reader is handed at most.
-PREVIEW_CHARS = 200_000     # the web app's preview (read_file's limit, operations.READ_CHARS, is declared with it)
-LIST_ENTRIES = 2000         # the explorer's folder listings: list_directory (MCP, the assistant), the web app
+PREVIEW_CHARS = 200_000  # the web app's preview (read_file's limit, operations.READ_CHARS, is declared with it)
+LIST_ENTRIES = 2000  # the explorer's folder listings: list_directory (MCP, the assistant), the web app
 
 
 class Unreadable(BadInput):
@@ -50,8 +64,12 @@ class Unreadable(BadInput):
     status = 422
 
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"))
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
 
 
 def absent(path: str, wanted: str = "file", why: str = "") -> NotFound:
@@ -68,8 +86,11 @@ def absent(path: str, wanted: str = "file", why: str = "") -> NotFound:
     except OSError as exc:  # a link that loops, a name too long, a parent that is a file
         return NotFound(f"{name} cannot be reached: {exc.strerror or exc}{tail}")
     if stat.S_ISDIR(found.st_mode):
-        return WrongKind(f"{name} is a folder, not a file{tail}") if wanted == "file" else \
-            NotFound(f"{name} is not a folder{tail}")
+        return (
+            WrongKind(f"{name} is a folder, not a file{tail}")
+            if wanted == "file"
+            else NotFound(f"{name} is not a folder{tail}")
+        )
     kind = next((said for test, said in _KINDS if test(found.st_mode)), None)
     if kind:
         return WrongKind(f"{name} is {kind}, not a file: only regular files are read{tail}")
@@ -110,9 +131,9 @@ class FileText:
     name: str
     doc_type: str
     context_only: bool  # the content could not be read: the text describes the file instead
-    text: str           # at most the limit asked for
+    text: str  # at most the limit asked for
     total_chars: int
-    spans: tuple = ()   # where in the file each stretch of the text comes from (pages...), when the extractor says
+    spans: tuple = ()  # where in the file each stretch of the text comes from (pages...), when the extractor says
 
     @property
     def truncated(self) -> bool:
@@ -137,8 +158,13 @@ class FolderListing:
 class Reader:
     """Reads text, lists folders and quotes stored chunks, inside ``roots`` only, and only what indexing reads."""
 
-    def __init__(self, roots: list[str], store: ChunkStore, max_file_bytes: int = 50 * 1024 * 1024,
-                 ignored: list[str] | tuple[str, ...] = ()):
+    def __init__(
+        self,
+        roots: list[str],
+        store: ChunkStore,
+        max_file_bytes: int = 50 * 1024 * 1024,
+        ignored: list[str] | tuple[str, ...] = (),
+    ):
         self.guard = RootGuard(roots, ignored)
         self.store = store
         self.max_file_bytes = max_file_bytes
@@ -233,8 +259,11 @@ class Reader:
         rules = rules_for(path, max((r for r in self.roots if paths.is_under(path, r)), key=len))[1]
         try:
             with os.scandir(fs_rules.os_path(path)) as it:
-                items = [_folder_entry(e) for e in it if not is_hidden(e.name)
-                         and (not e.is_symlink() or self.guard.allows(e.path))]
+                items = [
+                    _folder_entry(e)
+                    for e in it
+                    if not is_hidden(e.name) and (not e.is_symlink() or self.guard.allows(e.path))
+                ]
         except OSError as exc:
             raise Unreadable(f"cannot list {path}: {exc.strerror or exc}") from None
         items = [e for e in items if e.problem or not rules.reason(e.name, e.is_dir)]
@@ -259,7 +288,9 @@ def _folder_entry(entry: os.DirEntry) -> FolderEntry:
     except OSError as exc:
         return FolderEntry(name, path, False, f"cannot be read: {exc.strerror or exc}")
     if has_surrogates(entry.name):
-        return FolderEntry(name, path, is_dir, "its name is not valid UTF-8, so it is not indexed; rename it to index it")
+        return FolderEntry(
+            name, path, is_dir, "its name is not valid UTF-8, so it is not indexed; rename it to index it"
+        )
     return FolderEntry(name, path, is_dir)
 
 

@@ -56,20 +56,28 @@ class Answer:
     sources: list[Source]
     steps: list[Step]
     sentences: list[Sentence] = field(default_factory=list)  # the claims and how each got its [n]
-    supported: bool = True           # False: the answer makes claims that no excerpt supports
-    ttft_s: float | None = None      # from the question to the first token of the answer shown
-    tokens: int = 0                  # streamed pieces of the final answer (one per token on llama.cpp)
+    supported: bool = True  # False: the answer makes claims that no excerpt supports
+    ttft_s: float | None = None  # from the question to the first token of the answer shown
+    tokens: int = 0  # streamed pieces of the final answer (one per token on llama.cpp)
     tokens_per_s: float | None = None
     prompt_tokens: int | None = None  # prompt tokens the server read for this answer, all rounds
     cached_tokens: int | None = None  # prompt tokens it took from its cache instead
 
     def as_dict(self) -> dict[str, Any]:
-        return {"answer": self.text, "sources": [s.as_dict() for s in self.sources],
-                "steps": [s.as_dict() for s in self.steps],
-                "citations": [s.as_dict() for s in self.sentences], "supported": self.supported,
-                "stats": {"ttft_s": _round(self.ttft_s), "tokens": self.tokens,
-                          "tokens_per_s": _round(self.tokens_per_s), "prompt_tokens": self.prompt_tokens,
-                          "cached_tokens": self.cached_tokens}}
+        return {
+            "answer": self.text,
+            "sources": [s.as_dict() for s in self.sources],
+            "steps": [s.as_dict() for s in self.steps],
+            "citations": [s.as_dict() for s in self.sentences],
+            "supported": self.supported,
+            "stats": {
+                "ttft_s": _round(self.ttft_s),
+                "tokens": self.tokens,
+                "tokens_per_s": _round(self.tokens_per_s),
+                "prompt_tokens": self.prompt_tokens,
+                "cached_tokens": self.cached_tokens,
+            },
+        }
 
 
 def _round(x: float | None) -> float | None:
@@ -82,10 +90,20 @@ class Agent:
     Each answer is a ``_Run``; what the conversation keeps of it comes back through the methods below.
     """
 
-    def __init__(self, engine: Engine, client: ChatClient, *, scope: str | None = None, context_window: int = 4096,
-                 window_source: str = "chat.context_window", max_tokens: int = 512, temperature: float = 0.2,
-                 meter: prompt.PromptMeter | None = None, first_token_s: float = 0.0,
-                 tools_when_needed: bool = False):
+    def __init__(
+        self,
+        engine: Engine,
+        client: ChatClient,
+        *,
+        scope: str | None = None,
+        context_window: int = 4096,
+        window_source: str = "chat.context_window",
+        max_tokens: int = 512,
+        temperature: float = 0.2,
+        meter: prompt.PromptMeter | None = None,
+        first_token_s: float = 0.0,
+        tools_when_needed: bool = False,
+    ):
         if scope:
             if not any(paths.is_under(scope, root) for root in engine.roots()):
                 raise ChatError(f"{scope} is outside every indexed root ({', '.join(engine.roots()) or 'none yet'})")
@@ -103,8 +121,12 @@ class Agent:
         self.chunk_of: Chunks = {}  # (source number, shown sentence) -> the chunk it came from (None: the file's start)
         self.evidence = Evidence(*_embedder_of(engine))
 
-    def answer(self, question: str, on_token: Callable[[str], None] | None = None,
-               on_step: Callable[[Step], None] | None = None) -> Answer:
+    def answer(
+        self,
+        question: str,
+        on_token: Callable[[str], None] | None = None,
+        on_step: Callable[[Step], None] | None = None,
+    ) -> Answer:
         run = _Run(self, question, on_token or (lambda _: None), on_step or (lambda _: None))
         try:
             return run.go()
@@ -151,10 +173,13 @@ class _Run:
         self.agent, self.question = agent, question
         self.on_token, self.on_step = on_token, on_step
         self.seen: set[int] = set()  # the sources this answer was given
-        self.toolbox = Toolbox(agent.engine, agent.scope, agent.sources,
-                               ChatModel(agent.client, agent.budget.context_window, agent.budget.max_tokens,
-                                         "the assistant's model"),
-                               on_progress=lambda text: self.say("progress", text))
+        self.toolbox = Toolbox(
+            agent.engine,
+            agent.scope,
+            agent.sources,
+            ChatModel(agent.client, agent.budget.context_window, agent.budget.max_tokens, "the assistant's model"),
+            on_progress=lambda text: self.say("progress", text),
+        )
         self.roots = agent.engine.roots()
         self.tools = agent.tools_supported  # offered in this answer
         self.whole_files = asks_for_whole_files(question)
@@ -175,12 +200,19 @@ class _Run:
         results = seed.search(a.engine, self.question, a.scope, self.say)
         self._trim_history()
         seeded = self._seed(results)
-        if (self.tools and a.tools_when_needed and not self.whole_files
-                and seed.shows_the_question(self.question, seeded)):
+        if (
+            self.tools
+            and a.tools_when_needed
+            and not self.whole_files
+            and seed.shows_the_question(self.question, seeded)
+        ):
             self.tools = False
             self.say("tools", "the excerpts have the question's words: answering from them, without tools")
-        messages = [self._system(), *a.history(),
-                    {"role": "user", "content": prompt.user_prompt(self.question, seeded, a.scope, self.roots)}]
+        messages = [
+            self._system(),
+            *a.history(),
+            {"role": "user", "content": prompt.user_prompt(self.question, seeded, a.scope, self.roots)},
+        ]
         return self._loop(messages)
 
     # the seed and the history ----------------------------------------------------------
@@ -199,8 +231,11 @@ class _Run:
         a = self.agent
         texts = [seed.excerpt_text(a.engine, r) for r in results]
         question = prompt.user_prompt(self.question, [], a.scope, self.roots)
-        budget = self.budget.for_excerpts([self._system(), *a.history(), {"role": "user", "content": question}],
-                                          seed.header_chars(results, len(a.sources) + 1, self.roots), self.tools)
+        budget = self.budget.for_excerpts(
+            [self._system(), *a.history(), {"role": "user", "content": question}],
+            seed.header_chars(results, len(a.sources) + 1, self.roots),
+            self.tools,
+        )
         fitted = seed.fit_excerpts(texts, budget, self._pick)
         note = seed.cut_note(texts, fitted, budget)
         if note:
@@ -248,8 +283,9 @@ class _Run:
         messages.append({"role": "user", "content": prompt.ANSWER_NOW})
         return reason
 
-    def _call(self, messages: list[Message], use_tools: bool,
-              listed: bool = True) -> tuple[ChatTurn, str, list[ToolCall]]:
+    def _call(
+        self, messages: list[Message], use_tools: bool, listed: bool = True
+    ) -> tuple[ChatTurn, str, list[ToolCall]]:
         """One streamed model call: what it produced, the text the user saw, the tool calls to run.
 
         When the tools may not be used they stay listed (``tool_choice: none``) so that the prompt
@@ -262,9 +298,14 @@ class _Run:
         listed = listed and self.tools
         self.stats.round_started()
         try:
-            turn = a.client.stream(messages, tools=self.budget.schemas if listed else None,
-                                   tool_choice="auto" if use_tools else "none", max_tokens=self.budget.max_tokens,
-                                   temperature=a.temperature, on_text=visible.feed if visible else self._emit)
+            turn = a.client.stream(
+                messages,
+                tools=self.budget.schemas if listed else None,
+                tool_choice="auto" if use_tools else "none",
+                max_tokens=self.budget.max_tokens,
+                temperature=a.temperature,
+                on_text=visible.feed if visible else self._emit,
+            )
         except ToolsUnsupported as exc:
             a.drop_tools()
             self.tools = False
@@ -289,9 +330,16 @@ class _Run:
         for i, call in enumerate(calls):
             call.id = call.id or f"call_{len(messages)}_{i}"
         if structured:
-            messages.append({"role": "assistant", "content": turn.content or None, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in calls]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": turn.content or None,
+                    "tool_calls": [
+                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                        for c in calls
+                    ],
+                }
+            )
         else:  # calls the server left as text go back as text, in the form the chat template expects
             messages.append({"role": "assistant", "content": calls_as_text(calls)})
         share = self.budget.tool_share(messages, self.tools, len(calls))
@@ -302,8 +350,11 @@ class _Run:
             self.seen |= numbers
             text = fit_tool_output(outcome.text, numbers, share, self._pick)
             if len(outcome.text) > share:
-                self.say("trim", f"the {call.name} result was cut to its best sentences "
-                                 f"({len(outcome.text)} → {len(text)} characters)")
+                self.say(
+                    "trim",
+                    f"the {call.name} result was cut to its best sentences "
+                    f"({len(outcome.text)} → {len(text)} characters)",
+                )
             for n, _, body in source_blocks(text, numbers)[1]:
                 self.agent.record_shown(n, body, outcome.chunks.get(n, "unknown"))
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
@@ -311,7 +362,7 @@ class _Run:
     # the answer --------------------------------------------------------------------
     def _finish(self, messages: list[Message], text: str, turn: ChatTurn) -> Answer:
         a = self.agent
-        a.remember(messages[1 + len(a.history()):] + [{"role": "assistant", "content": turn.content}])
+        a.remember(messages[1 + len(a.history()) :] + [{"role": "assistant", "content": turn.content}])
         citations = cite(text.strip(), a.shown, a.evidence, self.question)
         attach(a.engine, citations.sentences, a.sources, a.chunk_of)
         self._tell(citations)
@@ -322,14 +373,24 @@ class _Run:
             body += f"\n\n{UNSUPPORTED}"
         sources = [replace(s, cited=s.n in cited) for s in a.sources if s.n in self.seen | cited]
         stats = self.stats
-        return Answer(body, sources, self.steps, citations.sentences, not citations.unsupported,
-                      ttft_s=stats.ttft_s, tokens=stats.tokens, tokens_per_s=stats.tokens_per_s,
-                      prompt_tokens=stats.prompt_tokens, cached_tokens=stats.cached_tokens)
+        return Answer(
+            body,
+            sources,
+            self.steps,
+            citations.sentences,
+            not citations.unsupported,
+            ttft_s=stats.ttft_s,
+            tokens=stats.tokens,
+            tokens_per_s=stats.tokens_per_s,
+            prompt_tokens=stats.prompt_tokens,
+            cached_tokens=stats.cached_tokens,
+        )
 
     def _tell(self, citations: Citations) -> None:
         if citations.dropped:
-            self.say("citations", f"dropped citation(s) {', '.join(f'[{n}]' for n in citations.dropped)}: "
-                                  "no such source")
+            self.say(
+                "citations", f"dropped citation(s) {', '.join(f'[{n}]' for n in citations.dropped)}: no such source"
+            )
         for s in citations.sentences:
             if s.how in ("attached", "corrected"):
                 was = f" (the model wrote {', '.join(f'[{n}]' for n in s.written)})" if s.written else ""

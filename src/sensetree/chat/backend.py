@@ -23,11 +23,13 @@ from . import prompt
 from .agent import Agent, ChatError
 from .tools import SCHEMAS
 
-NOT_SET_UP = ("No chat model is set up. Either install the embedded one:\n"
-              f"  {INSTALL_HINT}\n"
-              "or use a server you run (Ollama, LM Studio, llama.cpp, a remote API):\n"
-              "  sensetree config set chat.base_url http://localhost:11434/v1\n"
-              "  sensetree config set chat.model llama3.2")
+NOT_SET_UP = (
+    "No chat model is set up. Either install the embedded one:\n"
+    f"  {INSTALL_HINT}\n"
+    "or use a server you run (Ollama, LM Studio, llama.cpp, a remote API):\n"
+    "  sensetree config set chat.base_url http://localhost:11434/v1\n"
+    "  sensetree config set chat.model llama3.2"
+)
 
 
 @dataclass
@@ -42,9 +44,17 @@ class Backend:
     meter: prompt.PromptMeter = field(default_factory=prompt.PromptMeter)  # shared by its conversations
 
     def agent(self, engine: Engine, scope: str | None = None) -> Agent:
-        return Agent(engine, self.client, scope=scope, context_window=self.context_window,
-                     window_source=self.window_source, max_tokens=self.max_tokens, meter=self.meter,
-                     first_token_s=self.first_token_s, tools_when_needed=self.tools_when_needed)
+        return Agent(
+            engine,
+            self.client,
+            scope=scope,
+            context_window=self.context_window,
+            window_source=self.window_source,
+            max_tokens=self.max_tokens,
+            meter=self.meter,
+            first_token_s=self.first_token_s,
+            tools_when_needed=self.tools_when_needed,
+        )
 
     def warm_up(self) -> None:
         """Read the system prompt, with the tools and without, once: the server caches both for every
@@ -52,8 +62,14 @@ class Backend:
         for tools in (SCHEMAS, None):
             sent = prompt.system_prompt(bool(tools)) + (json.dumps(tools) if tools else "")
             started = time.perf_counter()
-            turn = self.client.stream([{"role": "system", "content": prompt.system_prompt(bool(tools))},
-                                       {"role": "user", "content": "Hello"}], tools=tools, max_tokens=1)
+            turn = self.client.stream(
+                [
+                    {"role": "system", "content": prompt.system_prompt(bool(tools))},
+                    {"role": "user", "content": "Hello"},
+                ],
+                tools=tools,
+                max_tokens=1,
+            )
             if turn.prompt_per_s is None:  # llama-cpp-python says nothing: time it, on the estimated length
                 turn.prompt_tokens = self.meter.tokens(sent)
                 turn.prompt_per_s = turn.prompt_tokens / max(time.perf_counter() - started, 1e-3)
@@ -68,15 +84,23 @@ def connect(engine: Engine) -> Iterator[Backend]:
         client = ChatClient(s["chat.base_url"], s["chat.model"], s["chat.api_key"], s["chat.timeout"])
         try:
             window, where = client.context_window(s["chat.context_window"])
-            yield Backend(client, window, where, f"{s['chat.model'] or 'default model'} at {s['chat.base_url']}",
-                          s["chat.max_tokens"], s["chat.first_token_s"])
+            yield Backend(
+                client,
+                window,
+                where,
+                f"{s['chat.model'] or 'default model'} at {s['chat.base_url']}",
+                s["chat.max_tokens"],
+                s["chat.first_token_s"],
+            )
         finally:
             client.close()
         return
     name = s["chat.model"] or DEFAULT_MODEL
     if s["chat.runtime"] and s["chat.runtime"] not in RUNTIMES:
-        raise ChatError(f"unknown chat.runtime {s['chat.runtime']!r}; use one of {', '.join(RUNTIMES)}, "
-                        "or empty for the first installed")
+        raise ChatError(
+            f"unknown chat.runtime {s['chat.runtime']!r}; use one of {', '.join(RUNTIMES)}, "
+            "or empty for the first installed"
+        )
     try:
         gguf = model_file(name, engine.models_dir)
     except LocalModelError as exc:
@@ -88,8 +112,15 @@ def connect(engine: Engine) -> Iterator[Backend]:
         with LocalServer(gguf, name, runtime, n_ctx=s["chat.context_window"], threads=s["chat.threads"]) as server:
             client = ChatClient(server.url, name, timeout=s["chat.timeout"])
             try:
-                backend = Backend(client, server.n_ctx, "the embedded model's n_ctx", server.label,
-                                  s["chat.max_tokens"], s["chat.first_token_s"], tools_when_needed=True)
+                backend = Backend(
+                    client,
+                    server.n_ctx,
+                    "the embedded model's n_ctx",
+                    server.label,
+                    s["chat.max_tokens"],
+                    s["chat.first_token_s"],
+                    tools_when_needed=True,
+                )
                 backend.warm_up()
                 yield backend
             finally:

@@ -29,9 +29,9 @@ def message_text(messages: list[Message]) -> str:
 
 @dataclass(frozen=True)
 class ExcerptBudget:
-    chars: int    # characters of excerpts to aim for
-    window: int   # characters the context window leaves them, at most
-    reason: str   # what limits them, as the user is told when they are cut
+    chars: int  # characters of excerpts to aim for
+    window: int  # characters the context window leaves them, at most
+    reason: str  # what limits them, as the user is told when they are cut
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,11 @@ class Budget:
     def exchanges_to_drop(self, system: Message, exchanges: list[list[Message]], tools: bool) -> int:
         """How many of the oldest exchanges go: those that would leave less than half the window for this turn."""
         dropped = 0
-        while dropped < len(exchanges) and self.fixed_tokens(
-                [system, *(m for exchange in exchanges[dropped:] for m in exchange)], tools) > self.context_window // 2:
+        while (
+            dropped < len(exchanges)
+            and self.fixed_tokens([system, *(m for exchange in exchanges[dropped:] for m in exchange)], tools)
+            > self.context_window // 2
+        ):
             dropped += 1
         return dropped
 
@@ -64,13 +67,26 @@ class Budget:
         # a model that can call tools keeps a fifth of the window for what they return
         for_tools = min(self.context_window // 5, TOOL_SHARE_CAP) if tools else 0
         meter = self.meter
-        window = meter.chars(min(self.context_window // 4,
-                                 self.context_window - for_tools - self.fixed_tokens(messages, tools))) - headers
+        window = (
+            meter.chars(
+                min(self.context_window // 4, self.context_window - for_tools - self.fixed_tokens(messages, tools))
+            )
+            - headers
+        )
         quick = meter.tokens_within(self.first_token_s)
-        chars = window if quick is None else min(window, max(MIN_EXCERPT_BUDGET, meter.chars(
-            quick - meter.tokens(str(messages[-1]["content"]))) - headers))
-        reason = (f"what the model reads in {self.first_token_s:g} s at {meter.tokens_per_s:.0f} tokens/s"
-                  if quick is not None and chars < window else f"the {self.context_window}-token context window")
+        chars = (
+            window
+            if quick is None
+            else min(
+                window,
+                max(MIN_EXCERPT_BUDGET, meter.chars(quick - meter.tokens(str(messages[-1]["content"]))) - headers),
+            )
+        )
+        reason = (
+            f"what the model reads in {self.first_token_s:g} s at {meter.tokens_per_s:.0f} tokens/s"
+            if quick is not None and chars < window
+            else f"the {self.context_window}-token context window"
+        )
         return ExcerptBudget(chars, window, reason)
 
     def room(self, messages: list[Message], tools: bool) -> int:

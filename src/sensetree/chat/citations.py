@@ -27,18 +27,20 @@ _ABSTAIN = re.compile(
     r"\b(?:do(?:es)?\s*n[o']t|did\s*n[o']t|can\s*not|can't|could\s*n[o']t|unable\s+to)\s+"
     r"(?:say|mention|state|specify|provide|contain|include|know|find|answer|determine|give|tell)"
     r"|\bno\s+(?:information|mention|data|details|answer)\b"
-    r"|\bnot\s+(?:mentioned|stated|specified|provided|given|available|found|included|say)\b", re.IGNORECASE)
+    r"|\bnot\s+(?:mentioned|stated|specified|provided|given|available|found|included|say)\b",
+    re.IGNORECASE,
+)
 
-SUPPORTED = 0.5   # support below this: the sentence is not from the excerpts (see bench/chat_citations.py)
-CLOSE = 0.1       # a written marker stands while its excerpt supports the sentence this close to the best
-MIN_TERMS = 1     # "326" answers "how many?"; what a claim needs is a word the question does not have
+SUPPORTED = 0.5  # support below this: the sentence is not from the excerpts (see bench/chat_citations.py)
+CLOSE = 0.1  # a written marker stands while its excerpt supports the sentence this close to the best
+MIN_TERMS = 1  # "326" answers "how many?"; what a claim needs is a word the question does not have
 
 
 @dataclass
 class Citations:
-    text: str                  # the answer with its markers checked, attached or corrected
+    text: str  # the answer with its markers checked, attached or corrected
     sentences: list[Sentence]  # every sentence that makes a claim, with how its markers came about
-    dropped: list[int]         # numbers the model wrote that are no source
+    dropped: list[int]  # numbers the model wrote that are no source
 
     @property
     def unsupported(self) -> bool:
@@ -73,7 +75,7 @@ def pieces(text: str) -> list[str]:
     """The answer cut after each sentence; joined back they give the text unchanged."""
     out, start = [], 0
     for match in _END.finditer(text):
-        out.append(text[start:match.end()])
+        out.append(text[start : match.end()])
         start = match.end()
     if start < len(text):
         out.append(text[start:])
@@ -110,7 +112,9 @@ def cite(text: str, shown: dict[int, list[str]], evidence: Evidence, question: s
         have = list(dict.fromkeys(written(parts[k])))
         best = max(by_source, key=by_source.__getitem__) if by_source else None
         top = by_source[best] if best is not None else 0.0
-        if best is None or top < SUPPORTED or not _numbers(claim) <= known_numbers:  # not from the excerpts: flagged, uncited
+        if (
+            best is None or top < SUPPORTED or not _numbers(claim) <= known_numbers
+        ):  # not from the excerpts: flagged, uncited
             cited, how = [], "unsupported" if have else "none"
             parts[k] = MARKER.sub("", parts[k])
         elif have and max(by_source[n] for n in have) >= top - CLOSE:
@@ -144,4 +148,4 @@ def _with_markers(piece: str, numbers: list[int]) -> str:
     body = MARKER.sub("", piece)
     tail = _TAIL.search(body)
     assert tail is not None  # _TAIL matches at the end of any text
-    return f"{body[:tail.start()]} [{', '.join(map(str, numbers))}]{tail.group(1)}{tail.group(2)}"
+    return f"{body[: tail.start()]} [{', '.join(map(str, numbers))}]{tail.group(1)}{tail.group(2)}"

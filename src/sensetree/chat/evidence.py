@@ -34,8 +34,13 @@ TOP_EXCERPT_SENTENCES = 2  # the search's best excerpt keeps two: often a title,
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\s*\n\s*\n\s*|[ \t]*\n\s*(?=[A-Z0-9\[(\-•*])")
 
 # numbers an answer may write in digits where the text spells them out, or the other way round
-NUMBER_WORDS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
-twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        """zero one two three four five six seven eight nine ten eleven
+twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split()
+    )
+}
 NUMBER_WORDS.update({w: str(10 * n) for n, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)})
 _ASCII_LETTERS = re.compile(r"[a-z]+")
 
@@ -86,8 +91,10 @@ def _stem(word: str) -> str:
 
 
 # how answers open ("Based on the excerpts provided, ...", "According to my files, ..."): no claim in them
-FRAMING = frozenset(claim_terms("""according based excerpt excerpts provided file files user my text states mentions
-mentioned says question answer"""))
+FRAMING = frozenset(
+    claim_terms("""according based excerpt excerpts provided file files user my text states mentions
+mentioned says question answer""")
+)
 
 
 def coverage(question: str, text: str) -> float:
@@ -96,8 +103,9 @@ def coverage(question: str, text: str) -> float:
     return len(asked & set(terms(text))) / len(asked) if asked else 1.0
 
 
-def bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2,
-         b: float = 0.75) -> tuple[list[str], np.ndarray]:
+def bm25(
+    query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
+) -> tuple[list[str], np.ndarray]:
     """BM25 of one query against a handful of short documents (the statistics are theirs alone),
     term by term: the query's terms found, and a (terms x documents) matrix whose columns sum to
     each document's score."""
@@ -121,8 +129,7 @@ class Evidence:
     ``embed_query``/``embed_passages`` may be None (or fail): the ranking is then lexical only.
     """
 
-    def __init__(self, embed_query: Callable[[str], np.ndarray] | None = None,
-                 embed_passages: Embed | None = None):
+    def __init__(self, embed_query: Callable[[str], np.ndarray] | None = None, embed_passages: Embed | None = None):
         self.embed_query, self.embed_passages = embed_query, embed_passages
 
     def _dense(self, query: str | None, sentences: Sequence[str]) -> np.ndarray | None:
@@ -184,13 +191,18 @@ class Evidence:
             kept = i + 1
         while True:
             current = scores()
-            fits = [k for k in range(len(flat)) if k not in chosen and flat[k][0] < kept
-                    and used + len(sentences[k]) + len(GAP) <= budget]
+            fits = [
+                k
+                for k in range(len(flat))
+                if k not in chosen and flat[k][0] < kept and used + len(sentences[k]) + len(GAP) <= budget
+            ]
             if not fits:
                 break
             take(max(fits, key=lambda k: current[k]))
-        return [_joined(p, sorted(j for k, (owner, j) in enumerate(flat) if owner == i and k in chosen))
-                for i, p in enumerate(pieces[:kept])]
+        return [
+            _joined(p, sorted(j for k, (owner, j) in enumerate(flat) if owner == i and k in chosen))
+            for i, p in enumerate(pieces[:kept])
+        ]
 
     def support(self, claims: Sequence[str], evidence: Sequence[str], question: str = "") -> np.ndarray:
         """How well each evidence sentence supports each claim: a (claims x evidence) matrix in [0, 1].
@@ -216,7 +228,7 @@ class Evidence:
         vectors = self._dense(None, [*claims, *evidence])
         if vectors is None:
             return lexical
-        dense = np.clip(vectors[:len(claims)] @ vectors[len(claims):].T, 0.0, 1.0)
+        dense = np.clip(vectors[: len(claims)] @ vectors[len(claims) :].T, 0.0, 1.0)
         return (lexical + dense) / 2
 
 
@@ -240,16 +252,22 @@ class Sentence:
     """One sentence of an answer with its citations: what the model wrote, and what the answer shows."""
 
     text: str
-    written: list[int]   # [n] the model wrote (valid sources only)
-    cited: list[int]     # [n] the answer shows
-    how: str             # model, attached, corrected; none or unsupported (no excerpt supports it)
+    written: list[int]  # [n] the model wrote (valid sources only)
+    cited: list[int]  # [n] the answer shows
+    how: str  # model, attached, corrected; none or unsupported (no excerpt supports it)
     support: dict[int, str] = field(default_factory=dict)  # per cited source, the shown sentence that supports it best
     at: tuple[int, int] | None = None  # where the sentence (with its markers) sits in the answer's text
     spans: list[CitedSpan] = field(default_factory=list)  # per cited source, where its support sits in the file
 
     def as_dict(self) -> dict:
-        return {"text": self.text, "written": self.written, "cited": self.cited, "how": self.how,
-                "at": list(self.at) if self.at else None, "spans": [s.as_dict() for s in self.spans]}
+        return {
+            "text": self.text,
+            "written": self.written,
+            "cited": self.cited,
+            "how": self.how,
+            "at": list(self.at) if self.at else None,
+            "spans": [s.as_dict() for s in self.spans],
+        }
 
 
 @dataclass
@@ -261,12 +279,18 @@ class CitedSpan:
     n: int
     path: str
     chunk_index: int | None
-    quote: str             # the sentence as the model was shown it
+    quote: str  # the sentence as the model was shown it
     start: int | None
     end: int | None
     exact: bool
 
     def as_dict(self) -> dict:
         span = {"start": self.start, "end": self.end} if self.start is not None and self.end is not None else None
-        return {"n": self.n, "path": self.path, "chunk_index": self.chunk_index, "quote": self.quote,
-                "span": span, "exact": self.exact}
+        return {
+            "n": self.n,
+            "path": self.path,
+            "chunk_index": self.chunk_index,
+            "quote": self.quote,
+            "span": span,
+            "exact": self.exact,
+        }

@@ -22,11 +22,14 @@ RULES = """You are SenseTree's assistant. You answer questions about the user's 
 - If the excerpts do not contain the answer, say that the files do not say; never invent a file or a fact.
 - You may cite an excerpt by its number in square brackets."""
 
-TOOLS_CLAUSE = (" or on what your tools return. When the excerpts are not enough, call search_files with other "
-                "words, read_file to read a whole file, or list_directory")
+TOOLS_CLAUSE = (
+    " or on what your tools return. When the excerpts are not enough, call search_files with other "
+    "words, read_file to read a whole file, or list_directory"
+)
 
-ANSWER_NOW = ("Answer my question now with what you have found, citing the excerpts by their number like [1]. "
-              "Do not call a tool.")
+ANSWER_NOW = (
+    "Answer my question now with what you have found, citing the excerpts by their number like [1]. Do not call a tool."
+)
 
 
 def system_prompt(tools: bool) -> str:
@@ -37,15 +40,17 @@ def header(n: int, path: str, roots: list[str], location: str = "") -> str:
     """``[n]``, the file's path inside its root (short: every token counts; what read_file takes) and
     where in the file the excerpt is (``p. 12``)."""
     root = next((r for r in roots if paths.is_under(path, r)), None)
-    where = path[len(root):].lstrip("/\\") if root else path
+    where = path[len(root) :].lstrip("/\\") if root else path
     return f"[{n}] {where or paths.name_of(path)}" + (f" {location}" if location else "")
 
 
 def user_prompt(question: str, excerpts: list[tuple[Source, str]], scope: str | None, roots: list[str]) -> str:
     parts = [f"I am looking at the folder {scope}; stay inside it."] if scope else []
     if excerpts:
-        parts.append("Excerpts from my files:\n\n" + "\n\n".join(
-            f"{header(s.n, s.path, roots, s.location_label)}\n{text}" for s, text in excerpts))
+        parts.append(
+            "Excerpts from my files:\n\n"
+            + "\n\n".join(f"{header(s.n, s.path, roots, s.location_label)}\n{text}" for s, text in excerpts)
+        )
     else:
         parts.append("No file matched the question.")
     parts.append(f"Question: {question}")
@@ -100,4 +105,4 @@ def fit(texts: list[str], budget: int) -> list[str]:
 
 
 def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:max(0, limit - 1)].rstrip() + "…"
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"

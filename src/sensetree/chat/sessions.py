@@ -51,9 +51,14 @@ class ChatSessions:
             self._stack = stack
         return self._backend
 
-    def ask(self, params: AskParams, on_start: Callable[[str, str], None] | None = None,
-            on_token: Callable[[str], None] | None = None, on_step: Callable[[Step], None] | None = None,
-            stopped: threading.Event | None = None) -> Answer:
+    def ask(
+        self,
+        params: AskParams,
+        on_start: Callable[[str, str], None] | None = None,
+        on_token: Callable[[str], None] | None = None,
+        on_step: Callable[[Step], None] | None = None,
+        stopped: threading.Event | None = None,
+    ) -> Answer:
         """Answer ``params.question`` in ``params.conversation`` (a new one when unknown or when the scope
         changed), within ``params.scope``; ``on_start`` hears the conversation's id and the model's label.
 
@@ -69,6 +74,7 @@ class ChatSessions:
                     raise AnswerStopped
                 if callback is not None:
                     callback(value)
+
             return relay
 
         scope, conversation = params.scope or None, params.conversation

@@ -14,12 +14,12 @@ class RunStats:
     """One answer's record; a round is one streamed model call."""
 
     started: float = field(default_factory=time.perf_counter)  # when the question came
-    first_shown: float | None = None   # the first text the user saw, in any round
-    round_shown: float | None = None   # the first text the user saw in the current round
+    first_shown: float | None = None  # the first text the user saw, in any round
+    round_shown: float | None = None  # the first text the user saw in the current round
     round_end: float | None = None
-    last_chunks: int = 0               # streamed pieces of the latest round
-    prompt_tokens: int | None = None   # read by the server, all rounds; None where it never said
-    cached_tokens: int | None = None   # taken from its cache instead
+    last_chunks: int = 0  # streamed pieces of the latest round
+    prompt_tokens: int | None = None  # read by the server, all rounds; None where it never said
+    cached_tokens: int | None = None  # taken from its cache instead
 
     def round_started(self) -> None:
         self.round_shown = None

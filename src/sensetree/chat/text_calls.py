@@ -44,8 +44,10 @@ def parse_text_calls(content: str) -> list[ToolCall]:
 
 def calls_as_text(calls: list[ToolCall]) -> str:
     """Calls in the Hermes form the model's chat template would have written them in."""
-    return "\n".join(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}\n</tool_call>'
-                     for c in calls)
+    return "\n".join(
+        f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}\n</tool_call>'
+        for c in calls
+    )
 
 
 class VisibleText:
@@ -67,8 +69,8 @@ class VisibleText:
         if not self.text and self.pending.lstrip()[:1] in ("", "{", "`"):
             return  # could be a bare JSON call: wait for the end of the round
         keep = next((k for k in range(len(MARK) - 1, 0, -1) if self.pending.endswith(MARK[:k])), 0)
-        self._flush(self.pending[:len(self.pending) - keep])
-        self.pending = self.pending[len(self.pending) - keep:]
+        self._flush(self.pending[: len(self.pending) - keep])
+        self.pending = self.pending[len(self.pending) - keep :]
 
     def close(self, is_call: bool) -> None:
         if not (self.hidden or is_call):

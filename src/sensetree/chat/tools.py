@@ -35,17 +35,25 @@ class Source:
     origin: str  # "seed", "search" or "read"
     cited: bool = False
     location: dict | None = None  # where in the file the excerpt is: {"page": 12}
-    location_label: str = ""      # "p. 12", "slide 3": shown beside the name, "report.pdf p. 12"
+    location_label: str = ""  # "p. 12", "slide 3": shown beside the name, "report.pdf p. 12"
 
     @property
     def label(self) -> str:
         return f"{self.name} {self.location_label}" if self.location_label else self.name
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "path": self.path, "name": self.name,
-                "score": None if self.score is None else round(self.score, 6), "snippet": self.snippet,
-                "chunk_index": self.chunk_index, "location": self.location, "location_label": self.location_label,
-                "origin": self.origin, "cited": self.cited}
+        return {
+            "n": self.n,
+            "path": self.path,
+            "name": self.name,
+            "score": None if self.score is None else round(self.score, 6),
+            "snippet": self.snippet,
+            "chunk_index": self.chunk_index,
+            "location": self.location,
+            "location_label": self.location_label,
+            "origin": self.origin,
+            "cited": self.cited,
+        }
 
 
 @dataclass
@@ -57,8 +65,9 @@ class Sources:
     def add(self, path: str, score: float | None, snippet: str, chunk_index: int | None, origin: str) -> Source:
         known = self.items.get(path)
         if known is None:
-            known = self.items[path] = Source(len(self.items) + 1, path, paths.name_of(path), score, snippet,
-                                              chunk_index, origin)
+            known = self.items[path] = Source(
+                len(self.items) + 1, path, paths.name_of(path), score, snippet, chunk_index, origin
+            )
         elif score is not None and (known.score is None or score > known.score):
             known.score, known.snippet, known.chunk_index = score, snippet, chunk_index
         return known
@@ -80,14 +89,26 @@ class Sources:
 
 
 def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": properties, "required": required}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
 
 
 # The engine's operations the assistant may call, with the values it does not choose: a search brings
 # as many excerpts as the prompt has room for. MCP clients are offered the same (``interfaces/mcp_tools.py``).
-OPERATIONS = {"search_files": {"limit": SEARCH_LIMIT}, "similar_files": {}, "summarise_file": {}, "compare_files": {},
-              "read_file": {}, "list_directory": {}}
+OPERATIONS = {
+    "search_files": {"limit": SEARCH_LIMIT},
+    "similar_files": {},
+    "summarise_file": {},
+    "compare_files": {},
+    "read_file": {},
+    "list_directory": {},
+}
 CITABLE = "Returns numbered excerpts you can cite."
 STEPS = {"search": "searching", "read": "reading", "browse": "listing"}  # what the user sees the tool do
 
@@ -99,8 +120,9 @@ def _operation_schema(op: Operation, fixed: dict[str, Any]) -> dict[str, Any]:
     fields = [p for p in op.fields(tool=True) if p.name not in fixed]
     properties = {p.name: {"type": JSON_TYPES[p.type], "description": p.doc.help} for p in fields}
     cites = "" if op.result is Listing else CITABLE
-    return _function(op.tool or op.name, f"{op.summary} {cites}".strip(), properties,
-                     [p.name for p in fields if p.required])
+    return _function(
+        op.tool or op.name, f"{op.summary} {cites}".strip(), properties, [p.name for p in fields if p.required]
+    )
 
 
 # The whole-file tools are listed once a conversation asks for whole files or folders: every request
@@ -110,8 +132,11 @@ WHOLE_FILE_TOOLS = ("summarise_file", "compare_files")
 WITH_WHOLE_FILES = [_operation_schema(TOOLS[name], fixed) for name, fixed in OPERATIONS.items()]
 SCHEMAS = [s for s in WITH_WHOLE_FILES if s["function"]["name"] not in WHOLE_FILE_TOOLS]
 TOOL_NAMES = {s["function"]["name"] for s in WITH_WHOLE_FILES}
-_WHOLE = re.compile(r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
-                    r"zusammenfass|vergleich|résum|resum|riassun|confront", re.IGNORECASE)
+_WHOLE = re.compile(
+    r"summar|compar|differ|changed|overview|outline|gist|what(?: is|'s) in |whole|entire|"
+    r"zusammenfass|vergleich|résum|resum|riassun|confront",
+    re.IGNORECASE,
+)
 
 
 def asks_for_whole_files(question: str) -> bool:
@@ -121,22 +146,25 @@ def asks_for_whole_files(question: str) -> bool:
 
 @dataclass
 class ToolOutcome:
-    text: str          # what the model reads
-    step: str          # what the user sees ("searching: ...")
+    text: str  # what the model reads
+    step: str  # what the user sees ("searching: ...")
     new_sources: list[Source] = field(default_factory=list)
-    chunks: dict[int, int | None] = field(default_factory=dict)  # source number -> the chunk its text is (None: the file's start)
+    chunks: dict[int, int | None] = field(
+        default_factory=dict
+    )  # source number -> the chunk its text is (None: the file's start)
 
 
 class Toolbox:
     """Runs the tools for one conversation: searches honour the chat scope, reads stay inside it."""
 
-    def __init__(self, engine, scope: str | None, sources: Sources, model: ChatModel | None = None,
-                 on_progress: Any = None):
+    def __init__(
+        self, engine, scope: str | None, sources: Sources, model: ChatModel | None = None, on_progress: Any = None
+    ):
         self.engine = engine
         self.scope = scope
         self.sources = sources
         self.reader = engine.reader(scope)
-        self.model = model              # the conversation's model: a summary runs on it (None: the engine opens one)
+        self.model = model  # the conversation's model: a summary runs on it (None: the engine opens one)
         self.on_progress = on_progress  # a summary's "part 3 of 12", shown as it goes
 
     def run(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
@@ -187,7 +215,9 @@ class Toolbox:
         except SenseTreeError as exc:
             return ToolOutcome(f"error: {exc}", f"{step} ({exc})")
         if isinstance(result, SimilarResponse):
-            note += "".join(f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions)
+            note += "".join(
+                f"version of it ({v.shared:.0%} of the wording shared): {v.path}\n" for v in result.versions
+            )
             note += "".join(f"identical copy: {copy}\n" for copy in result.copies)
         if isinstance(result, SearchResponse):
             return self._found(result, note, step)
@@ -216,11 +246,16 @@ class Toolbox:
     def _summarised(self, summary: Summary, step: str) -> ToolOutcome:
         """A summary as the model can cite it: the whole (its [k] marks turned into the pages they stand
         for, so they are not taken for source numbers), then one numbered block per file with its notes."""
-        where = {note.n: f"({note.name} {note.where})" if summary.kind != "file" else f"({note.where})"
-                 for note in summary.notes}
+        where = {
+            note.n: f"({note.name} {note.where})" if summary.kind != "file" else f"({note.where})"
+            for note in summary.notes
+        }
         whole = re.sub(r"\[(\d+)\]", lambda m: where.get(int(m.group(1)), ""), summary.summary)
-        head = {"file": "Summary of the whole file", "folder": "What the folder holds",
-                "compare": "How the two files differ"}[summary.kind]
+        head = {
+            "file": "Summary of the whole file",
+            "folder": "What the folder holds",
+            "compare": "How the two files differ",
+        }[summary.kind]
         blocks, found, chunks = [], [], dict[int, Any]()
         for path in dict.fromkeys(note.path for note in summary.notes):
             notes = [n for n in summary.notes if n.path == path]
@@ -237,8 +272,12 @@ class Toolbox:
         """A file's text as one numbered source."""
         source = self.sources.add(read.path, None, _flat(read.text)[:240], None, "read")
         cut = f"\n[… first {len(read.text)} of {read.total_chars} characters]" if read.truncated else ""
-        return ToolOutcome(f"[{source.n}] {source.name} — {read.path}\n{read.text}{cut}", f"reading: {read.path}",
-                           [source], {source.n: None})
+        return ToolOutcome(
+            f"[{source.n}] {source.name} — {read.path}\n{read.text}{cut}",
+            f"reading: {read.path}",
+            [source],
+            {source.n: None},
+        )
 
     def _listed(self, listing: Listing) -> ToolOutcome:
         """A folder's entries, one a line: [D] a folder, [F] a file, with its index status when it is not indexed."""
@@ -272,8 +311,10 @@ def source_blocks(text: str, numbers: set[int]) -> tuple[str, list[tuple[int, st
     """A tool's output as what comes before the sources, then (number, "[n] name — path", text) per source."""
     found = [m for m in _BLOCK.finditer(text) if int(m.group(1)) in numbers]
     ends = [m.start() for m in found[1:]] + [len(text)]
-    return (text[:found[0].start()] if found else text,
-            [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end():end].strip()) for m, end in zip(found, ends)])
+    return (
+        text[: found[0].start()] if found else text,
+        [(int(m.group(1)), m.group(0).rstrip("\n"), text[m.end() : end].strip()) for m, end in zip(found, ends)],
+    )
 
 
 def _flat(text: str) -> str:

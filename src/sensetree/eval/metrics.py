@@ -12,8 +12,11 @@ from typing import Mapping, Sequence
 
 
 def ndcg_at(ranking: Sequence[str], qrels: Mapping[str, int], k: int = 10) -> float:
-    dcg = sum(qrels.get(doc, 0) / math.log2(rank + 1)
-              for rank, doc in enumerate(ranking[:k], start=1) if qrels.get(doc, 0) > 0)
+    dcg = sum(
+        qrels.get(doc, 0) / math.log2(rank + 1)
+        for rank, doc in enumerate(ranking[:k], start=1)
+        if qrels.get(doc, 0) > 0
+    )
     ideal = sorted((g for g in qrels.values() if g > 0), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
     return dcg / idcg if idcg > 0 else 0.0

@@ -83,8 +83,9 @@ def _materialise(dataset: Path, docs_dir: Path, log: Callable[[str], None]) -> t
     return docs_dir, mapping
 
 
-def load_split(dataset: Path, split: str = "test", max_queries: int | None = None
-               ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+def load_split(
+    dataset: Path, split: str = "test", max_queries: int | None = None
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
     """The queries that have judgements in ``split``, and the judgements."""
     qrels_path = dataset / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
@@ -97,8 +98,9 @@ def load_split(dataset: Path, split: str = "test", max_queries: int | None = Non
 
 
 @contextmanager
-def eval_engine(engine: Engine, dataset: Path, model: str | None = None,
-                log: Callable[[str], None] = lambda message: None) -> Iterator[tuple[Engine, dict[str, str]]]:
+def eval_engine(
+    engine: Engine, dataset: Path, model: str | None = None, log: Callable[[str], None] = lambda message: None
+) -> Iterator[tuple[Engine, dict[str, str]]]:
     """The dataset's own engine, indexed and ready, and its path -> corpus id map.
 
     Cached under ``<data dir>/eval/<set>-<hash>/<model>``, so every mode and every later run reuse one index.
@@ -108,29 +110,56 @@ def eval_engine(engine: Engine, dataset: Path, model: str | None = None,
     base = engine.data_dir.resolve() / "eval" / f"{_slug(dataset.name)}-{key}"
     root, mapping = _materialise(dataset, base / "docs", log)
     with Engine(base / _slug(model)) as evaluator:
-        evaluator.settings.set_many({name: value for name, value in engine.settings.as_dict().items()  # checked together
-                                     if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value})
+        evaluator.settings.set_many(
+            {
+                name: value
+                for name, value in engine.settings.as_dict().items()  # checked together
+                if name.startswith(COPIED_SETTINGS) and evaluator.settings.get(name) != value
+            }
+        )
         if evaluator.settings["embedding.model"] != model:
             evaluator.run(SetParams("embedding.model", model))
         if str(root) not in evaluator.roots():
             evaluator.run(AddRootParams(str(root)))
         started = time.perf_counter()
-        progress = evaluator.index(on_update=_every(30.0, lambda p: log(
-            f"indexing: keyword-ready {p.keyword}/{p.files}, semantic {p.semantic}/{p.files}, "
-            f"{p.embed_rate:.1f} chunks/s")))
-        log(f"index ready: {progress.files_done} files (re)indexed, {progress.embedding.count} chunks embedded in "
-            f"{time.perf_counter() - started:.0f} s")
+        progress = evaluator.index(
+            on_update=_every(
+                30.0,
+                lambda p: log(
+                    f"indexing: keyword-ready {p.keyword}/{p.files}, semantic {p.semantic}/{p.files}, "
+                    f"{p.embed_rate:.1f} chunks/s"
+                ),
+            )
+        )
+        log(
+            f"index ready: {progress.files_done} files (re)indexed, {progress.embedding.count} chunks embedded in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
         yield evaluator, mapping
 
 
-def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "test", max_queries: int | None = None,
-             ignore_identical_ids: bool = False, model: str | None = None,
-             log: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+def run_eval(
+    engine: Engine,
+    dataset: Path,
+    modes: list[str],
+    *,
+    split: str = "test",
+    max_queries: int | None = None,
+    ignore_identical_ids: bool = False,
+    model: str | None = None,
+    log: Callable[[str], None] = lambda message: None,
+) -> dict[str, Any]:
     dataset = dataset.expanduser().resolve()
     queries, qrels = load_split(dataset, split, max_queries)
     with eval_engine(engine, dataset, model, log) as (evaluator, mapping):
-        report: dict[str, Any] = {"dataset": dataset.name, "split": split, "model": evaluator.embedder.identity,
-                                  "documents": len(mapping), "chunks": evaluator.store.table.count(), "queries": len(queries)}
+        report: dict[str, Any] = {
+            "dataset": dataset.name,
+            "split": split,
+            "model": evaluator.embedder.identity,
+            "documents": len(mapping),
+            "chunks": evaluator.store.table.count(),
+            "queries": len(queries),
+        }
         for mode in modes:
             if mode == "hybrid+rerank" and evaluator.models.reranker() is None:
                 report[mode] = {"skipped": f"no reranker: {evaluator.models.reranker_problem}"}
@@ -142,12 +171,22 @@ def run_eval(engine: Engine, dataset: Path, modes: list[str], *, split: str = "t
 
 def score_ranking(ranking: list[str], judged: dict[str, int]) -> dict[str, float]:
     """The per-query metrics of one ranked list of corpus ids."""
-    return {"ndcg@10": ndcg_at(ranking, judged, 10), "recall@10": recall_at(ranking, judged, 10),
-            "recall@100": recall_at(ranking, judged, 100), "mrr@10": mrr_at(ranking, judged, 10)}
+    return {
+        "ndcg@10": ndcg_at(ranking, judged, 10),
+        "recall@10": recall_at(ranking, judged, 10),
+        "recall@100": recall_at(ranking, judged, 100),
+        "mrr@10": mrr_at(ranking, judged, 10),
+    }
 
 
-def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, dict[str, int]],
-              mapping: dict[str, str], ignore_identical_ids: bool) -> dict[str, float]:
+def _run_mode(
+    engine: Engine,
+    mode: str,
+    queries: list[dict],
+    qrels: dict[str, dict[str, int]],
+    mapping: dict[str, str],
+    ignore_identical_ids: bool,
+) -> dict[str, float]:
     retriever = engine.retriever()
     totals = dict.fromkeys(("ndcg@10", "recall@10", "recall@100", "mrr@10"), 0.0)
     latencies = []
@@ -158,8 +197,13 @@ def _run_mode(engine: Engine, mode: str, queries: list[dict], qrels: dict[str, d
             response = retriever.search(text, limit=100, hybrid=True, rerank_on=False, dense=False)
         else:
             fusion = mode.removeprefix("hybrid-")
-            response = retriever.search(text, limit=100, hybrid=mode != "dense", rerank_on=mode == "hybrid+rerank",
-                                        fusion=fusion if fusion in FUSIONS else None)
+            response = retriever.search(
+                text,
+                limit=100,
+                hybrid=mode != "dense",
+                rerank_on=mode == "hybrid+rerank",
+                fusion=fusion if fusion in FUSIONS else None,
+            )
         latencies.append((time.perf_counter() - started) * 1000)
         # a result's identical copies are shown with it ("also in N other places"): they rank right after it
         ranking = [mapping.get(path, path) for r in response.results for path in (r.path, *r.duplicates)]
@@ -182,4 +226,5 @@ def _every(seconds: float, callback: Callable[[Any], None]) -> Callable[[Any], N
         if now - last[0] >= seconds:
             last[0] = now
             callback(value)
+
     return call

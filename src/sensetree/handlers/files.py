@@ -63,8 +63,16 @@ def read(ctx: Context, params: ReadParams) -> FileContents:
         note = f"only the first {READ_CHARS} of {read.total_chars} characters are shown"
     elif read.context_only:
         note = "the content could not be read; the text describes the file instead"
-    return FileContents(path=read.path, name=read.name, doc_type=read.doc_type, context_only=read.context_only,
-                        text=read.text, total_chars=read.total_chars, truncated=read.truncated, note=note)
+    return FileContents(
+        path=read.path,
+        name=read.name,
+        doc_type=read.doc_type,
+        context_only=read.context_only,
+        text=read.text,
+        total_chars=read.total_chars,
+        truncated=read.truncated,
+        note=note,
+    )
 
 
 def prioritize(ctx: Context, path: str) -> None:
@@ -94,9 +102,14 @@ def open_file(ctx: Context, params: OpenParams) -> Opened:
 
 
 # PDF viewers that take a page on their command line, as the desktop's default for PDFs names them.
-PAGE_ARGUMENTS = {"org.gnome.Evince": ["evince", "--page-index={page}"], "evince": ["evince", "--page-index={page}"],
-                  "okularApplication_pdf": ["okular", "--page", "{page}"], "org.kde.okular": ["okular", "--page", "{page}"],
-                  "org.pwmt.zathura": ["zathura", "--page={page}"], "xreader": ["xreader", "--page-index={page}"]}
+PAGE_ARGUMENTS = {
+    "org.gnome.Evince": ["evince", "--page-index={page}"],
+    "evince": ["evince", "--page-index={page}"],
+    "okularApplication_pdf": ["okular", "--page", "{page}"],
+    "org.kde.okular": ["okular", "--page", "{page}"],
+    "org.pwmt.zathura": ["zathura", "--page={page}"],
+    "xreader": ["xreader", "--page-index={page}"],
+}
 
 
 def open_with_system(path: str, page: int | None) -> int | None:
@@ -109,12 +122,20 @@ def open_with_system(path: str, page: int | None) -> int | None:
         subprocess.Popen(["open", path])
         return None
     if page and path.lower().endswith(".pdf") and shutil.which("xdg-mime"):
-        default = subprocess.run(["xdg-mime", "query", "default", "application/pdf"], capture_output=True,
-                                 text=True, timeout=5).stdout.strip().removesuffix(".desktop")
+        default = (
+            subprocess.run(
+                ["xdg-mime", "query", "default", "application/pdf"], capture_output=True, text=True, timeout=5
+            )
+            .stdout.strip()
+            .removesuffix(".desktop")
+        )
         command = PAGE_ARGUMENTS.get(default)
         if command and shutil.which(command[0]):
-            subprocess.Popen([part.format(page=page) for part in command] + [path],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(
+                [part.format(page=page) for part in command] + [path],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             return page
     subprocess.Popen(["xdg-open", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return None

@@ -25,8 +25,12 @@ __all__ = ["Indexed", "IndexingPaused", "Progress", "index", "run", "watch_roots
 
 
 @handles
-def index(ctx: Context, params: IndexParams, on_progress: Callable[[Progress | Indexed], None] | None = None,
-          stop: threading.Event | None = None) -> Indexed:
+def index(
+    ctx: Context,
+    params: IndexParams,
+    on_progress: Callable[[Progress | Indexed], None] | None = None,
+    stop: threading.Event | None = None,
+) -> Indexed:
     """Index every root once; with ``watch``, then keep indexing whatever changes under them until ``stop``
     is set. ``on_progress`` hears the live figures as they change and, under ``watch``, each round's
     ``Indexed`` as it ends; the last one is returned.
@@ -61,34 +65,65 @@ def index(ctx: Context, params: IndexParams, on_progress: Callable[[Progress | I
 
 def indexed(progress: Progress, stop: threading.Event) -> Indexed:
     """What a run did, as ``sensetree index --json`` prints it."""
-    return Indexed(files=progress.files, keyword_ready=progress.keyword, semantic=progress.semantic,
-                   chunks_embedded=progress.embedding.count, chunks_left=progress.chunks_left,
-                   failed=progress.failed, stopped=stop.is_set(), seconds=round(progress.elapsed, 2))
+    return Indexed(
+        files=progress.files,
+        keyword_ready=progress.keyword,
+        semantic=progress.semantic,
+        chunks_embedded=progress.embedding.count,
+        chunks_left=progress.chunks_left,
+        failed=progress.failed,
+        stopped=stop.is_set(),
+        seconds=round(progress.elapsed, 2),
+    )
 
 
-def watch_roots(ctx: Context, on_change: Callable[[], None], stop: threading.Event, first_round: bool = False,
-                changed: threading.Event | None = None, roots: list[str] | None = None) -> None:
+def watch_roots(
+    ctx: Context,
+    on_change: Callable[[], None],
+    stop: threading.Event,
+    first_round: bool = False,
+    changed: threading.Event | None = None,
+    roots: list[str] | None = None,
+) -> None:
     """Call ``on_change`` once changes under the roots (or ``roots``) have settled, until ``stop``
     (``ingest/watcher.py``); ``OSError`` when the system refuses to watch (inotify limits)."""
-    watch(ctx.roots() if roots is None else roots, str(ctx.data_dir), on_change, stop, first_round=first_round,
-          changed=changed, polling=ctx.settings["indexing.watch_polling"])
+    watch(
+        ctx.roots() if roots is None else roots,
+        str(ctx.data_dir),
+        on_change,
+        stop,
+        first_round=first_round,
+        changed=changed,
+        polling=ctx.settings["indexing.watch_polling"],
+    )
 
 
-def run(ctx: Context, on_update: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-        max_endpoint_wait: float | None = None, wait_for_lock: float = 0,
-        interrupt: threading.Event | None = None) -> Progress:
+def run(
+    ctx: Context,
+    on_update: Callable[[Progress], None] | None = None,
+    stop: threading.Event | None = None,
+    max_endpoint_wait: float | None = None,
+    wait_for_lock: float = 0,
+    interrupt: threading.Event | None = None,
+) -> Progress:
     """Scan every root and index what is queued (keyword first, then vectors), under the writer lock.
 
     Returns within moments of ``stop`` being set, and early when ``interrupt`` is (the disk changed).
     A damaged catalog or vector table met on the way is repaired, and the run made once more.
     """
-    return ctx.storage.recovering(lambda: _index_once(ctx, on_update, stop or threading.Event(),
-                                                      max_endpoint_wait, wait_for_lock, interrupt))
+    return ctx.storage.recovering(
+        lambda: _index_once(ctx, on_update, stop or threading.Event(), max_endpoint_wait, wait_for_lock, interrupt)
+    )
 
 
-def _index_once(ctx: Context, on_update: Callable[[Progress], None] | None, stop: threading.Event,
-               max_endpoint_wait: float | None, wait_for_lock: float,
-               interrupt: threading.Event | None) -> Progress:
+def _index_once(
+    ctx: Context,
+    on_update: Callable[[Progress], None] | None,
+    stop: threading.Event,
+    max_endpoint_wait: float | None,
+    wait_for_lock: float,
+    interrupt: threading.Event | None,
+) -> Progress:
     with ctx.writer(wait_for_lock):  # a search node is refused here
         storage = ctx.writable()
         storage.reconcile_if_behind()
@@ -103,8 +138,15 @@ def _index_once(ctx: Context, on_update: Callable[[Progress], None] | None, stop
         if max_endpoint_wait is not None:
             options.max_endpoint_wait = max_endpoint_wait
         with vector_reuse(ctx.data_dir, ctx.settings["indexing.reuse_vectors"], ctx.notices.add) as reuse:
-            indexer = Indexer(ctx.catalog, ctx.store, lambda: indexing_embedder(ctx), sense_writer(ctx.settings),
-                              options, ctx.pool, reuse)
+            indexer = Indexer(
+                ctx.catalog,
+                ctx.store,
+                lambda: indexing_embedder(ctx),
+                sense_writer(ctx.settings),
+                options,
+                ctx.pool,
+                reuse,
+            )
             progress = indexer.run(Progress(), on_update=on_update, stop=stop, interrupt=interrupt)
         if not stop.is_set():
             ctx.store.upkeep.optimize()

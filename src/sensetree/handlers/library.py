@@ -52,8 +52,12 @@ def pin(ctx: Context, params: PinParams) -> Sense:
 @handles
 def sense(ctx: Context, params: SenseParams) -> Sense:
     stored = ctx.choices.sense_of(params.path)
-    return Sense(paths.normalize(params.path), stored.text if stored else None, stored.source if stored else None,
-                 bool(stored and stored.pinned))
+    return Sense(
+        paths.normalize(params.path),
+        stored.text if stored else None,
+        stored.source if stored else None,
+        bool(stored and stored.pinned),
+    )
 
 
 @handles

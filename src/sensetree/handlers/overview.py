@@ -12,9 +12,18 @@ from .registry import handles
 @handles
 def status(ctx: Context, params: StatusParams) -> Status:
     """Roots, counts per status, the two progress figures, the models in use, the index size, notices."""
-    return ctx.storage.recovering(lambda: overview.status(
-        ctx.data_dir, ctx.roots(), ctx.catalog, ctx.store, ctx.storage.size_bytes(), ctx.settings,
-        ctx.models, ctx.notices))
+    return ctx.storage.recovering(
+        lambda: overview.status(
+            ctx.data_dir,
+            ctx.roots(),
+            ctx.catalog,
+            ctx.store,
+            ctx.storage.size_bytes(),
+            ctx.settings,
+            ctx.models,
+            ctx.notices,
+        )
+    )
 
 
 @handles

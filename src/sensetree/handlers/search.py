@@ -39,31 +39,35 @@ def search(ctx: Context, params: SearchParams) -> SearchResponse:
     understood = _understood(ctx, params.query, params.literal, scope)
     if understood is None:
         return _search(ctx, params, params.query, filters, scope)
-    response = _search(ctx, params, understood.query, narrowed(filters, understood.filters()),
-                       understood.scope or scope)
+    response = _search(
+        ctx, params, understood.query, narrowed(filters, understood.filters()), understood.scope or scope
+    )
     response.query, response.understood = params.query, understood.as_dict()
     if len(understood.folders) > 1:
-        response.notices.append(f"{len(understood.folders)} folders are called {paths.name_of(understood.folder or '')}: "
-                                f"searched all of them ({', '.join(understood.folders)})")
+        response.notices.append(
+            f"{len(understood.folders)} folders are called {paths.name_of(understood.folder or '')}: "
+            f"searched all of them ({', '.join(understood.folders)})"
+        )
     wider = max(params.limit, 10)
     plain = _search(ctx, replace(params, limit=wider), params.query, filters, scope)
     found, shown = len(response.results), [r.path for r in response.results]
-    if shown != [r.path for r in plain.results[:params.limit]]:  # the filters changed what is found
+    if shown != [r.path for r in plain.results[: params.limit]]:  # the filters changed what is found
         response.understood["literal_results"] = len(plain.results)
         said = ", ".join(f'"{words}"' for words in understood.said)
         first = next((r for r in plain.results if r.path not in shown), None) if plain.results else None
-        top = (f"; the words alone rank {paths.name_of(first.path)} first" if first is plain.results[0] and first
-               else "")
+        top = f"; the words alone rank {paths.name_of(first.path)} first" if first is plain.results[0] and first else ""
         response.notices.append(
             f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
             f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
             f"{'+' if len(plain.results) == wider else ''}{top} (search again with --literal, or "
-            "put those words in quotes)")
+            "put those words in quotes)"
+        )
     return response
 
 
-def _search(ctx: Context, params: SearchParams, query: str, filters: Filters | None,
-            scope: str | list[str] | None) -> SearchResponse:
+def _search(
+    ctx: Context, params: SearchParams, query: str, filters: Filters | None, scope: str | list[str] | None
+) -> SearchResponse:
     hybrid = ctx.settings["retrieval.hybrid"] if params.hybrid is None else params.hybrid
     rerank = ctx.settings["retrieval.rerank"] if params.rerank is None else params.rerank
     scopes = scope if isinstance(scope, list) else [scope]  # several: every folder of a name said
@@ -71,11 +75,18 @@ def _search(ctx: Context, params: SearchParams, query: str, filters: Filters | N
     if problem:
         return SearchResponse(query=query, notices=[*ctx.notices.take(), problem])
     collapse = ctx.settings["retrieval.collapse_duplicates"]
-    response = ctx.storage.recovering(lambda: ctx.retriever(params.literal).search(
-        query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse))
+    response = ctx.storage.recovering(
+        lambda: ctx.retriever(params.literal).search(
+            query, scope, params.limit, hybrid=hybrid, rerank_on=rerank, filters=filters, collapse=collapse
+        )
+    )
     _add_catalog_facts(ctx, response, scope if not isinstance(scope, list) else None, collapse)
     _rank_consistent(response)
-    if rerank and ctx.models.reranker_problem and _first_time(ctx, "reranker", ctx.settings["retrieval.reranker_model"]):
+    if (
+        rerank
+        and ctx.models.reranker_problem
+        and _first_time(ctx, "reranker", ctx.settings["retrieval.reranker_model"])
+    ):
         first = ctx.models.reranker_problem.split(". ")[0].rstrip(".")
         response.notices.append(f"reranking skipped: {first} (said once; `sensetree status` says how to enable it)")
     return response
@@ -90,12 +101,14 @@ def _understood(ctx: Context, query: str, literal: bool, scope: str | None) -> U
 def _folders_named(ctx: Context, name: str, scope: str | None) -> list[str]:
     """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
     found = ctx.storage.recovering(lambda: ctx.catalog.files.folders_named(name))
-    return sorted((f for f in found if scope is None or paths.is_under(f, scope)),
-                  key=lambda f: (f.count("/") + f.count("\\"), f))  # Windows paths count their backslashes
+    return sorted(
+        (f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/") + f.count("\\"), f)
+    )  # Windows paths count their backslashes
 
 
-def _add_catalog_facts(ctx: Context, response: SearchResponse | SimilarResponse, scope: str | None,
-                       collapse: bool) -> None:
+def _add_catalog_facts(
+    ctx: Context, response: SearchResponse | SimilarResponse, scope: str | None, collapse: bool
+) -> None:
     """What the catalog adds to ranked files: every place a result's content sits, the repairs made
     on the way, the roots that are offline, and how much of the scope has vectors."""
     if collapse:
@@ -125,18 +138,30 @@ def similar(ctx: Context, params: SimilarParams) -> SimilarResponse:
         raise BadInput(f"{name} is not in the index (yet): `sensetree queue` says why")
     vectors = ctx.storage.recovering(lambda: ctx.store.queries.vectors_of(path))
     if not len(vectors):
-        return SimilarResponse(query=path, notices=[
-            f"{name} is waiting for its vectors: files like it are found once it has them "
-            "(`sensetree status` shows how far the semantic phase is)"])
-    copies = frozenset(copy for copy in ctx.catalog.files.with_hashes([row.content_hash]).get(row.content_hash, [])
-                       if copy != path) if row.content_hash else frozenset()
+        return SimilarResponse(
+            query=path,
+            notices=[
+                f"{name} is waiting for its vectors: files like it are found once it has them "
+                "(`sensetree status` shows how far the semantic phase is)"
+            ],
+        )
+    copies = (
+        frozenset(
+            copy for copy in ctx.catalog.files.with_hashes([row.content_hash]).get(row.content_hash, []) if copy != path
+        )
+        if row.content_hash
+        else frozenset()
+    )
     collapse = ctx.settings["retrieval.collapse_duplicates"]
-    response = ctx.storage.recovering(lambda: ctx.retriever().similar(path, vectors, params.scope, params.limit,
-                                                                        collapse, copies))
+    response = ctx.storage.recovering(
+        lambda: ctx.retriever().similar(path, vectors, params.scope, params.limit, collapse, copies)
+    )
     _add_catalog_facts(ctx, response, params.scope, collapse)
     dated = {v.path: ctx.catalog.files.get(v.path) for v in response.versions}
-    response.versions = sorted((replace(v, mtime=row.mtime if (row := dated[v.path]) else None)
-                                for v in response.versions), key=lambda v: -(v.mtime or 0.0))
+    response.versions = sorted(
+        (replace(v, mtime=row.mtime if (row := dated[v.path]) else None) for v in response.versions),
+        key=lambda v: -(v.mtime or 0.0),
+    )
     return response
 
 
@@ -165,15 +190,21 @@ def tree(ctx: Context, params: TreeParams) -> TreeResponse:
     problem = ctx.storage.recovering(lambda: next(filter(None, (_scope_problem(ctx, s) for s in scopes)), None))
     if problem:
         return TreeResponse(params.query, None, [*ctx.notices.take(), problem])
-    node, notices = ctx.storage.recovering(lambda: ctx.retriever().tree(query, scope, ctx.roots(), params.limit,
-                                                                          filters))
+    node, notices = ctx.storage.recovering(
+        lambda: ctx.retriever().tree(query, scope, ctx.roots(), params.limit, filters)
+    )
     told = scope if not isinstance(scope, list) else None  # what the coverage and offline roots are told of
     covered = coverage(ctx.catalog, told)
     if covered:
         files, embedded = covered
-        notices.append(f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
-                       "others are not embedded yet (search finds them by keyword meanwhile)")
+        notices.append(
+            f"the meaning tree covers {embedded:,} of {files:,} files ({embedded / files:.0%}); the "
+            "others are not embedded yet (search finds them by keyword meanwhile)"
+        )
     notices[:0] = ctx.notices.take()
-    return TreeResponse(params.query, node, [*notices, *(n for n in offline_notices(ctx.catalog, told)
-                                                         if n not in notices)],
-                        understood.as_dict() if understood else None)
+    return TreeResponse(
+        params.query,
+        node,
+        [*notices, *(n for n in offline_notices(ctx.catalog, told) if n not in notices)],
+        understood.as_dict() if understood else None,
+    )

@@ -20,6 +20,7 @@ from .registry import handles
 def pull(ctx: Context, params: PullParams, on_progress: Callable[[Download], None] | None = None) -> Pulled:
     """Download a reranker into the models folder (online only); ``ModelDownloadError`` says why not.
     ``on_progress`` hears how far each file is."""
+
     def heard(file: str, done: int, total: int) -> None:
         if on_progress:
             on_progress(Download(file, done, total))
@@ -51,9 +52,11 @@ def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
         raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
     wipes = ctx.setting_wipes(key, value)
     if wipes and not params.confirm:
-        raise NeedsConfirmation(f"changing {key} to {value!r}: {wipes}. Nothing was changed; confirm to go "
-                                f"on (`sensetree config set {key} VALUE --yes`, or \"confirm\": true in "
-                                "PUT /api/settings)")
+        raise NeedsConfirmation(
+            f"changing {key} to {value!r}: {wipes}. Nothing was changed; confirm to go "
+            f'on (`sensetree config set {key} VALUE --yes`, or "confirm": true in '
+            "PUT /api/settings)"
+        )
     if ctx.settings.unreadable and key not in WIPES_INDEX:
         ctx.refuse_wipe_on_a_guess()
     before = ctx.models.expected_identity()

@@ -17,8 +17,12 @@ from .registry import handles
 
 
 @handles
-def summarise(ctx: Context, params: SummariseParams, on_progress: Callable[[str], None] | None = None,
-              model: ChatModel | None = None) -> Summary:
+def summarise(
+    ctx: Context,
+    params: SummariseParams,
+    on_progress: Callable[[str], None] | None = None,
+    model: ChatModel | None = None,
+) -> Summary:
     """A whole file, or each file of a small folder, summarised part by part on the chat model
     (``sensetree summarise``, ``ask --file``): ``summaries/work.py``. ``on_progress`` hears each step."""
     path = readable(ctx, params.path)
@@ -28,8 +32,12 @@ def summarise(ctx: Context, params: SummariseParams, on_progress: Callable[[str]
 
 
 @handles
-def compare(ctx: Context, params: CompareParams, on_progress: Callable[[str], None] | None = None,
-            model: ChatModel | None = None) -> Summary:
+def compare(
+    ctx: Context,
+    params: CompareParams,
+    on_progress: Callable[[str], None] | None = None,
+    model: ChatModel | None = None,
+) -> Summary:
     """What differs between two files, from the notes on each and the passages that changed."""
     first, second = readable(ctx, params.path, folder=False), readable(ctx, params.other, folder=False)
     if same_file(first, second):

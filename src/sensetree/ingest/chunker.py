@@ -33,7 +33,7 @@ def _split(text: str, pattern: re.Pattern, offset: int) -> list[tuple[int, str]]
     parts: list[tuple[int, str]] = []
     start = 0
     for match in pattern.finditer(text):
-        part = text[start:match.start()]
+        part = text[start : match.start()]
         stripped = part.strip()
         if stripped:
             parts.append((offset + start + len(part) - len(part.lstrip()), stripped))
@@ -125,7 +125,8 @@ def rejoin(chunks: list[str], limit: int) -> str:
         if len(text) >= limit:
             break
         reach = min(len(text), len(chunk) // 2 + 1)  # an overlap is at most half a chunk
-        start = next((i for i in range(len(text) - reach, len(text) - MIN_OVERLAP + 1) if chunk.startswith(text[i:])),
-                     None)
-        text += (" " + chunk[len(text) - start:].lstrip()) if start is not None else "\n\n" + chunk
+        start = next(
+            (i for i in range(len(text) - reach, len(text) - MIN_OVERLAP + 1) if chunk.startswith(text[i:])), None
+        )
+        text += (" " + chunk[len(text) - start :].lstrip()) if start is not None else "\n\n" + chunk
     return text[:limit]

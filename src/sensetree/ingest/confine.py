@@ -78,8 +78,14 @@ class RootGuard:
         detail, without its text, so that it can be taken back)."""
         norm = self.check(path)
         root = max((r for r in self.roots if paths.is_under(norm, r)), key=len)
-        reason = skip_reason(norm, root, self._ignores_of) or next((f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
-                                                  for p in self._ignored if ignored and paths.is_under(norm, p)), None)
+        reason = skip_reason(norm, root, self._ignores_of) or next(
+            (
+                f"{paths.name_of(p)} is ignored (`sensetree unignore` takes it back)"
+                for p in self._ignored
+                if ignored and paths.is_under(norm, p)
+            ),
+            None,
+        )
         if reason:
             raise NotServed(f"{paths.name_of(norm)}: {reason}")
         return norm

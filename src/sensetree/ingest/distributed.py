@@ -43,9 +43,9 @@ from .prepare import Job, Sent, prepare
 
 log = logging.getLogger(__name__)
 
-WATCH_SECONDS = 0.2     # how often the time limits of running calls are checked
+WATCH_SECONDS = 0.2  # how often the time limits of running calls are checked
 FINGERPRINT_NAMES = 64  # top-level names of a root compared to decide whether a worker sees the same folder
-EMBED_ATTEMPTS = 3      # a batch part whose worker was lost is sent to another one this many times
+EMBED_ATTEMPTS = 3  # a batch part whose worker was lost is sent to another one this many times
 # An embedding call (a whole semantic batch, about BATCH_SECONDS of the cluster's time) is cut finer than the
 # workers, into runs of about equal length that each worker takes as it comes free: a worker waits at the
 # batch's end for at most the last run of another, not for the slowest one's share. At 16 a run is about a
@@ -80,8 +80,9 @@ class IndexWorker:
             from ..models.embeddings import load_embedder
 
             e = self._embedding
-            self._embedder = load_embedder(e["model"], e["base_url"], e["api_key"], e["dimensions"], e["threads"],
-                                           e["batch_size"], e["device"])
+            self._embedder = load_embedder(
+                e["model"], e["base_url"], e["api_key"], e["dimensions"], e["threads"], e["batch_size"], e["device"]
+            )
         return self._embedder
 
 
@@ -120,21 +121,32 @@ class RayPool:
         try:
             import ray
         except ImportError:
-            raise SenseTreeError("indexing on a Ray cluster needs the cluster extra: "
-                                 "pip install 'sensetree[cluster]'") from None
+            raise SenseTreeError(
+                "indexing on a Ray cluster needs the cluster extra: pip install 'sensetree[cluster]'"
+            ) from None
         self._ray = ray
         self._connected_here = not ray.is_initialized()  # then shutdown() disconnects this process again
         if self._connected_here:
             try:
-                ray.init(address=None if address == "local" else address, namespace="sensetree",
-                         log_to_driver=False, logging_level=logging.WARNING, include_dashboard=False)
+                ray.init(
+                    address=None if address == "local" else address,
+                    namespace="sensetree",
+                    log_to_driver=False,
+                    logging_level=logging.WARNING,
+                    include_dashboard=False,
+                )
             except ConnectionError as exc:
                 raise SenseTreeError(f"cannot reach the Ray cluster at {address}: {exc}") from None
         self._threads = max(1, settings["cluster.worker_threads"])
-        self._embedding = {"model": settings["embedding.model"], "base_url": settings["embedding.base_url"],
-                           "api_key": settings["embedding.api_key"], "dimensions": settings["embedding.dimensions"],
-                           "threads": self._threads, "batch_size": settings["indexing.batch_size"],
-                           "device": requested_device(settings, "embedder")}  # each worker checks its own device
+        self._embedding = {
+            "model": settings["embedding.model"],
+            "base_url": settings["embedding.base_url"],
+            "api_key": settings["embedding.api_key"],
+            "dimensions": settings["embedding.dimensions"],
+            "threads": self._threads,
+            "batch_size": settings["indexing.batch_size"],
+            "device": requested_device(settings, "embedder"),
+        }  # each worker checks its own device
         self._roots = roots
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1) // self._threads))
         self._events: queue.Queue[tuple] = queue.Queue()
@@ -201,8 +213,11 @@ class RayPool:
     def _start_worker(self) -> None:
         # Any, as _Worker.actor: Ray types a handle ActorHandle | type[IndexWorker], whose methods have a .remote
         # only when decorated with @ray.method (this module imports ray only when a cluster is used).
-        actor: Any = self._ray.remote(IndexWorker).options(num_cpus=self._threads, max_restarts=0,
-                                                           scheduling_strategy="SPREAD").remote(self._embedding)
+        actor: Any = (
+            self._ray.remote(IndexWorker)
+            .options(num_cpus=self._threads, max_restarts=0, scheduling_strategy="SPREAD")
+            .remote(self._embedding)
+        )
         roots = {root: _fingerprint(root) for root in self._roots()}
         actor.sees.remote(roots).future().add_done_callback(lambda done: self._events.put(("started", actor, done)))
 
@@ -292,8 +307,10 @@ class RayPool:
         """The embedder of the workers; refused, as locally, when its vectors differ in size from the index's."""
         identity, size = _result(self._call("describe", ()))
         if dimension is not None and size != dimension:
-            raise EndpointUnavailable(f"the workers' embedding model gives {size}-d vectors but the index "
-                                      f"holds {dimension}-d ones; check the model they load")
+            raise EndpointUnavailable(
+                f"the workers' embedding model gives {size}-d vectors but the index "
+                f"holds {dimension}-d ones; check the model they load"
+            )
         return ClusterEmbedder(self, identity, size)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -34,14 +34,22 @@ from .workers import Pool, Stopped, call_interruptibly
 
 __all__ = ["Indexer", "IndexingPaused", "IndexOptions", "Progress"]
 
-FOLD_AFTER_CHUNKS = 2_000      # a keyword round that stored this many folds them into the full-text index at once
+FOLD_AFTER_CHUNKS = 2_000  # a keyword round that stored this many folds them into the full-text index at once
 OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps both indexes' unindexed tails short
 
 
 class Indexer:
-    def __init__(self, catalog: Catalog, store: ChunkStore, load_embedder: Callable[[], Embedder],
-                 senses: SenseWriter, options: IndexOptions, pool: Pool, reuse: VectorReuse | None = None,
-                 power: Callable[[], Power | None] = read_power):
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ChunkStore,
+        load_embedder: Callable[[], Embedder],
+        senses: SenseWriter,
+        options: IndexOptions,
+        pool: Pool,
+        reuse: VectorReuse | None = None,
+        power: Callable[[], Power | None] = read_power,
+    ):
         self.catalog, self.store, self.options = catalog, store, options
         self._load_embedder = load_embedder  # raises EndpointUnavailable while an endpoint is down
         self._embedder: Embedder | None = None
@@ -50,11 +58,17 @@ class Indexer:
         self._notify: Callable[[Progress], None] = lambda p: None
         self.pace = Pace(options.on_battery, power, record=lambda state: catalog.set_meta(PACE_META, json.dumps(state)))
         self.keyword = KeywordPhase(catalog, store, pool, senses, options, self._dimension, self.refresh)
-        self.semantic = SemanticPhase(catalog, store, self._embedder_for_run, senses, options.max_endpoint_wait,
-                                      self.refresh, reuse)
+        self.semantic = SemanticPhase(
+            catalog, store, self._embedder_for_run, senses, options.max_endpoint_wait, self.refresh, reuse
+        )
 
-    def run(self, progress: Progress | None = None, on_update: Callable[[Progress], None] | None = None,
-            stop: threading.Event | None = None, interrupt: threading.Event | None = None) -> Progress:
+    def run(
+        self,
+        progress: Progress | None = None,
+        on_update: Callable[[Progress], None] | None = None,
+        stop: threading.Event | None = None,
+        interrupt: threading.Event | None = None,
+    ) -> Progress:
         """Index the queue. Returns the figures; raises IndexingPaused if the endpoint stays down too long."""
         self._progress = progress = progress or Progress()
         self._stop = stop = stop or threading.Event()
@@ -64,8 +78,13 @@ class Indexer:
             return self._run(progress, stop, notify, interrupt)
         return _on_low_priority_thread(lambda: self._run(progress, stop, notify, interrupt), stop)
 
-    def _run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
-             interrupt: threading.Event | None) -> Progress:
+    def _run(
+        self,
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+        interrupt: threading.Event | None,
+    ) -> Progress:
         since_optimize = 0
         try:
             while not stop.is_set():
@@ -99,8 +118,9 @@ class Indexer:
 
     def _embedder_for_run(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = wait_for_endpoint(self._load_embedder, self._progress, self.options.max_endpoint_wait,
-                                               self._stop, self._notify)
+            self._embedder = wait_for_endpoint(
+                self._load_embedder, self._progress, self.options.max_endpoint_wait, self._stop, self._notify
+            )
         return self._embedder
 
     def _dimension(self) -> int:

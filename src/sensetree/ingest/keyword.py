@@ -43,18 +43,26 @@ from .workers import POLL_SECONDS, Pool, Stopped, stops_starting
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3      # an unexpected error (a bug, a worker that died) is retried this many times
-BATCH_FILES = 256     # files per commit
-BATCH_CHUNKS = 4096   # chunks per commit
-FLUSH_SECONDS = 1.0   # the longest a prepared file waits to be stored
+MAX_ATTEMPTS = 3  # an unexpected error (a bug, a worker that died) is retried this many times
+BATCH_FILES = 256  # files per commit
+BATCH_CHUNKS = 4096  # chunks per commit
+FLUSH_SECONDS = 1.0  # the longest a prepared file waits to be stored
 
 
 class KeywordPhase:
-    def __init__(self, catalog: Catalog, store: ChunkStore, pool: Pool, senses: SenseWriter,
-                 options: IndexOptions, dimension: Callable[[], int], refresh: Callable[[Progress], None]):
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ChunkStore,
+        pool: Pool,
+        senses: SenseWriter,
+        options: IndexOptions,
+        dimension: Callable[[], int],
+        refresh: Callable[[Progress], None],
+    ):
         self.catalog, self.store, self.pool, self.senses, self.options = catalog, store, pool, senses, options
         self._dimension = dimension  # the vector size, needed to create the table on the first write
-        self._refresh = refresh      # re-reads the two progress figures from the catalog
+        self._refresh = refresh  # re-reads the two progress figures from the catalog
 
     def run(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None]) -> bool:
         """Store the text of every pending row; False when there was none. Raises Stopped."""
@@ -69,11 +77,19 @@ class KeywordPhase:
         count an attempt each and fail after MAX_ATTEMPTS: no row can keep the queue busy forever."""
         for row in self.catalog.files.pending():
             if row.path in waited:
-                self.catalog.states.mark_failed(row.path, "it stayed queued after it was read (for a member: its archive "
-                                         "no longer holds it under that name)", max_attempts=MAX_ATTEMPTS)
+                self.catalog.states.mark_failed(
+                    row.path,
+                    "it stayed queued after it was read (for a member: its archive no longer holds it under that name)",
+                    max_attempts=MAX_ATTEMPTS,
+                )
 
-    def run_ocr(self, progress: Progress, stop: threading.Event, notify: Callable[[Progress], None],
-                interrupt: threading.Event | None) -> bool:
+    def run_ocr(
+        self,
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+        interrupt: threading.Event | None,
+    ) -> bool:
         """Read again, with OCR, the files that have pages only OCR can read; False when there was none.
 
         Ends early when ``interrupt`` is set (new files on disk come first)."""
@@ -104,13 +120,27 @@ class KeywordPhase:
                 return row
         return None
 
-    def _prepare_and_store(self, rows: list[FileRow], ocr: str, progress: Progress, stop: threading.Event,
-                           notify: Callable[[Progress], None], interrupt: threading.Event | None) -> bool:
+    def _prepare_and_store(
+        self,
+        rows: list[FileRow],
+        ocr: str,
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+        interrupt: threading.Event | None,
+    ) -> bool:
         with stops_starting(stop):  # a stop while the worker processes start is heeded at once
             return self._prepare_and_store_rows(rows, ocr, progress, stop, notify, interrupt)
 
-    def _prepare_and_store_rows(self, rows: list[FileRow], ocr: str, progress: Progress, stop: threading.Event,
-                                notify: Callable[[Progress], None], interrupt: threading.Event | None) -> bool:
+    def _prepare_and_store_rows(
+        self,
+        rows: list[FileRow],
+        ocr: str,
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+        interrupt: threading.Event | None,
+    ) -> bool:
         queue = deque(rows)
         if not queue:
             return False
@@ -138,8 +168,12 @@ class KeywordPhase:
                     batch.append((row, item))
                     progress.current = row.path
                 chunks = sum(len(item.chunks) for _, item in batch)
-                if batch and (len(batch) >= BATCH_FILES or chunks >= BATCH_CHUNKS
-                              or time.monotonic() - batch_started >= FLUSH_SECONDS or not (queue or inflight)):
+                if batch and (
+                    len(batch) >= BATCH_FILES
+                    or chunks >= BATCH_CHUNKS
+                    or time.monotonic() - batch_started >= FLUSH_SECONDS
+                    or not (queue or inflight)
+                ):
                     self._store_isolated(batch, progress)
                     batch = []
                 notify(progress)
@@ -151,8 +185,17 @@ class KeywordPhase:
 
     def _job(self, row: FileRow, ocr: str) -> Job:
         o = self.options
-        return Job(row.path, row.kind, row.content_hash, o.chunk_size, o.overlap, o.max_file_bytes, ocr,
-                   o.ocr.settings, roots=tuple(self.catalog.roots.all()))
+        return Job(
+            row.path,
+            row.kind,
+            row.content_hash,
+            o.chunk_size,
+            o.overlap,
+            o.max_file_bytes,
+            ocr,
+            o.ocr.settings,
+            roots=tuple(self.catalog.roots.all()),
+        )
 
     def _outcome(self, future: Future, row: FileRow, progress: Progress, queue: deque[FileRow]) -> Prepared | None:
         """The prepared file, or a context entry for one that cannot be read; None when there is nothing
@@ -203,8 +246,11 @@ class KeywordPhase:
     def _not_ignored(self, archive: str, members: list[Prepared]) -> list[Prepared]:
         """The members of ``archive`` but those the user left out with ``sensetree ignore`` (a member, or a
         folder inside the archive): reading the archive again does not bring them back."""
-        ignored = [p for p, mode in self.catalog.roots.folder_modes().items()
-                   if mode == "ignore" and paths.is_under(p, archive) and p != archive]
+        ignored = [
+            p
+            for p, mode in self.catalog.roots.folder_modes().items()
+            if mode == "ignore" and paths.is_under(p, archive) and p != archive
+        ]
         if not ignored:
             return members
         return [m for m in members if not any(paths.is_under(m.path, p) for p in ignored)]
@@ -214,15 +260,29 @@ class KeywordPhase:
         if gone:
             self._forget(gone)
         # Unchanged content keeps its rows; the semantic phase checks that its vectors are all there.
-        self.catalog.states.mark_keyword(StoredText(row.path, item.content_hash, item.mtime, item.size, row.doc_type or "",
-                                             row.chunks, ocr_wanted=row.ocr_wanted, notes=row.notes)
-                                  for row, item in batch if item.unchanged and not item.vanished)
+        self.catalog.states.mark_keyword(
+            StoredText(
+                row.path,
+                item.content_hash,
+                item.mtime,
+                item.size,
+                row.doc_type or "",
+                row.chunks,
+                ocr_wanted=row.ocr_wanted,
+                notes=row.notes,
+            )
+            for row, item in batch
+            if item.unchanged and not item.vanished
+        )
         fresh = [item for _, item in batch if not (item.unchanged or item.vanished)]
         for row, item in batch:
             if is_archive(item.path) and not (item.unchanged or item.vanished):  # a failed read holds no members
                 item.archive_members = self._not_ignored(item.path, item.archive_members)
-                self._forget(self.catalog.states.replace_archive_members(
-                    item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)))
+                self._forget(
+                    self.catalog.states.replace_archive_members(
+                        item.path, row.root, ((m.path, m.size, m.mtime) for m in item.archive_members)
+                    )
+                )
                 item.ocr_wanted += sum(m.ocr_wanted for m in item.archive_members)  # its OCR pass reads them all
                 fresh += item.archive_members
         if fresh:
@@ -251,11 +311,21 @@ class KeywordPhase:
                 analyses[0] = None  # chunk 0 carries the pinned sense, not the excerpt the worker analysed
             for index, text in enumerate(stored_texts(item.chunks, sense, item.doc_type)):
                 analysis = analyses[index] if index < len(analyses) else None
-                rows.append(ChunkRow(item.path, index, text, None, item.content_hash, item.mtime,
-                                     location=item.locations[index] if index < len(item.locations) else None,
-                                     doc_type=item.doc_type, size=item.size,
-                                     lang=analysis.language if analysis else None,
-                                     terms=analysis.terms if analysis else None))
+                rows.append(
+                    ChunkRow(
+                        item.path,
+                        index,
+                        text,
+                        None,
+                        item.content_hash,
+                        item.mtime,
+                        location=item.locations[index] if index < len(item.locations) else None,
+                        doc_type=item.doc_type,
+                        size=item.size,
+                        lang=analysis.language if analysis else None,
+                        terms=analysis.terms if analysis else None,
+                    )
+                )
         paths = [item.path for item in items]
         self.catalog.states.forget_hashes(paths)  # a crash inside the swap must not leave a hash vouching for it
         self.store.writes.replace_files(paths, rows, "", self._dimension())
@@ -263,8 +333,20 @@ class KeywordPhase:
         for item in items:
             if item.members:
                 self.catalog.states.set_members(item.path, item.members)
-        self.catalog.states.mark_keyword(StoredText(i.path, i.content_hash, i.mtime, i.size, i.doc_type, len(i.chunks),
-                                             i.failure, i.ocr_wanted, "\n".join(i.notes) or None) for i in items)
+        self.catalog.states.mark_keyword(
+            StoredText(
+                i.path,
+                i.content_hash,
+                i.mtime,
+                i.size,
+                i.doc_type,
+                len(i.chunks),
+                i.failure,
+                i.ocr_wanted,
+                "\n".join(i.notes) or None,
+            )
+            for i in items
+        )
 
     def _qualifies(self, item: Prepared) -> bool:
         """Whether a model will write this file's sense in the semantic phase (else the excerpt stays)."""

@@ -40,15 +40,20 @@ Key = tuple[str, int]
 class OnDemandReport:
     """What one query's meaning on demand did (``SearchResponse.fusion["on_demand"]``)."""
 
-    wanted: int = 0    # candidates without a vector
+    wanted: int = 0  # candidates without a vector
     embedded: int = 0  # of them, embedded within the budget
-    kept: int = 0      # of those, stored for good
+    kept: int = 0  # of those, stored for good
     ms: float = 0.0
     why_not_kept: str = ""
 
     def as_dict(self) -> dict:
-        return {"wanted": self.wanted, "embedded": self.embedded, "kept": self.kept, "ms": round(self.ms, 1),
-                **({"why_not_kept": self.why_not_kept} if self.why_not_kept else {})}
+        return {
+            "wanted": self.wanted,
+            "embedded": self.embedded,
+            "kept": self.kept,
+            "ms": round(self.ms, 1),
+            **({"why_not_kept": self.why_not_kept} if self.why_not_kept else {}),
+        }
 
 
 @dataclass
@@ -107,7 +112,7 @@ class MeaningOnDemand:
             size = FIRST_CALL if not per_chunk else min(BATCH, int(left / per_chunk))
             if left <= 0 or size < 1:
                 break
-            part = keys[len(found):len(found) + size]
+            part = keys[len(found) : len(found) + size]
             began = time.perf_counter()
             with self._model_lock:
                 vectors = embedder.embed_passages([texts[key] for key in part])
@@ -115,8 +120,9 @@ class MeaningOnDemand:
             found.update(zip(part, np.asarray(vectors, np.float32)))
         return found
 
-    def _keep(self, catalog: Catalog, embedder: Embedder, rows: dict[Key, dict], found: dict[Key, np.ndarray],
-              keep: list[Key]) -> tuple[int, str]:
+    def _keep(
+        self, catalog: Catalog, embedder: Embedder, rows: dict[Key, dict], found: dict[Key, np.ndarray], keep: list[Key]
+    ) -> tuple[int, str]:
         """Store the vectors in ``keep`` under the writer lock; (how many were kept, why not when none)."""
         touched = list(dict.fromkeys(path for path, _ in found))
         try:
@@ -135,11 +141,26 @@ class MeaningOnDemand:
                 return 0, "this process does not write the index"
             with holding:
                 self.store.writes.set_vectors(
-                    [ChunkRow(path, chunk, r["text"], found[(path, chunk)], r["content_hash"], r["mtime"],
-                              r.get("location"), r.get("doc_type") or "", r.get("size") or 0, r.get("lang"),
-                              r.get("terms"))
-                     for (path, chunk) in keep for r in (rows[(path, chunk)],)],
-                    embedder.identity, embedder.dimension)
+                    [
+                        ChunkRow(
+                            path,
+                            chunk,
+                            r["text"],
+                            found[(path, chunk)],
+                            r["content_hash"],
+                            r["mtime"],
+                            r.get("location"),
+                            r.get("doc_type") or "",
+                            r.get("size") or 0,
+                            r.get("lang"),
+                            r.get("terms"),
+                        )
+                        for (path, chunk) in keep
+                        for r in (rows[(path, chunk)],)
+                    ],
+                    embedder.identity,
+                    embedder.dimension,
+                )
                 if not stored:
                     catalog.set_meta("embedding_identity", embedder.identity)
                 catalog.states.mark_embedded(self._complete(catalog, touched))
@@ -147,7 +168,9 @@ class MeaningOnDemand:
             return 0, str(exc).split(";")[0]
         except OSError as exc:
             return 0, exc.strerror or str(exc)
-        except Exception as exc:  # a commit LanceDB refused: the vectors served the query, the semantic phase redoes them
+        except (
+            Exception
+        ) as exc:  # a commit LanceDB refused: the vectors served the query, the semantic phase redoes them
             log.warning("vectors embedded for a search were not kept: %s", exc)
             return 0, "the index refused them"
         return len(keep), ""
@@ -160,7 +183,12 @@ class MeaningOnDemand:
         done = []
         for path, (indexes, hashes) in stored.items():
             row = catalog.files.get(path)
-            if (row is not None and row.status == Status.KEYWORD and row.chunks > 0
-                    and indexes == set(range(row.chunks)) and hashes == {row.content_hash}):
+            if (
+                row is not None
+                and row.status == Status.KEYWORD
+                and row.chunks > 0
+                and indexes == set(range(row.chunks))
+                and hashes == {row.content_hash}
+            ):
                 done.append(path)
         return done

@@ -32,9 +32,9 @@ log = logging.getLogger(__name__)
 
 ON_BATTERY = ("pause", "slow", "run")
 THREAD_PRIORITY_BELOW_NORMAL = -1  # Windows' SetThreadPriority level for the indexing thread
-NICE = 10                  # added to the niceness of the indexing thread and the workers (Linux, macOS)
-SLOW_REST = 3.0            # seconds of rest per second of work on battery with ``slow``
-MAX_REST = 30.0            # the longest single rest: a long batch does not put indexing to sleep for minutes
+NICE = 10  # added to the niceness of the indexing thread and the workers (Linux, macOS)
+SLOW_REST = 3.0  # seconds of rest per second of work on battery with ``slow``
+MAX_REST = 30.0  # the longest single rest: a long batch does not put indexing to sleep for minutes
 POWER_CHECK_SECONDS = 30.0  # how often the battery sensor is read
 POWER_ENV = "SENSETREE_POWER"  # mains or battery: overrides the sensor
 PACE_META = "indexing_pace"  # {"state", "reason", "at"}: for `status` in another process
@@ -105,8 +105,13 @@ def lower_priority(thread_only: bool = False) -> str:
 class Pace:
     """Between two steps of indexing: rest or wait as the power source and ``on_battery`` say."""
 
-    def __init__(self, on_battery: str = "slow", power: Callable[[], Power | None] = read_power,
-                 check_seconds: float = POWER_CHECK_SECONDS, record: Callable[[dict], None] | None = None):
+    def __init__(
+        self,
+        on_battery: str = "slow",
+        power: Callable[[], Power | None] = read_power,
+        check_seconds: float = POWER_CHECK_SECONDS,
+        record: Callable[[dict], None] | None = None,
+    ):
         if on_battery not in ON_BATTERY:
             raise ValueError(f"indexing.on_battery takes {' or '.join(ON_BATTERY)}, not {on_battery!r}")
         self.on_battery = on_battery
@@ -128,8 +133,11 @@ class Pace:
             else:
                 charge = f" at {power.percent:.0f} %" if power.percent is not None else ""
                 verb = "paused" if self.on_battery == "pause" else "slowed to a quarter"
-                state = (self.on_battery, f"on battery{charge}: indexing {verb} (indexing.on_battery = "
-                                          f"{self.on_battery}) until the charger is back")
+                state = (
+                    self.on_battery,
+                    f"on battery{charge}: indexing {verb} (indexing.on_battery = "
+                    f"{self.on_battery}) until the charger is back",
+                )
             if state != self._state:
                 log.info("indexing pace: %s", state[1] or "full speed")
             if state != self._state or state[0] != "run":  # kept fresh while it lasts

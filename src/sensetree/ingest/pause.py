@@ -18,8 +18,13 @@ class IndexingPaused(SenseTreeError, RuntimeError):
     """The embedding endpoint stayed down longer than we were asked to wait; files stay pending."""
 
 
-def wait_for_endpoint(call: Callable[[], T], progress: Progress, max_wait: float, stop: threading.Event,
-                      notify: Callable[[Progress], None]) -> T:
+def wait_for_endpoint(
+    call: Callable[[], T],
+    progress: Progress,
+    max_wait: float,
+    stop: threading.Event,
+    notify: Callable[[Progress], None],
+) -> T:
     """``call()``, retried with backoff while the endpoint is unavailable; IndexingPaused after ``max_wait`` seconds.
 
     ``progress.paused`` says why the queue waits, for as long as it does.

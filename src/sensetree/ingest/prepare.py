@@ -50,12 +50,12 @@ ARCHIVE_TIME_FACTOR = 10  # an archive may take this many times a file's time li
 @dataclass(frozen=True)
 class Job:
     path: str
-    kind: str                   # 'file' or 'block'
-    stored_hash: str | None     # the content whose text is stored: the same hash means nothing to do
+    kind: str  # 'file' or 'block'
+    stored_hash: str | None  # the content whose text is stored: the same hash means nothing to do
     chunk_size: int = 1000
     overlap: int = 200
     max_file_bytes: int = 50 * 1024 * 1024
-    ocr: str = "later"          # 'off', 'later' (count the pages that need it) or 'now'
+    ocr: str = "later"  # 'off', 'later' (count the pages that need it) or 'now'
     ocr_settings: OcrSettings = field(default_factory=OcrSettings)
     roots: tuple[str, ...] = ()  # what the file is read through (confine.RootGuard); none: a path the user named
 
@@ -81,20 +81,20 @@ class Prepared:
     doc_type: str = ""
     chunks: list[str] = field(default_factory=list)
     locations: list[str | None] = field(default_factory=list)  # per chunk: JSON of the places it covers
-    excerpt: str = ""            # the sense until a model writes one
+    excerpt: str = ""  # the sense until a model writes one
     analyses: list[Analysis] = field(default_factory=list)  # of the stored texts, chunk 0 behind the excerpt
     text_chars: int = 0
-    is_block: bool = False       # a block folder's sense is its fixed description, never a model's
+    is_block: bool = False  # a block folder's sense is its fixed description, never a model's
     context_only: bool = False
-    failure: str | None = None   # content unreadable: indexed by its context entry, ends failed
+    failure: str | None = None  # content unreadable: indexed by its context entry, ends failed
     notes: list[str] = field(default_factory=list)  # why it is context only, pages OCR could not read
-    unchanged: bool = False      # same content as the stored text: nothing to extract
+    unchanged: bool = False  # same content as the stored text: nothing to extract
     vanished: bool = False
-    members: int = 0             # files inside a block folder
+    members: int = 0  # files inside a block folder
     extract_seconds: float | None = None  # None: extraction did not run
     ocr_pages: int = 0
     ocr_seconds: float = 0.0
-    ocr_wanted: int = 0          # pages waiting for the OCR pass
+    ocr_wanted: int = 0  # pages waiting for the OCR pass
     archive_members: list[Prepared] = field(default_factory=list)
 
 
@@ -141,8 +141,16 @@ def prepare(job: Job, sent: Sent | None = None) -> Prepared:
 def context_entry(path: str, reason: str, doc_type: str = "context") -> Prepared:
     """A file whose content cannot be read still gets an entry that finds it by name and place."""
     text = context_descriptor(Path(path), "unreadable")
-    return Prepared(path, doc_type=doc_type, chunks=[text], locations=[None], excerpt=excerpt_sense(text),
-                    text_chars=len(text), context_only=True, failure=reason)
+    return Prepared(
+        path,
+        doc_type=doc_type,
+        chunks=[text],
+        locations=[None],
+        excerpt=excerpt_sense(text),
+        text_chars=len(text),
+        context_only=True,
+        failure=reason,
+    )
 
 
 def _prepare_block(job: Job, item: Prepared) -> None:
@@ -155,8 +163,10 @@ def _prepare_block(job: Job, item: Prepared) -> None:
     item.unchanged = item.content_hash == job.stored_hash
     if item.unchanged:
         return
-    text = (f"Folder {path.name} in {path.parent}, indexed as one unit: {count} files. "
-            f"Dominant types: {types}. Examples: {', '.join(examples)}.")
+    text = (
+        f"Folder {path.name} in {path.parent}, indexed as one unit: {count} files. "
+        f"Dominant types: {types}. Examples: {', '.join(examples)}."
+    )
     item.chunks = [c.text for c in chunk_spans(text, job.chunk_size, job.overlap)]
     item.locations = [None] * len(item.chunks)
     item.excerpt = f"Folder {path.name} holding {count} files ({types})."
@@ -248,9 +258,10 @@ def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]
             return
     else:
         ignores = inner_ignores(ignore_files(job.path, data=sent.data if sent else None))
-    for member in archive_members(job.path, max_member_bytes=job.max_file_bytes, notes=notes,
-                                  data=sent.data if sent else None, file=opened):
-        if member_reason(rules, member.path[len(job.path) + 1:].split("/"), ignores):
+    for member in archive_members(
+        job.path, max_member_bytes=job.max_file_bytes, notes=notes, data=sent.data if sent else None, file=opened
+    ):
+        if member_reason(rules, member.path[len(job.path) + 1 :].split("/"), ignores):
             continue  # as the same name on disk: not read, not indexed
         item = Prepared(member.path, kind="member", mtime=member.mtime or archive_mtime, size=member.size)
         try:
@@ -266,8 +277,9 @@ def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]
             extraction = extract_bytes(data, member.path, ocr=_ocr(job), size=member.size, max_bytes=job.max_file_bytes)
         except ExtractionError as exc:
             item.failure = str(exc)
-            extraction = Extraction(context_descriptor(Path(member.path), "unreadable", size=member.size),
-                                    "context", True)
+            extraction = Extraction(
+                context_descriptor(Path(member.path), "unreadable", size=member.size), "context", True
+            )
         _fill(item, extraction, job)
         yield item
 
@@ -279,13 +291,20 @@ def _fill(item: Prepared, extraction: Extraction, job: Job) -> None:
         extraction = Extraction(context_descriptor(Path(item.path), "empty"), "context", True)
         text = extraction.text
     item.doc_type, item.context_only = extraction.doc_type, extraction.context_only
-    chunks = [(chunk.text, place) for start, end, place in _parts(extraction)
-              for chunk in chunk_spans(text[start:end], job.chunk_size, job.overlap)]
+    chunks = [
+        (chunk.text, place)
+        for start, end, place in _parts(extraction)
+        for chunk in chunk_spans(text[start:end], job.chunk_size, job.overlap)
+    ]
     item.chunks = [chunk for chunk, _ in chunks] or [text.strip() or item.path]
     item.locations = [place for _, place in chunks] or [None]
     item.excerpt, item.text_chars = excerpt_sense(text), len(text)
     item.notes = list(extraction.notes)
-    item.ocr_pages, item.ocr_seconds, item.ocr_wanted = extraction.ocr_pages, extraction.ocr_seconds, extraction.ocr_wanted
+    item.ocr_pages, item.ocr_seconds, item.ocr_wanted = (
+        extraction.ocr_pages,
+        extraction.ocr_seconds,
+        extraction.ocr_wanted,
+    )
     _analyse(item)
 
 

@@ -85,8 +85,10 @@ class VectorReuse:
             source = Path(f"{self.path}{suffix}")
             if source.exists() or source.is_symlink():
                 shutil.move(str(source), f"{damaged}{suffix}")
-        self._say(f"The vector reuse cache was damaged ({exc}); it was set aside as {damaged.name} and started "
-                  "afresh: texts embedded before are embedded again.")
+        self._say(
+            f"The vector reuse cache was damaged ({exc}); it was set aside as {damaged.name} and started "
+            "afresh: texts embedded before are embedded again."
+        )
         return _open(self.path)
 
     def _healing(self, work: Callable[[], object], fallback: object) -> object:
@@ -104,8 +106,9 @@ class VectorReuse:
             self._db = self._set_aside(exc)
             return fallback
 
-    def vectors(self, model: str, dimension: int, texts: Sequence[str],
-                embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    def vectors(
+        self, model: str, dimension: int, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]
+    ) -> np.ndarray:
         """The texts' vectors, row for row; ``embed`` is called once, with the distinct texts never seen
         under ``model`` (or not at all when there are none). Its vectors are kept for next time."""
         if model != self._model:
@@ -138,10 +141,12 @@ class VectorReuse:
 
         def look() -> dict[bytes, np.ndarray]:
             for start in range(0, len(wanted), LOOKUP_ROWS):
-                part = wanted[start:start + LOOKUP_ROWS]
+                part = wanted[start : start + LOOKUP_ROWS]
                 rows = self._db.execute(
                     f"SELECT text_sha256, vector FROM vectors WHERE model = ? AND text_sha256 IN "
-                    f"({','.join('?' * len(part))})", (model, *part)).fetchall()
+                    f"({','.join('?' * len(part))})",
+                    (model, *part),
+                ).fetchall()
                 for key, blob in rows:
                     vector = np.frombuffer(blob, np.float32)
                     if vector.shape == (dimension,):  # another size under the same name: embed it again
@@ -191,8 +196,9 @@ def _is_damage(exc: sqlite3.DatabaseError, path: Path) -> bool:
 
 
 @contextmanager
-def vector_reuse(data_dir: Path, enabled: bool,
-                 say: Callable[[str], None] | None = None) -> Iterator[VectorReuse | None]:
+def vector_reuse(
+    data_dir: Path, enabled: bool, say: Callable[[str], None] | None = None
+) -> Iterator[VectorReuse | None]:
     """The data dir's reuse store for one indexing run, or None when ``indexing.reuse_vectors`` is off;
     ``say`` is told when a damaged store was set aside."""
     if not enabled:

@@ -33,7 +33,7 @@ class ScanReport:
     deleted: int
     seconds: float
     offline: tuple[str, ...] = ()  # roots missing or unreadable now: their entries are kept
-    back: tuple[str, ...] = ()     # roots that were offline and are back
+    back: tuple[str, ...] = ()  # roots that were offline and are back
 
 
 def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
@@ -68,8 +68,9 @@ def scan(catalog: Catalog, store: ChunkStore, exclude: str) -> ScanReport:
                 if (old.ctime, old.inode) != (entry.ctime, entry.inode):  # a row from before those columns
                     stamps.append((entry.ctime, entry.inode, entry.path))
                 continue
-            queued.append((entry.path, root, entry.kind, entry.size, entry.mtime, entry.members, entry.ctime,
-                           entry.inode))
+            queued.append(
+                (entry.path, root, entry.kind, entry.size, entry.mtime, entry.members, entry.ctime, entry.inode)
+            )
         if root in unreadable:  # it went away or closed while being walked: keep everything
             catalog.roots.set_offline(root)
             offline.append(root)
@@ -105,18 +106,24 @@ def _online_device(root: str, catalog: Catalog, has_entries: bool) -> int | None
 def _changed(old: DiskState, entry: Entry) -> bool:
     if (old.kind, old.size, old.mtime) != (entry.kind, entry.size, entry.mtime):
         return True
-    return any(before is not None and now is not None and before != now
-               for before, now in ((old.ctime, entry.ctime), (old.inode, entry.inode)))
+    return any(
+        before is not None and now is not None and before != now
+        for before, now in ((old.ctime, entry.ctime), (old.inode, entry.inode))
+    )
 
 
 def _gone(known: dict[str, DiskState], seen: set[str], unreadable: list[str]) -> list[str]:
     """Known entries no longer on disk: not seen, not under a folder that could not be listed, and the
     members of archives that are gone (unless a file now stands at a member's path: a folder took the
     archive's name)."""
+
     def kept(path: str) -> bool:
         return path in seen or any(paths.is_under(path, folder) for folder in unreadable)
 
     gone = {p for p, state in known.items() if state.kind != "member" and not kept(p)}
-    members = [p for p, state in known.items() if state.kind == "member" and not kept(p)
-               and any(str(up) in gone for up in PurePath(p).parents)]
+    members = [
+        p
+        for p, state in known.items()
+        if state.kind == "member" and not kept(p) and any(str(up) in gone for up in PurePath(p).parents)
+    ]
     return [*gone, *members]

@@ -41,28 +41,36 @@ from .workers import Stopped, call_interruptibly
 
 log = logging.getLogger(__name__)
 
-BATCH_SECONDS = 4.0    # model time per commit, at the measured rate
-FIRST_BATCH = 8        # chunks, while the rate is not known yet
-MAX_BATCH = 1024       # chunks per commit, however fast the model
-CALL_SECONDS = 1.0     # model time per call: the stop flag is looked at between calls too
+BATCH_SECONDS = 4.0  # model time per commit, at the measured rate
+FIRST_BATCH = 8  # chunks, while the rate is not known yet
+MAX_BATCH = 1024  # chunks per commit, however fast the model
+CALL_SECONDS = 1.0  # model time per call: the stop flag is looked at between calls too
 FILES_PER_BATCH = 256  # files looked at per batch (most are small)
 OPENINGS_LOOKAHEAD = 20_000  # queued files looked at for one whose first chunk waits (the openings go first)
-OPENING_CHUNKS = 6     # chunks rejoined for the sense input (SENSE_INPUT_CHARS)
-MAX_REPAIRS = 3       # readings again of a file whose stored text does not match the catalog, before it fails
+OPENING_CHUNKS = 6  # chunks rejoined for the sense input (SENSE_INPUT_CHARS)
+MAX_REPAIRS = 3  # readings again of a file whose stored text does not match the catalog, before it fails
 RATE_META = "semantic_rate"  # the latest rate and when, for `sensetree status` in another process
 
 
 @dataclass
 class _File:
     row: FileRow
-    sense: SenseRow     # its sense; where it has none yet, an excerpt's, empty
+    sense: SenseRow  # its sense; where it has none yet, an excerpt's, empty
     chunks: list[dict]  # the stored chunks to embed in this batch, in chunk order
     opening: list[str]  # the texts of its first stored chunks: what a model reads to write the sense
 
 
 class SemanticPhase:
-    def __init__(self, catalog: Catalog, store: ChunkStore, embedder: Callable[[], Embedder], senses: SenseWriter,
-                 max_endpoint_wait: float, refresh: Callable[[Progress], None], reuse: VectorReuse | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ChunkStore,
+        embedder: Callable[[], Embedder],
+        senses: SenseWriter,
+        max_endpoint_wait: float,
+        refresh: Callable[[Progress], None],
+        reuse: VectorReuse | None = None,
+    ):
         self.catalog, self.store, self.senses = catalog, store, senses
         self._reuse = reuse  # vectors of texts embedded before (ingest/reuse.py); None embeds every text
         self._max_wait = max_endpoint_wait
@@ -129,12 +137,22 @@ class SemanticPhase:
         for row in whole:
             if not pending[row.path]:
                 complete.append(row.path)
-            elif senses.get(row.path) and senses[row.path].source == "pending" and pending[row.path][0]["chunk_index"] != 0:
+            elif (
+                senses.get(row.path)
+                and senses[row.path].source == "pending"
+                and pending[row.path][0]["chunk_index"] != 0
+            ):
                 self._repair(row.path, "its sense was left half-written")  # by a killed run: start the file over
             else:
                 chunks = pending[row.path]
-                files.append(_File(row, senses.get(row.path) or SenseRow("", "excerpt", False), chunks,
-                                   [c["text"] for c in chunks[:OPENING_CHUNKS]]))
+                files.append(
+                    _File(
+                        row,
+                        senses.get(row.path) or SenseRow("", "excerpt", False),
+                        chunks,
+                        [c["text"] for c in chunks[:OPENING_CHUNKS]],
+                    )
+                )
         return files, complete
 
     @staticmethod
@@ -144,11 +162,20 @@ class SemanticPhase:
         return max(1, min(MAX_BATCH, int(progress.embed_rate * BATCH_SECONDS)))
 
     # the work --------------------------------------------------------------------------
-    def _embed_and_store(self, take: list[_File], embedder: Embedder, progress: Progress, stop: threading.Event,
-                         notify: Callable[[Progress], None]) -> None:
+    def _embed_and_store(
+        self,
+        take: list[_File],
+        embedder: Embedder,
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+    ) -> None:
         ready = [r for r in (self._with_sense(file, stop, progress) for file in take) if r is not None]
-        texts = [embedded_text(c["chunk_index"], c["text"], context, file.sense.source)
-                 for file, context in ready for c in file.chunks]
+        texts = [
+            embedded_text(c["chunk_index"], c["text"], context, file.sense.source)
+            for file, context in ready
+            for c in file.chunks
+        ]
         started = time.perf_counter()
         try:
             vectors, sent = self._new_or_reused(embedder, texts, progress, stop, notify)
@@ -164,10 +191,26 @@ class SemanticPhase:
         seconds = time.perf_counter() - started
         chunks = [c for file, _ in ready for c in file.chunks]
         try:
-            self.store.writes.set_vectors([ChunkRow(c["path"], c["chunk_index"], c["text"], vector, c["content_hash"],
-                                                    c["mtime"], c["location"], c["doc_type"] or "", c["size"] or 0,
-                                                    c.get("lang"), c.get("terms"))
-                                           for c, vector in zip(chunks, vectors)], embedder.identity, embedder.dimension)
+            self.store.writes.set_vectors(
+                [
+                    ChunkRow(
+                        c["path"],
+                        c["chunk_index"],
+                        c["text"],
+                        vector,
+                        c["content_hash"],
+                        c["mtime"],
+                        c["location"],
+                        c["doc_type"] or "",
+                        c["size"] or 0,
+                        c.get("lang"),
+                        c.get("terms"),
+                    )
+                    for c, vector in zip(chunks, vectors)
+                ],
+                embedder.identity,
+                embedder.dimension,
+            )
         except StoreDamaged:
             raise  # the store's fault, not the files': the run stops for the repair
         except STORE_ERRORS as exc:  # the store refuses the batch: find the file it refuses; the others go on
@@ -180,7 +223,9 @@ class SemanticPhase:
                 raise StoreDamaged(damage) from exc
             self._fail(ready[0][0], f"storing its vectors failed: {one_line(exc)}", progress)
             return
-        self.catalog.senses.save((f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned")
+        self.catalog.senses.save(
+            (f.row.path, f.sense.text, f.sense.source) for f, _ in ready if f.sense.source != "pinned"
+        )
         progress.embedding.add(len(chunks), seconds)
         progress.sent_to_model += sent
         if sent:  # the model's rate sizes the batches and calls: reused vectors cost it nothing
@@ -203,11 +248,15 @@ class SemanticPhase:
             if not first["text"].startswith(old_head):
                 self._repair(file.row.path, "its first chunk never matched its sense")  # store it again
                 return None
-            raw = [first["text"][len(old_head):], *file.opening[1:]]
+            raw = [first["text"][len(old_head) :], *file.opening[1:]]
             path = Path(file.row.path)
             started = time.perf_counter()
-            written = call_interruptibly(lambda: self.senses.write(
-                rejoin(raw, SENSE_INPUT_CHARS), name=path.name, folder=path.parent.name, doc_type=doc_type), stop)
+            written = call_interruptibly(
+                lambda: self.senses.write(
+                    rejoin(raw, SENSE_INPUT_CHARS), name=path.name, folder=path.parent.name, doc_type=doc_type
+                ),
+                stop,
+            )
             if written.source == "llm":
                 progress.sense.add(1, time.perf_counter() - started)
             sense = SenseRow(written.text, written.source, False)
@@ -216,9 +265,16 @@ class SemanticPhase:
         file.sense = sense
         return file, embedding_context(sense.text, paths.name_of(file.row.path))
 
-    def _new_or_reused(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
-                       notify: Callable[[Progress], None]) -> tuple[np.ndarray, int]:
+    def _new_or_reused(
+        self,
+        embedder: Embedder,
+        texts: list[str],
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+    ) -> tuple[np.ndarray, int]:
         """The texts' vectors, and how many texts the model was asked for."""
+
         def embed(distinct: list[str]) -> np.ndarray:
             return self._vectors(embedder, distinct, progress, stop, notify)
 
@@ -228,8 +284,14 @@ class SemanticPhase:
         vectors = self._reuse.vectors(embedder.identity, embedder.dimension, texts, embed)
         return vectors, self._reuse.counts.sent - sent_before
 
-    def _vectors(self, embedder: Embedder, texts: list[str], progress: Progress, stop: threading.Event,
-                 notify: Callable[[Progress], None]) -> np.ndarray:
+    def _vectors(
+        self,
+        embedder: Embedder,
+        texts: list[str],
+        progress: Progress,
+        stop: threading.Event,
+        notify: Callable[[Progress], None],
+    ) -> np.ndarray:
         """The texts' vectors, in calls of about CALL_SECONDS each, so that a stop is seen between them too
         (an embedder that drops its calls on a stop itself, ``abandon()``, gets the whole batch: see
         ``ClusterEmbedder``); a down endpoint is waited for with backoff instead of failing every file (design §7.2)."""
@@ -243,10 +305,16 @@ class SemanticPhase:
         parts = []
         try:
             for start in range(0, len(texts), size):
-                part = texts[start:start + size]
-                parts.append(wait_for_endpoint(
-                    lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
-                    progress, self._max_wait, stop, notify))
+                part = texts[start : start + size]
+                parts.append(
+                    wait_for_endpoint(
+                        lambda: call_interruptibly(lambda: embedder.embed_passages(part), stop, self._model_lock),
+                        progress,
+                        self._max_wait,
+                        stop,
+                        notify,
+                    )
+                )
         except Stopped:
             if abandoning is not None:
                 abandoning.abandon()

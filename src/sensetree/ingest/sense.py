@@ -60,19 +60,30 @@ class SenseWriter:
         return self._client is not None
 
     def write(self, text: str, *, name: str, folder: str, doc_type: str, qualify: bool = True) -> Sense:
-        if (self._client is None or not qualify or len(text.strip()) < SENSE_MIN_TEXT
-                or time.monotonic() < self._paused_until):
+        if (
+            self._client is None
+            or not qualify
+            or len(text.strip()) < SENSE_MIN_TEXT
+            or time.monotonic() < self._paused_until
+        ):
             return Sense(excerpt_sense(text), "excerpt")
-        user = (f"File name: {name}\nFolder: {folder}\nType: {doc_type}\n\n"
-                f"Beginning of the content:\n{text[:SENSE_INPUT_CHARS]}")
+        user = (
+            f"File name: {name}\nFolder: {folder}\nType: {doc_type}\n\n"
+            f"Beginning of the content:\n{text[:SENSE_INPUT_CHARS]}"
+        )
         try:
             answer = self._client.complete(
                 [{"role": "system", "content": SENSE_PROMPT}, {"role": "user", "content": user}],
-                max_tokens=320, no_reasoning=True,
+                max_tokens=320,
+                no_reasoning=True,
             )
         except LLMError as exc:
-            log.info("sense for %s falls back to the excerpt, and the endpoint is left alone for %.0f s: %s",
-                     name, PAUSE_AFTER_FAILURE, exc)
+            log.info(
+                "sense for %s falls back to the excerpt, and the endpoint is left alone for %.0f s: %s",
+                name,
+                PAUSE_AFTER_FAILURE,
+                exc,
+            )
             self._paused_until = time.monotonic() + PAUSE_AFTER_FAILURE
             return Sense(excerpt_sense(text), "excerpt")
         answer = re.sub(r"<think>.*?</think>", "", answer, flags=re.S).strip()

@@ -27,21 +27,104 @@ IGNORE_FILES = (".gitignore", ".sensetreeignore")
 OS_LITTER = {".ds_store", "thumbs.db", "desktop.ini", "icon\r"}
 
 BLOCK_NAMES = {
-    "node_modules", "site-packages", "dist-packages", "__pycache__", "bower_components", "vendor", "pods",
-    "deriveddata", "venv", "virtualenv", ".venv", "env", "cache", "caches", "__macosx", "$recycle.bin",
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    "__pycache__",
+    "bower_components",
+    "vendor",
+    "pods",
+    "deriveddata",
+    "venv",
+    "virtualenv",
+    ".venv",
+    "env",
+    "cache",
+    "caches",
+    "__macosx",
+    "$recycle.bin",
 }
 BLOCK_MARKERS = {"pyvenv.cfg", "CACHEDIR.TAG", ".rustc_info.json", "conda-meta"}
-BUNDLE_SUFFIXES = (".app", ".framework", ".bundle", ".vst", ".vst3", ".component", ".aaxplugin", ".lrcat",
-                   ".lrdata", ".photoslibrary", ".xcassets", ".xcodeproj", ".xcworkspace", ".plugin", ".kext")
+BUNDLE_SUFFIXES = (
+    ".app",
+    ".framework",
+    ".bundle",
+    ".vst",
+    ".vst3",
+    ".component",
+    ".aaxplugin",
+    ".lrcat",
+    ".lrdata",
+    ".photoslibrary",
+    ".xcassets",
+    ".xcodeproj",
+    ".xcworkspace",
+    ".plugin",
+    ".kext",
+)
 BUILD_NAMES = {"build", "dist", "out", "target", "bin", "obj", ".gradle", "cmake-build-debug", "cmake-build-release"}
 OPAQUE_EXTENSIONS = {
-    ".o", ".obj", ".a", ".lib", ".so", ".dll", ".dylib", ".exe", ".class", ".jar", ".pyc", ".pyo", ".wasm",
-    ".node", ".bin", ".dat", ".pak", ".idx", ".pack", ".rlib", ".rmeta", ".d", ".pdb", ".ilk", ".nki", ".nkx",
-    ".ncw", ".fxp", ".fxb", ".adg", ".adv", ".als", ".asd", ".sf2", ".db-wal", ".db-shm", ".lock", ".tmp",
+    ".o",
+    ".obj",
+    ".a",
+    ".lib",
+    ".so",
+    ".dll",
+    ".dylib",
+    ".exe",
+    ".class",
+    ".jar",
+    ".pyc",
+    ".pyo",
+    ".wasm",
+    ".node",
+    ".bin",
+    ".dat",
+    ".pak",
+    ".idx",
+    ".pack",
+    ".rlib",
+    ".rmeta",
+    ".d",
+    ".pdb",
+    ".ilk",
+    ".nki",
+    ".nkx",
+    ".ncw",
+    ".fxp",
+    ".fxb",
+    ".adg",
+    ".adv",
+    ".als",
+    ".asd",
+    ".sf2",
+    ".db-wal",
+    ".db-shm",
+    ".lock",
+    ".tmp",
 }
 RICH_EXTENSIONS = {
-    ".pdf", ".doc", ".docx", ".odt", ".rtf", ".txt", ".md", ".pptx", ".ppt", ".xlsx", ".xls", ".csv", ".epub",
-    ".eml", ".html", ".htm", ".jpg", ".jpeg", ".png", ".heic", ".tex",
+    ".pdf",
+    ".doc",
+    ".docx",
+    ".odt",
+    ".rtf",
+    ".txt",
+    ".md",
+    ".pptx",
+    ".ppt",
+    ".xlsx",
+    ".xls",
+    ".csv",
+    ".epub",
+    ".eml",
+    ".html",
+    ".htm",
+    ".jpg",
+    ".jpeg",
+    ".png",
+    ".heic",
+    ".tex",
 }
 SAMPLE_ENTRIES = 200
 
@@ -54,7 +137,7 @@ class Entry:
     mtime: float
     members: int = 0
     ctime: float | None = None  # inode change time (POSIX only: Windows' st_ctime is the creation time)
-    inode: int | None = None    # None where the OS gives none
+    inode: int | None = None  # None where the OS gives none
 
 
 def is_hidden(name: str) -> bool:
@@ -136,8 +219,14 @@ def walk(root: str, manual: dict[str, str] | None = None, unreadable: list[str] 
             yield item
 
 
-def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manual: dict[str, str],
-                 unreadable: list[str], is_root: bool = False, real_root: str = "") -> Iterator[Entry | _Descend]:
+def _walk_folder(
+    folder: Path,
+    specs: list[tuple[Path, pathspec.PathSpec]],
+    manual: dict[str, str],
+    unreadable: list[str],
+    is_root: bool = False,
+    real_root: str = "",
+) -> Iterator[Entry | _Descend]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -176,8 +265,9 @@ def _walk_folder(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]], manu
                 if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
                     continue  # its content lives outside the root: indexing it would leak it into snippets
                 stat = entry.stat()
-                yield Entry(entry.path, "file", stat.st_size, stat.st_mtime, ctime=_change_time(stat),
-                            inode=stat.st_ino or None)
+                yield Entry(
+                    entry.path, "file", stat.st_size, stat.st_mtime, ctime=_change_time(stat), inode=stat.st_ino or None
+                )
         except OSError:
             continue
 
@@ -248,8 +338,9 @@ class FolderRules:
         return FolderRules(folder, self.specs + [(folder, spec)] if spec else self.specs)
 
 
-def rules_for(path: str, root: str,
-              ignores_of: Callable[[Path], InnerIgnores] | None = None) -> tuple[str | None, FolderRules]:
+def rules_for(
+    path: str, root: str, ignores_of: Callable[[Path], InnerIgnores] | None = None
+) -> tuple[str | None, FolderRules]:
     """(why the walk skips ``path``, or None; and the rules for its entries when it is a folder, or for the
     entries of the folder that holds it when it is a file)."""
     try:
@@ -265,8 +356,9 @@ def rules_for(path: str, root: str,
         if os.path.isfile(child):  # a file on the way is an archive: its members follow the same rules
             if last:
                 return None, rules
-            return member_reason(archive_rules(rules, part), parts[depth + 1:],
-                                 ignores_of(child) if ignores_of else None), rules
+            return member_reason(
+                archive_rules(rules, part), parts[depth + 1 :], ignores_of(child) if ignores_of else None
+            ), rules
         rules = rules.below(part)
     return None, rules
 
@@ -277,8 +369,9 @@ def archive_rules(rules: FolderRules, name: str) -> FolderRules:
     return FolderRules(rules.folder / name, rules.specs)
 
 
-def member_reason(rules: FolderRules, inner: tuple[str, ...] | list[str],
-                  ignores: InnerIgnores | None = None) -> str | None:
+def member_reason(
+    rules: FolderRules, inner: tuple[str, ...] | list[str], ignores: InnerIgnores | None = None
+) -> str | None:
     """Why the walk would leave out the archive member whose path inside the archive has the parts
     ``inner``, were the archive a folder on disk (``rules``: ``archive_rules``); None when it is indexed.
 
@@ -295,7 +388,7 @@ def member_reason(rules: FolderRules, inner: tuple[str, ...] | list[str],
             return reason
         if not last and part.lower() in BLOCK_NAMES:
             return f"inside a {part} folder (a block, not indexed file by file): not indexed, not served"
-        rules = _inside_archive(FolderRules(rules.folder / part, rules.specs), "/".join(inner[:depth + 1]), ignores)
+        rules = _inside_archive(FolderRules(rules.folder / part, rules.specs), "/".join(inner[: depth + 1]), ignores)
     return None
 
 

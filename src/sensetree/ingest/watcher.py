@@ -90,8 +90,11 @@ class _RootWatches:
                     pass  # its emitter already stopped with the folder it watched
             if identity is None:
                 if root not in self._missing:
-                    log.warning("%s does not exist or cannot be read: watching the other roots; it is picked up "
-                                "when it is back", root)
+                    log.warning(
+                        "%s does not exist or cannot be read: watching the other roots; it is picked up "
+                        "when it is back",
+                        root,
+                    )
                     self._missing.add(root)
                 continue
             try:
@@ -114,9 +117,17 @@ def _identity(root: str) -> tuple[int, int] | None:
     return (stat.st_dev, stat.st_ino) if os.path.isdir(root) else None
 
 
-def watch(roots: list[str], data_dir: str, on_change: Callable[[], None], stop: threading.Event,
-          debounce: float = DEBOUNCE_SECONDS, first_round: bool = False, changed: threading.Event | None = None,
-          polling: str = "auto", poll_seconds: float = POLL_SECONDS) -> None:
+def watch(
+    roots: list[str],
+    data_dir: str,
+    on_change: Callable[[], None],
+    stop: threading.Event,
+    debounce: float = DEBOUNCE_SECONDS,
+    first_round: bool = False,
+    changed: threading.Event | None = None,
+    polling: str = "auto",
+    poll_seconds: float = POLL_SECONDS,
+) -> None:
     """Call ``on_change`` once changes under ``roots`` have been quiet for ``debounce`` seconds, until ``stop``.
 
     ``first_round`` calls it once right away, with the observer already running: what changes during

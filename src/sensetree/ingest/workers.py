@@ -141,8 +141,13 @@ class WorkerPool:
 
     def _start(self) -> ProcessPool | ThreadPool:
         if not self._in_process:
-            pool = ProcessPool(max_workers=self._workers, max_tasks=WORKER_TASKS, initializer=_worker_started,
-                               initargs=(self._low_priority,), context=multiprocessing.get_context("spawn"))
+            pool = ProcessPool(
+                max_workers=self._workers,
+                max_tasks=WORKER_TASKS,
+                initializer=_worker_started,
+                initargs=(self._low_priority,),
+                context=multiprocessing.get_context("spawn"),
+            )
             try:
                 with ctrl_c_blocked():  # the workers, and the pool's threads that replace them, inherit it
                     started = pool.schedule(os.getpid)
@@ -153,8 +158,10 @@ class WorkerPool:
                 pool.join(timeout=2)
                 raise
             except Exception as exc:  # whatever keeps a process from starting
-                log.warning("worker processes could not start (%s); files are read in this process",
-                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                log.warning(
+                    "worker processes could not start (%s); files are read in this process",
+                    f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+                )
                 pool.stop()
                 self._in_process = True
             except BaseException:  # a Ctrl+C while they start: they must not outlive this process

@@ -89,8 +89,9 @@ class BackgroundIndexer:
     def _round(self) -> None:
         self.running = True
         try:
-            self.engine.index(on_update=self._update, stop=self._round_stop, max_endpoint_wait=float("inf"),
-                              interrupt=self._wake)
+            self.engine.index(
+                on_update=self._update, stop=self._round_stop, max_endpoint_wait=float("inf"), interrupt=self._wake
+            )
             self.problem = ""
         except WriterBusy as exc:
             self.problem = str(exc)
@@ -134,6 +135,11 @@ class BackgroundIndexer:
         """The live figures of the queue view and the status bar: keyword-ready N / M, semantic N / M, ETA."""
         figures = self.progress.as_dict()
         worked = self._worked.as_dict()
-        figures.update(running=self.running, paused=self.progress.paused or self.problem, stages=worked["stages"],
-                       files_done=worked["files_done"], failed=worked["failed"])
+        figures.update(
+            running=self.running,
+            paused=self.progress.paused or self.problem,
+            stages=worked["stages"],
+            files_done=worked["files_done"],
+            failed=worked["failed"],
+        )
         return figures

@@ -29,12 +29,23 @@ if TYPE_CHECKING:  # the assistant and the engine load with the commands that ru
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 
-DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+DataDir = typer.Option(
+    None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides)."
+)
 ASKED = {p.name: p.doc for p in params_of(AskParams)}  # the question's parameters, declared in operations.py
 Scope = typer.Option(None, "--scope", help=ASKED["scope"].help)
 
-_STEP_STYLE = {"search_files": "cyan", "seed": "cyan", "read_file": "cyan", "list_directory": "cyan",
-               "fallback": "yellow", "trim": "yellow", "limit": "yellow", "citations": "yellow", "notice": "yellow"}
+_STEP_STYLE = {
+    "search_files": "cyan",
+    "seed": "cyan",
+    "read_file": "cyan",
+    "list_directory": "cyan",
+    "fallback": "yellow",
+    "trim": "yellow",
+    "limit": "yellow",
+    "citations": "yellow",
+    "notice": "yellow",
+}
 
 
 class _Stream:
@@ -103,8 +114,10 @@ def print_summary(result: dict[str, Any]) -> None:
 def _engine(data_dir: Optional[Path]) -> Engine:
     engine = open_engine(data_dir, lambda notice: errors.print(f"[yellow]{escape(notice)}[/]"))
     if not engine.roots():
-        errors.print("[yellow]nothing is indexed yet: answers will have no sources "
-                     "(run `sensetree add FOLDER` then `sensetree index`)[/]")
+        errors.print(
+            "[yellow]nothing is indexed yet: answers will have no sources "
+            "(run `sensetree add FOLDER` then `sensetree index`)[/]"
+        )
     return engine
 
 
@@ -124,8 +137,10 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
             label = sessions.backend().label
         except ChatError as exc:
             _fail(str(exc))
-        console.print(f"[dim]{escape(label)} · {escape(paths.normalize(scope) if scope else 'all roots')} · "
-                      "Ctrl-D or /quit to leave[/]")
+        console.print(
+            f"[dim]{escape(label)} · {escape(paths.normalize(scope) if scope else 'all roots')} · "
+            "Ctrl-D or /quit to leave[/]"
+        )
         while True:
             try:
                 question = console.input("[bold green]you›[/] ").strip()
@@ -137,9 +152,12 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
             if not question:
                 continue
             try:
-                result = sessions.ask(AskParams(question, scope, conversation[-1] if conversation else None),
-                                      lambda started, _label: conversation.append(started), stream.token,
-                                      stream.step)
+                result = sessions.ask(
+                    AskParams(question, scope, conversation[-1] if conversation else None),
+                    lambda started, _label: conversation.append(started),
+                    stream.token,
+                    stream.step,
+                )
             except ChatError as exc:
                 stream.end_line()
                 errors.print(f"[red]error:[/] {escape(str(exc))}")
@@ -152,14 +170,22 @@ def chat(scope: Optional[str] = Scope, data_dir: Optional[Path] = DataDir):
             _print_sources(result.as_dict())
 
 
-def ask(question: Optional[str] = typer.Argument(None, help=ASKED["question"].help + " With --file: what to look "
-                                                           "for (without one, a summary)."),
-        scope: Optional[str] = Scope,
-        files: Optional[list[str]] = typer.Option(None, "--file", help="Read this whole file (or each file of a small "
-                                                  "folder) instead of searching; twice: compare the two files."),
-        json_out: bool = typer.Option(False, "--json", help="Print {answer, sources, steps} as JSON (with --file: "
-                                                            "{summary, notes, parts, notices})."),
-        data_dir: Optional[Path] = DataDir):
+def ask(
+    question: Optional[str] = typer.Argument(
+        None, help=ASKED["question"].help + " With --file: what to look for (without one, a summary)."
+    ),
+    scope: Optional[str] = Scope,
+    files: Optional[list[str]] = typer.Option(
+        None,
+        "--file",
+        help="Read this whole file (or each file of a small "
+        "folder) instead of searching; twice: compare the two files.",
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print {answer, sources, steps} as JSON (with --file: {summary, notes, parts, notices})."
+    ),
+    data_dir: Optional[Path] = DataDir,
+):
     """Ask one question; the answer cites the files it comes from. With --file, about whole files."""
     if files:
         _ask_files(files, question, json_out, data_dir)
@@ -174,8 +200,9 @@ def ask(question: Optional[str] = typer.Argument(None, help=ASKED["question"].he
         with _engine(data_dir) as engine, ChatSessions(engine) as sessions:
             try:
                 asked = AskParams(question, scope)
-                answered = (sessions.ask(asked) if json_out else
-                            sessions.ask(asked, on_token=stream.token, on_step=stream.step))
+                answered = (
+                    sessions.ask(asked) if json_out else sessions.ask(asked, on_token=stream.token, on_step=stream.step)
+                )
                 result = answered.as_dict()
             except ChatError as exc:
                 stream.end_line()
@@ -215,16 +242,22 @@ def _ask_files(files: list[str], question: Optional[str], json_out: bool, data_d
             print_summary(result)
 
 
-def _served_answer(question: str, scope: Optional[str], stream: Optional[_Stream],
-                   data_dir: Optional[Path]) -> Optional[dict[str, Any]]:
+def _served_answer(
+    question: str, scope: Optional[str], stream: Optional[_Stream], data_dir: Optional[Path]
+) -> Optional[dict[str, Any]]:
     """The answer of the running service, streamed to ``stream``; None when no service answers."""
     server = served.running(data_dir)
     if server is None:
         return None
     try:
         # the server's working folder is not this one: a relative scope is made absolute here
-        return served.ask(server, question, scope and paths.normalize(scope), stream.token if stream else None,
-                          stream.step_of if stream else None)
+        return served.ask(
+            server,
+            question,
+            scope and paths.normalize(scope),
+            stream.token if stream else None,
+            stream.step_of if stream else None,
+        )
     except served.AskFailed as exc:
         if stream:
             stream.end_line()

@@ -46,8 +46,12 @@ if TYPE_CHECKING:  # the engine loads with the commands that use it: a query the
     from ..engine import Engine
     from ..operations import IndexProgress
 
-app = typer.Typer(help="SenseTree: semantic search over your own folders, on your own machine.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="SenseTree: semantic search over your own folders, on your own machine.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 config_app = typer.Typer(help="Read and change settings (settings.toml in the data dir).", no_args_is_help=True)
 models_app = typer.Typer(help="Models: what is installed, what can be pulled or prepared.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
@@ -56,7 +60,9 @@ app.add_typer(models_app, name="models")
 console = Console()
 errors = Console(stderr=True)
 
-DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+DataDir = typer.Option(
+    None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides)."
+)
 JsonOut = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
 
@@ -94,7 +100,9 @@ def _size(n: float) -> str:
 
 # roots ------------------------------------------------------------------------------
 @app.command()
-def add(folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir):
+def add(
+    folders: list[Path] = typer.Argument(..., help="Folders to index in place."), data_dir: Optional[Path] = DataDir
+):
     """Register folders as roots (nothing is copied; run `sensetree index` next)."""
     for folder in folders:
         added = _run("add", {"path": str(folder)}, data_dir)
@@ -142,12 +150,21 @@ class _PhaseFigures(ProgressColumn):
 
 
 @app.command()
-def index(watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
-          quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-          ray: Optional[str] = typer.Option(None, "--ray", is_flag=False, flag_value="auto", metavar="[ADDRESS]",
-                                            help="Extract, OCR, chunk and embed on a Ray cluster's workers; this "
-                                                 "process commits. auto (the default), an address, or local."),
-          json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+def index(
+    watch: bool = typer.Option(False, "--watch", help="Keep running and index changes as they happen."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        is_flag=False,
+        flag_value="auto",
+        metavar="[ADDRESS]",
+        help="Extract, OCR, chunk and embed on a Ray cluster's workers; this "
+        "process commits. auto (the default), an address, or local.",
+    ),
+    json_out: bool = JsonOut,
+    data_dir: Optional[Path] = DataDir,
+):
     """Index every root: keyword first (every file findable by its words), then meaning (vectors).
 
     Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
@@ -168,9 +185,15 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                 _fail(str(exc))
         stop = threading.Event()
         show = not quiet and not json_out and console.is_terminal
-        bar = Progress(TextColumn("[bold]{task.description:<13}"), BarColumn(), _PhaseFigures(),
-                       TextColumn("{task.fields[current]}", style="dim"), console=errors, disable=not show,
-                       transient=False)
+        bar = Progress(
+            TextColumn("[bold]{task.description:<13}"),
+            BarColumn(),
+            _PhaseFigures(),
+            TextColumn("{task.fields[current]}", style="dim"),
+            console=errors,
+            disable=not show,
+            transient=False,
+        )
         keyword_task = bar.add_task("keyword-ready", total=None, figures="", current="")
         semantic_task = bar.add_task("semantic", total=None, figures="", current="")
 
@@ -180,18 +203,30 @@ def index(watch: bool = typer.Option(False, "--watch", help="Keep running and in
                 return
             keyword_line, semantic_line = phase_lines(p.files, p.keyword, p.semantic, p.semantic_eta, p.embed_rate)
             current = escape(Path(p.current).name) if p.current else ""
-            bar.update(keyword_task, total=p.files, completed=p.keyword, figures=keyword_line.split(" ", 1)[1],
-                       current=current[:50] if p.phase == "keyword" else "")
-            bar.update(semantic_task, total=p.files, completed=p.semantic, figures=semantic_line.split(" ", 1)[1],
-                       current=(f"paused: {p.paused}" if p.paused else current if p.phase == "semantic" else "")[:60])
+            bar.update(
+                keyword_task,
+                total=p.files,
+                completed=p.keyword,
+                figures=keyword_line.split(" ", 1)[1],
+                current=current[:50] if p.phase == "keyword" else "",
+            )
+            bar.update(
+                semantic_task,
+                total=p.files,
+                completed=p.semantic,
+                figures=semantic_line.split(" ", 1)[1],
+                current=(f"paused: {p.paused}" if p.paused else current if p.phase == "semantic" else "")[:60],
+            )
 
         def report(done: Indexed) -> None:
             if json_out:
                 _print_json(done.as_dict())
             elif not quiet:
                 keyword_line, semantic_line = phase_lines(done.files, done.keyword_ready, done.semantic, None, 0.0)
-                errors.print(f"{keyword_line} · {semantic_line} ({done.chunks_embedded} chunks embedded, "
-                             f"{done.failed} failed)" + (" — see `sensetree queue`" if done.failed else ""))
+                errors.print(
+                    f"{keyword_line} · {semantic_line} ({done.chunks_embedded} chunks embedded, "
+                    f"{done.failed} failed)" + (" — see `sensetree queue`" if done.failed else "")
+                )
                 if done.stopped and done.semantic < done.files:
                     errors.print("stopped; what was not finished stays queued and resumes next time")
 
@@ -219,12 +254,21 @@ def _print_status(status: Status) -> None:
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("data dir", escape(info["data_dir"]))
     offline = info["offline_roots"]
-    roots = [root + (f"  (offline since {time.strftime('%Y-%m-%d %H:%M', time.localtime(offline[root]))}: "
-                     "kept, out of results until it is back)" if root in offline else "") for root in info["roots"]]
+    roots = [
+        root
+        + (
+            f"  (offline since {time.strftime('%Y-%m-%d %H:%M', time.localtime(offline[root]))}: "
+            "kept, out of results until it is back)"
+            if root in offline
+            else ""
+        )
+        for root in info["roots"]
+    ]
     table.add_row("roots", indented("\n".join(roots), indent="") or "none (sensetree add FOLDER)")
     phases = info["phases"]
-    keyword_line, semantic_line = phase_lines(phases["files"], phases["keyword_ready"], phases["semantic"],
-                                              phases["semantic_eta_s"], phases["embed_rate"])
+    keyword_line, semantic_line = phase_lines(
+        phases["files"], phases["keyword_ready"], phases["semantic"], phases["semantic_eta_s"], phases["embed_rate"]
+    )
     table.add_row("progress", f"{keyword_line} · {semantic_line}")
     if phases.get("meaning"):
         table.add_row("meaning", escape(phases["meaning"]))
@@ -235,8 +279,10 @@ def _print_status(status: Status) -> None:
     table.add_row("embedding", escape(info["embedding_model"]))
     table.add_row("sense", escape(info["sense_model"]))
     table.add_row("reranker", escape(info["reranker"]))
-    table.add_row("devices", indented("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"]),
-                                      indent=""))
+    table.add_row(
+        "devices",
+        indented("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"]), indent=""),
+    )
     table.add_row("index size", _size(info["index_bytes"]))
     console.print(table)
 
@@ -246,13 +292,17 @@ def _print_queue(queue: Queue) -> None:
     for row in info["failed"]:
         console.print(f"[red]failed[/]  {escape(row['path'])}\n{indented(row['error'] or '')}")
     for row in info["pending"]:
-        console.print(f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else ""))
+        console.print(
+            f"[yellow]pending[/] {escape(row['path'])}" + (f"  ({escape(row['error'])})" if row["error"] else "")
+        )
     for row in info["noted"]:
         why = "; ".join(part for part in (row["error"], row["notes"]) if part)
         console.print(f"[dim]noted[/]   {escape(row['path'])}\n{indented(why)}")
     if info["keyword_count"]:
         console.print(f"[cyan]{info['keyword_count']} keyword-ready[/] (findable by keyword, waiting for vectors)")
-    console.print(f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready")
+    console.print(
+        f"{len(info['failed'])} failed, {info['pending_count']} pending, {info['keyword_count']} keyword-ready"
+    )
 
 
 def _pin_first(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[Path]) -> bool:
@@ -265,11 +315,19 @@ def _pin_first(values: dict[str, Any], own: dict[str, Any], data_dir: Optional[P
 
 
 SENSE = Terminal(
-    options=(inspect.Parameter("set_to", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=typer.Option(
-        None, "--set", help="Correct the sense by hand (pinned).")),),
-    render=lambda shown, own: console.print(escape(shown.sense or "no sense yet (not indexed)")
-                                            + (" [dim](pinned)[/]" if shown.pinned else "")),
-    instead=_pin_first)
+    options=(
+        inspect.Parameter(
+            "set_to",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Optional[str],
+            default=typer.Option(None, "--set", help="Correct the sense by hand (pinned)."),
+        ),
+    ),
+    render=lambda shown, own: console.print(
+        escape(shown.sense or "no sense yet (not indexed)") + (" [dim](pinned)[/]" if shown.pinned else "")
+    ),
+    instead=_pin_first,
+)
 
 
 def _print_roots(roots: Roots) -> None:
@@ -293,14 +351,23 @@ def config_get(key: Optional[str] = typer.Argument(None), json_out: bool = JsonO
         console.print(escape(str(values[key])))
     else:
         for setting in view.settings:
-            console.print(f"{setting['key']} = {escape(json.dumps(setting['value']))}  [dim]# {escape(setting['help'])}[/]")
+            console.print(
+                f"{setting['key']} = {escape(json.dumps(setting['value']))}  [dim]# {escape(setting['help'])}[/]"
+            )
 
 
 @config_app.command("set")
-def config_set(key: str, value: str,
-               yes: bool = typer.Option(False, "--yes", "-y", help="Go ahead with a change that wipes the index "
-                                        "(a new embedding model) without asking: for scripts."),
-               data_dir: Optional[Path] = DataDir):
+def config_set(
+    key: str,
+    value: str,
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        "-y",
+        help="Go ahead with a change that wipes the index (a new embedding model) without asking: for scripts.",
+    ),
+    data_dir: Optional[Path] = DataDir,
+):
     """Change one setting (written to settings.toml). A change that wipes the index says so and asks first."""
     from ..config import NeedsConfirmation
 
@@ -335,8 +402,10 @@ def _print_understood(understood: dict | None) -> None:
     """One line: the filters read from the query's words, and what was searched."""
     if understood:
         said = " · ".join(understood["said"])
-        errors.print(f"[cyan]understood:[/] {escape(said)} [dim]→ searching {escape(understood['query'])!r}"
-                     " (--literal: every word a search word)[/]")
+        errors.print(
+            f"[cyan]understood:[/] {escape(said)} [dim]→ searching {escape(understood['query'])!r}"
+            " (--literal: every word a search word)[/]"
+        )
 
 
 def _print_results(response: SearchResponse, explain: bool) -> None:
@@ -344,31 +413,43 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
     for notice in response.notices:
         errors.print(f"[yellow]{escape(notice)}[/]")
     if explain and response.coverage:
-        errors.print(f"[dim]still indexing: {escape(response.coverage.meaning)}; a file without a vector yet is judged by "
-                     "its keywords, and the first keyword hits are embedded for the query[/]")
+        errors.print(
+            f"[dim]still indexing: {escape(response.coverage.meaning)}; a file without a vector yet is judged by "
+            "its keywords, and the first keyword hits are embedded for the query[/]"
+        )
     if not response.results:
         console.print("no results")
     if explain and response.fusion:
-        console.print("[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]")
+        console.print(
+            "[dim]fusion: " + escape(" · ".join(f"{k} {v}" for k, v in response.fusion.items() if v != "")) + "[/]"
+        )
     for rank, r in enumerate(response.results, start=1):
         where = f" [cyan]{escape(r.location_label)}[/]" if r.location_label else ""
-        console.print(f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]{where}  "
-                      f"[dim]{escape(r.path)}[/]")
+        console.print(
+            f"[bold]{rank:>2}. {r.score * 100:3.0f}%[/] [bold blue]{escape(r.name)}[/]{where}  [dim]{escape(r.path)}[/]"
+        )
         console.print(Text("    ") + _highlight(r.snippet, response.terms))
         if r.duplicates:
             others = len(r.duplicates)
-            console.print(f"    [dim]also in {others} other place{'s' if others > 1 else ''}: "
-                          f"{escape(', '.join(r.duplicates[:3]))}{' …' if others > 3 else ''}[/]")
+            console.print(
+                f"    [dim]also in {others} other place{'s' if others > 1 else ''}: "
+                f"{escape(', '.join(r.duplicates[:3]))}{' …' if others > 3 else ''}[/]"
+            )
         if explain:
             rerank = "—" if r.rerank is None else f"{r.rerank:.3f}"
-            console.print(f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
-                          f"bm25 rank {r.bm25_rank or '—'} · fused {r.fused:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]")
+            console.print(
+                f"    [dim]legs: {'+'.join(r.legs) or '—'} · dense rank {r.dense_rank or '—'} · "
+                f"bm25 rank {r.bm25_rank or '—'} · fused {r.fused:.4f} · rerank {rerank} · chunk {r.chunk_index}[/]"
+            )
             if r.signals:
                 cosine = "no vector yet" if r.signals["cosine"] is None else f"{r.signals['cosine']:.3f}"
                 found = {"stored": " (its stored vector)", "on demand": " (embedded for this query)"}.get(
-                    r.signals["meaning"], "")
-                console.print(f"    [dim]carried by {escape(r.signals['carried_by'])} · cosine {cosine}{found} · "
-                              f"bm25 {r.signals['bm25'] or 0:.3f}[/]")
+                    r.signals["meaning"], ""
+                )
+                console.print(
+                    f"    [dim]carried by {escape(r.signals['carried_by'])} · cosine {cosine}{found} · "
+                    f"bm25 {r.signals['bm25'] or 0:.3f}[/]"
+                )
 
 
 def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Optional[str], int]]:
@@ -390,10 +471,16 @@ def _batch(path: Path, scope: Optional[str], limit: int) -> list[tuple[str, Opti
         if not isinstance(item, dict):
             item = {}
         text, item_scope, item_limit = item.get("query"), item.get("scope", scope), item.get("limit", limit)
-        if (not isinstance(text, str) or not isinstance(item_scope, (str, type(None)))
-                or not isinstance(item_limit, int) or isinstance(item_limit, bool)):
-            _fail(f'{path}:{line_no}: expected a JSON object with a "query" string, '
-                  'and optionally a "scope" string and a "limit" number')
+        if (
+            not isinstance(text, str)
+            or not isinstance(item_scope, (str, type(None)))
+            or not isinstance(item_limit, int)
+            or isinstance(item_limit, bool)
+        ):
+            _fail(
+                f'{path}:{line_no}: expected a JSON object with a "query" string, '
+                'and optionally a "scope" string and a "limit" number'
+            )
         # JSON may hold a lone surrogate ("\ud800"), which is not text: it could be neither searched nor printed
         batch.append((without_surrogates(text), item_scope and without_surrogates(item_scope), item_limit))
     return batch
@@ -413,8 +500,11 @@ def _search_batch(values: dict[str, Any], own: dict[str, Any], data_dir: Optiona
     with _engine(data_dir) as engine:
         for text, scope, limit in _batch(own["queries"], values.get("scope"), values["limit"]):
             try:  # a line the search refuses (a limit of 0) is answered with why; the others go on
-                answer = op.run(engine, op.parse({**values, "query": text, "scope": scope, "limit": limit}, typed=True),
-                                bounded=False)
+                answer = op.run(
+                    engine,
+                    op.parse({**values, "query": text, "scope": scope, "limit": limit}, typed=True),
+                    bounded=False,
+                )
             except BadInput as exc:
                 answer = SearchResponse(text, notices=[str(exc)])
             answers.append({**answer.as_dict(), "query": text})
@@ -429,12 +519,23 @@ def _search_batch(values: dict[str, Any], own: dict[str, Any], data_dir: Optiona
 
 
 SEARCH = Terminal(
-    options=(inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
-                 False, "--explain", help="Show which legs found each result and its ranks.")),
-             inspect.Parameter("queries", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
-                 None, "--queries", help='JSONL file of {"query", "scope"?, "limit"?}.'))),
+    options=(
+        inspect.Parameter(
+            "explain",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=bool,
+            default=typer.Option(False, "--explain", help="Show which legs found each result and its ranks."),
+        ),
+        inspect.Parameter(
+            "queries",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Optional[Path],
+            default=typer.Option(None, "--queries", help='JSONL file of {"query", "scope"?, "limit"?}.'),
+        ),
+    ),
     render=lambda response, own: _print_results(response, own["explain"]),
-    instead=_search_batch)
+    instead=_search_batch,
+)
 
 
 def _print_similar(response: SimilarResponse) -> None:
@@ -443,7 +544,9 @@ def _print_similar(response: SimilarResponse) -> None:
         console.print("[bold]versions of this file[/] (most of the wording shared), newest first:")
         for v in response.versions:
             day = time.strftime("%Y-%m-%d", time.localtime(v.mtime)) if v.mtime else "—"
-            console.print(f"  {v.shared * 100:3.0f}% shared · {day}  [bold blue]{escape(v.name)}[/]  [dim]{escape(v.path)}[/]")
+            console.print(
+                f"  {v.shared * 100:3.0f}% shared · {day}  [bold blue]{escape(v.name)}[/]  [dim]{escape(v.path)}[/]"
+            )
     if response.copies:
         console.print(f"[bold]identical copies[/]: [dim]{escape(', '.join(response.copies))}[/]")
     if response.versions or response.copies:
@@ -454,7 +557,9 @@ def _print_similar(response: SimilarResponse) -> None:
 def _print_tree(node: TreeNode, depth: int = 0, max_depth: int = 6) -> None:
     bar = "█" * round(node.score * 10) + "░" * (10 - round(node.score * 10))
     label = escape(node.name or "(all roots)") + ("/" if node.is_dir and node.name else "")
-    console.print(f"{'  ' * depth}[green]{bar}[/] {node.score * 100:3.0f}% " + (f"[bold]{label}[/]" if node.is_dir else label))
+    console.print(
+        f"{'  ' * depth}[green]{bar}[/] {node.score * 100:3.0f}% " + (f"[bold]{label}[/]" if node.is_dir else label)
+    )
     if depth < max_depth:
         for child in node.children:
             _print_tree(child, depth + 1, max_depth)
@@ -523,8 +628,13 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
     from ..operations import PullParams
 
     with _engine(data_dir) as engine:
-        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                       TimeRemainingColumn(), console=errors)
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeRemainingColumn(),
+            console=errors,
+        )
         tasks: dict[str, Any] = {}
 
         def progress(got: Download) -> None:
@@ -542,14 +652,18 @@ def models_pull(name: str, data_dir: Optional[Path] = DataDir):
 
 # eval --------------------------------------------------------------------------------
 @app.command("eval")
-def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layout."),
-                 mode: str = typer.Option("all", "--mode", help="dense, bm25, hybrid, hybrid+rerank or all."),
-                 split: str = typer.Option("test", "--split"),
-                 max_queries: Optional[int] = typer.Option(None, "--max-queries"),
-                 ignore_identical_ids: bool = typer.Option(False, "--ignore-identical-ids",
-                                                           help="Drop results whose id equals the query id."),
-                 model: Optional[str] = typer.Option(None, "--model", help="Embedding model (default: embedding.model)."),
-                 json_out: bool = JsonOut, data_dir: Optional[Path] = DataDir):
+def eval_command(
+    dataset: Path = typer.Argument(..., help="A folder in BEIR layout."),
+    mode: str = typer.Option("all", "--mode", help="dense, bm25, hybrid, hybrid+rerank or all."),
+    split: str = typer.Option("test", "--split"),
+    max_queries: Optional[int] = typer.Option(None, "--max-queries"),
+    ignore_identical_ids: bool = typer.Option(
+        False, "--ignore-identical-ids", help="Drop results whose id equals the query id."
+    ),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedding model (default: embedding.model)."),
+    json_out: bool = JsonOut,
+    data_dir: Optional[Path] = DataDir,
+):
     """Measure retrieval quality on a BEIR dataset: nDCG@10, Recall@10/100, MRR@10, latency."""
     from ..eval.runner import MODES, EvalError, run_eval
 
@@ -558,15 +672,24 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
         _fail(f"unknown mode {mode!r}; choose from {', '.join(MODES)} or all")
     with _engine(data_dir) as engine:
         try:
-            report = run_eval(engine, dataset, modes, split=split, max_queries=max_queries,
-                              ignore_identical_ids=ignore_identical_ids, model=model,
-                              log=(lambda m: None) if json_out else (lambda m: errors.print(f"[dim]{escape(m)}[/]")))
+            report = run_eval(
+                engine,
+                dataset,
+                modes,
+                split=split,
+                max_queries=max_queries,
+                ignore_identical_ids=ignore_identical_ids,
+                model=model,
+                log=(lambda m: None) if json_out else (lambda m: errors.print(f"[dim]{escape(m)}[/]")),
+            )
         except EvalError as exc:
             _fail(str(exc))
     if json_out:
         _print_json(report)
         return
-    table = Table(title=f"{report['dataset']} · {report['documents']} docs · {report['queries']} queries · {report['model']}")
+    table = Table(
+        title=f"{report['dataset']} · {report['documents']} docs · {report['queries']} queries · {report['model']}"
+    )
     for column in ("mode", "nDCG@10", "Recall@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"):
         table.add_column(column, justify="right" if column != "mode" else "left")
     for m in modes:
@@ -574,45 +697,76 @@ def eval_command(dataset: Path = typer.Argument(..., help="A folder in BEIR layo
         if "skipped" in r:
             table.add_row(m, *["—"] * 6)
             continue
-        table.add_row(m, *(f"{r[k]:.4f}" for k in ("ndcg@10", "recall@10", "recall@100", "mrr@10")),
-                      f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}")
+        table.add_row(
+            m,
+            *(f"{r[k]:.4f}" for k in ("ndcg@10", "recall@10", "recall@100", "mrr@10")),
+            f"{r['p50_ms']:.1f}",
+            f"{r['p95_ms']:.1f}",
+        )
     console.print(table)
     for m in modes:
         if "skipped" in report[m]:
             errors.print(f"[yellow]{m}: {escape(report[m]['skipped'])}[/]")
 
 
-add_commands(app, _engine, {  # the engine's operations (operations.py), declared there once
-    "status": Terminal(render=lambda status, own: _print_status(status)),
-    "queue": Terminal(render=lambda queue, own: _print_queue(queue)),
-    "roots": Terminal(render=lambda roots, own: _print_roots(roots)),
-    "add": Terminal(command=False),  # takes several folders: the command above
-    "remove": Terminal(render=lambda done, own: console.print(
-        f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)")),
-    "sense": SENSE, "pin": Terminal(command=False),  # `sense PATH --set TEXT`
-    "settings": Terminal(command=False), "set": Terminal(command=False),  # `config get`, `config set`
-    "folder-mode": Terminal(command=False),  # `block`, `unblock`
-    "models": Terminal(command=False),  # `models list`
-    "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
-    "index": Terminal(command=False),  # its progress bar, --ray, --quiet: the command above
-    "doctor": Terminal(command=False),  # runs without opening the stores: interfaces/doctor.py
-    "pull": Terminal(command=False),  # `models pull`, with a bar per file
-    "read": Terminal(render=lambda read, own: _print_read(read)),
-    "page": Terminal(render=lambda image, own: _write_png(image)),
-    "open": Terminal(render=lambda done, own: console.print(
-        f"opened {escape(done.opened)}" + (f" at page {done.page}" if done.page else ""))),
-    "search": SEARCH, "similar": Terminal(render=lambda response, own: _print_similar(response)),
-    "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
-    "summarise": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
-    "compare": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
-    "browse": Terminal(render=lambda listing, own: _print_listing(listing)),
-    "retry": Terminal(render=lambda done, own: console.print(f"requeued {_files(done.requeued, 'failed file')}")),
-    "reindex": Terminal(render=lambda done, own: console.print(
-        f"requeued {_files(done.requeued, 'file')}; `sensetree index` reads them again")),
-    "ignore": Terminal(render=lambda done, own: console.print(
-        f"left {_files(done.ignored, 'path')} out of the index (`sensetree unignore PATH` takes one back)")),
-    "unignore": Terminal(render=lambda done, own: console.print(
-        f"{escape(done.path)} is indexed again from the next `sensetree index`"))}, _print_json, _fail, DataDir, JsonOut)
+add_commands(
+    app,
+    _engine,
+    {  # the engine's operations (operations.py), declared there once
+        "status": Terminal(render=lambda status, own: _print_status(status)),
+        "queue": Terminal(render=lambda queue, own: _print_queue(queue)),
+        "roots": Terminal(render=lambda roots, own: _print_roots(roots)),
+        "add": Terminal(command=False),  # takes several folders: the command above
+        "remove": Terminal(
+            render=lambda done, own: console.print(
+                f"removed root {escape(own['path'])} ({done.removed} entries dropped from the index)"
+            )
+        ),
+        "sense": SENSE,
+        "pin": Terminal(command=False),  # `sense PATH --set TEXT`
+        "settings": Terminal(command=False),
+        "set": Terminal(command=False),  # `config get`, `config set`
+        "folder-mode": Terminal(command=False),  # `block`, `unblock`
+        "models": Terminal(command=False),  # `models list`
+        "endpoint-test": Terminal(command=False),  # the settings page's; a key is not typed on a command line
+        "index": Terminal(command=False),  # its progress bar, --ray, --quiet: the command above
+        "doctor": Terminal(command=False),  # runs without opening the stores: interfaces/doctor.py
+        "pull": Terminal(command=False),  # `models pull`, with a bar per file
+        "read": Terminal(render=lambda read, own: _print_read(read)),
+        "page": Terminal(render=lambda image, own: _write_png(image)),
+        "open": Terminal(
+            render=lambda done, own: console.print(
+                f"opened {escape(done.opened)}" + (f" at page {done.page}" if done.page else "")
+            )
+        ),
+        "search": SEARCH,
+        "similar": Terminal(render=lambda response, own: _print_similar(response)),
+        "tree": Terminal(render=lambda response, own: _print_tree_response(response)),
+        "summarise": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
+        "compare": Terminal(render=lambda summary, own: print_summary(summary.as_dict())),
+        "browse": Terminal(render=lambda listing, own: _print_listing(listing)),
+        "retry": Terminal(render=lambda done, own: console.print(f"requeued {_files(done.requeued, 'failed file')}")),
+        "reindex": Terminal(
+            render=lambda done, own: console.print(
+                f"requeued {_files(done.requeued, 'file')}; `sensetree index` reads them again"
+            )
+        ),
+        "ignore": Terminal(
+            render=lambda done, own: console.print(
+                f"left {_files(done.ignored, 'path')} out of the index (`sensetree unignore PATH` takes one back)"
+            )
+        ),
+        "unignore": Terminal(
+            render=lambda done, own: console.print(
+                f"{escape(done.path)} is indexed again from the next `sensetree index`"
+            )
+        ),
+    },
+    _print_json,
+    _fail,
+    DataDir,
+    JsonOut,
+)
 register_chat(app)
 register_mcp(app)
 register_serve(app)

@@ -53,8 +53,10 @@ def register(app: typer.Typer, models_app: typer.Typer) -> None:
     data_dir_option = typer.Option(None, "--data-dir", help="The data dir to check (default: user data folder).")
 
     @app.command()
-    def doctor(json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
-               data_dir: Optional[Path] = data_dir_option):
+    def doctor(
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+        data_dir: Optional[Path] = data_dir_option,
+    ):
         """What is installed, what is missing and how to get it, and where things live. Loads no model."""
         from ..diagnosis import diagnosis
 

@@ -98,16 +98,26 @@ def disk_refusal(error: BaseException) -> str | None:
     SQLite and LanceDB say it in their own words; the line also says what was kept.
     """
     text = str(error)
-    full = (isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)) or \
-        "No space left on device" in text or "database or disk is full" in text
+    full = (
+        (isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT))
+        or "No space left on device" in text
+        or "database or disk is full" in text
+    )
     if full:
         where = f" ({error.filename})" if isinstance(error, OSError) and error.filename else ""
-        return (f"the disk is full{where}: stopped; everything finished is kept. Free some space and run the "
-                "command again; search and status keep working meanwhile")
-    if (isinstance(error, OSError) and error.errno == errno.EROFS) or "readonly database" in text \
-            or "Read-only file system" in text:
-        return ("the data dir is on a read-only disk: this command changes the index; status, search, tree, "
-                "ask and queue still work")
+        return (
+            f"the disk is full{where}: stopped; everything finished is kept. Free some space and run the "
+            "command again; search and status keep working meanwhile"
+        )
+    if (
+        (isinstance(error, OSError) and error.errno == errno.EROFS)
+        or "readonly database" in text
+        or "Read-only file system" in text
+    ):
+        return (
+            "the data dir is on a read-only disk: this command changes the index; status, search, tree, "
+            "ask and queue still work"
+        )
     if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM):
         return f"permission denied: {error.filename or text}; this command needs to write there"
     return None
@@ -122,6 +132,8 @@ def report_error(error: Exception, say) -> int:
     if refusal is not None:
         say(refusal)
         return DISK_REFUSED
-    say(f"unexpected error: {type(error).__name__}: {error} (run again with {DEBUG_ENV}=1 to see where; "
-        "please report it)")
+    say(
+        f"unexpected error: {type(error).__name__}: {error} (run again with {DEBUG_ENV}=1 to see where; "
+        "please report it)"
+    )
     return 1

@@ -22,14 +22,21 @@ log = logging.getLogger("sensetree.mcp")
 DEFAULT_PORT = 8766  # next to `sensetree serve` on 8765
 
 
-def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
-        port: Optional[int] = typer.Option(None, "--port", help=f"Port for --http (default {DEFAULT_PORT}; 0 takes a free "
-                                                                       "one and says which)."),
-        index: Optional[str] = typer.Option(None, "--index", metavar="URI",
-                                            help="Serve this index read-only (a folder or s3://bucket/prefix) that "
-                                                 "another process writes."),
-        data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives (default: user data "
-                                                "folder; SENSETREE_HOME overrides).")):
+def mcp(
+    http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
+    port: Optional[int] = typer.Option(
+        None, "--port", help=f"Port for --http (default {DEFAULT_PORT}; 0 takes a free one and says which)."
+    ),
+    index: Optional[str] = typer.Option(
+        None,
+        "--index",
+        metavar="URI",
+        help="Serve this index read-only (a folder or s3://bucket/prefix) that another process writes.",
+    ),
+    data_dir: Optional[Path] = typer.Option(
+        None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides)."
+    ),
+):
     """Serve the index to other assistants over the Model Context Protocol (stdio, or --http)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if port is not None and not http:
@@ -62,13 +69,18 @@ def _serve_http(server, data_dir: Path, port: int) -> None:
         listener.bind(("127.0.0.1", port))
     except (OSError, OverflowError) as exc:
         listener.close()
-        log.error("cannot listen on 127.0.0.1:%s (%s); choose another --port (0 takes a free one)", port,
-                  getattr(exc, "strerror", None) or exc)
+        log.error(
+            "cannot listen on 127.0.0.1:%s (%s); choose another --port (0 takes a free one)",
+            port,
+            getattr(exc, "strerror", None) or exc,
+        )
         raise typer.Exit(1) from None
     listener.listen(128)
     port = listener.getsockname()[1]
     token = load_token(data_dir)
-    hint = f"send the token `sensetree mcp --http` printed (also in {data_dir / 'server.token'}) as Authorization: Bearer"
+    hint = (
+        f"send the token `sensetree mcp --http` printed (also in {data_dir / 'server.token'}) as Authorization: Bearer"
+    )
     app = Guard(server.streamable_http_app(host="127.0.0.1"), refusal_rules(token, ServerOptions(port=port), hint), "/")
     print(f"SenseTree MCP server on http://127.0.0.1:{port}/mcp (Ctrl-C to stop)", file=sys.stderr)
     print(f"token: {token} (send it as the header `Authorization: Bearer {token}`)", file=sys.stderr, flush=True)

@@ -5,7 +5,6 @@ checked before anything is read or listed, and a refusal is a tool error the mod
 never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a second to import.
 """
 
-
 import inspect
 import os
 from dataclasses import replace
@@ -25,8 +24,8 @@ from ..operations import READ_CHARS, TOOLS, Operation, Param
 from ..reader import OutsideRoots
 from ..search.types import SearchResponse, SearchResult, SimilarResponse, TreeNode, TreeResponse, Version
 
-TREE_DEPTH = 4        # levels shown below the top of the meaning tree
-TREE_CHILDREN = 8     # strongest children shown per folder
+TREE_DEPTH = 4  # levels shown below the top of the meaning tree
+TREE_CHILDREN = 8  # strongest children shown per folder
 TREE_HEAT_FLOOR = 0.5  # children cooler than this share of the hottest node are left out
 LIMITS = {"read_chars": READ_CHARS, "tree_depth": TREE_DEPTH, "tree_children": TREE_CHILDREN}
 
@@ -49,8 +48,12 @@ if TYPE_CHECKING:  # a view made at run time is no type to a checker: it sees th
     SearchHit = dict[str, Any]
     DirectoryEntry = dict[str, Any]
 else:
-    SearchHit = _view("SearchHit", SearchResult, ("path", "name", "score", "snippet", "chunk_index", "location",
-                                                  "location_label", "duplicates"), rank=int)
+    SearchHit = _view(
+        "SearchHit",
+        SearchResult,
+        ("path", "name", "score", "snippet", "chunk_index", "location", "location_label", "duplicates"),
+        rank=int,
+    )
     DirectoryEntry = _view("DirectoryEntry", Entry, ("name", "path", "is_dir", "kind", "status", "doc_type", "error"))
 
 
@@ -93,8 +96,6 @@ class FileText(TypedDict):  # the read_file tool's answer (operations.FileConten
     note: str | None
 
 
-
-
 class DirectoryListing(TypedDict):
     path: str | None
     entries: list[DirectoryEntry]
@@ -102,19 +103,21 @@ class DirectoryListing(TypedDict):
 
 
 def _search_answer(response: SearchResponse, params: Any) -> SearchAnswer:
-    hits = [SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
-            for rank, r in enumerate(response.results, start=1)]
+    hits = [
+        SearchHit(rank=rank, **{key: r.as_dict()[key] for key in SearchHit.__annotations__ if key != "rank"})
+        for rank, r in enumerate(response.results, start=1)
+    ]
     return SearchAnswer(query=response.query, scope=params.scope, results=hits, notices=list(response.notices))
 
 
 def _similar_answer(response: SimilarResponse, params: Any) -> SimilarAnswer:
-    return SimilarAnswer(**_search_answer(response, params), copies=response.copies,
-                         versions=list(response.versions))
+    return SimilarAnswer(**_search_answer(response, params), copies=response.copies, versions=list(response.versions))
 
 
 def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
-    entries = [DirectoryEntry(**{key: getattr(e, key) for key in DirectoryEntry.__annotations__})
-               for e in listing.entries]
+    entries = [
+        DirectoryEntry(**{key: getattr(e, key) for key in DirectoryEntry.__annotations__}) for e in listing.entries
+    ]
     return DirectoryListing(path=listing.path, entries=entries, more=listing.more)
 
 
@@ -130,13 +133,19 @@ def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
 
 # How an operation's result reaches an MCP client (its output schema from the function's return type),
 # and what the tool's description adds for it; a result type without an entry is sent as its JSON.
-ANSWERS: dict[type, Callable[[Any, Any], Any]] = {SearchResponse: _search_answer, SimilarResponse: _similar_answer,
-                                                  TreeResponse: _tree_answer, Listing: _listing_answer,
-                                                  FileContents: _read_answer}
-SHOWN = {TreeResponse: "To stay readable the tree shows {tree_depth} levels below the top, at most {tree_children} "
-                       "children per folder and none cooler than half the hottest node; omitted counts the "
-                       "children left out. tree is null when nothing is indexed there.",
-         SearchResponse: "Pass a result's path to read_file for the whole text."}
+ANSWERS: dict[type, Callable[[Any, Any], Any]] = {
+    SearchResponse: _search_answer,
+    SimilarResponse: _similar_answer,
+    TreeResponse: _tree_answer,
+    Listing: _listing_answer,
+    FileContents: _read_answer,
+}
+SHOWN = {
+    TreeResponse: "To stay readable the tree shows {tree_depth} levels below the top, at most {tree_children} "
+    "children per folder and none cooler than half the hottest node; omitted counts the "
+    "children left out. tree is null when nothing is indexed there.",
+    SearchResponse: "Pass a result's path to read_file for the whole text.",
+}
 
 
 def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
@@ -158,9 +167,17 @@ def operation_tool(engine: Engine, op: Operation) -> Callable[..., Any]:
         return ANSWERS[op.result](result, params) if op.result in ANSWERS else result.as_dict()
 
     tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_tool_annotation(p),
-                           default=inspect.Parameter.empty if p.required else p.default) for p in op.fields(tool=True)],
-        return_annotation=answer_type)
+        [
+            inspect.Parameter(
+                p.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=_tool_annotation(p),
+                default=inspect.Parameter.empty if p.required else p.default,
+            )
+            for p in op.fields(tool=True)
+        ],
+        return_annotation=answer_type,
+    )
     tool.__name__ = op.tool or op.name
     tool.__doc__ = "\n\n".join(part for part in (op.summary, op.detail, SHOWN.get(op.result, "")) if part)
     return tool
@@ -177,8 +194,9 @@ def _scope_folder(engine: Engine, scope: str) -> str:
 
 def _tool_annotation(param: Param) -> Any:
     kind = param.type | None if param.optional else param.type
-    return Annotated[kind, Field(description=param.doc.help, ge=param.doc.ge, le=param.doc.le,
-                                 max_length=param.doc.max_length)]
+    return Annotated[
+        kind, Field(description=param.doc.help, ge=param.doc.ge, le=param.doc.le, max_length=param.doc.max_length)
+    ]
 
 
 def build_server(engine: Engine) -> MCPServer:
@@ -195,5 +213,11 @@ def _register(server: MCPServer, tool: Callable[..., Any]) -> None:
 
 def _prune(node: TreeNode, floor: float, depth: int = 0) -> Branch:
     shown = [c for c in node.children if c.score >= floor][:TREE_CHILDREN] if depth < TREE_DEPTH else []
-    return Branch(name=node.name or "(all roots)", path=node.path, is_dir=node.is_dir, heat=round(node.score, 4),
-                  children=[_prune(c, floor, depth + 1) for c in shown], omitted=len(node.children) - len(shown))
+    return Branch(
+        name=node.name or "(all roots)",
+        path=node.path,
+        is_dir=node.is_dir,
+        heat=round(node.score, 4),
+        children=[_prune(c, floor, depth + 1) for c in shown],
+        omitted=len(node.children) - len(shown),
+    )

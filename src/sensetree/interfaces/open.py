@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 
-def open_engine(data_dir: Path | str | None, tell: Callable[[str], None], index: str | None = None,
-                read_only: bool = False) -> Engine:
+def open_engine(
+    data_dir: Path | str | None, tell: Callable[[str], None], index: str | None = None, read_only: bool = False
+) -> Engine:
     """The engine of ``data_dir`` (default: the user's), after handing ``tell`` each notice opening it raised
     (a repair made, a settings file that could not be read). ``read_only``: a search node over ``index``
     (default: the index the data dir's settings name)."""

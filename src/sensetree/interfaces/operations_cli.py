@@ -24,14 +24,20 @@ class Terminal:
     file), how to print a result with them, and another way to run when one of them asks for it."""
 
     options: tuple[inspect.Parameter, ...] = ()
-    render: Callable[[Any, dict[str, Any]], None] | None = None      # (result, the values given and own options)
+    render: Callable[[Any, dict[str, Any]], None] | None = None  # (result, the values given and own options)
     instead: Callable[[dict[str, Any], dict[str, Any], Optional[Path]], bool] | None = None  # True: it ran
-    command: bool = True   # False: no command of its own (another command runs it with ``answer``)
+    command: bool = True  # False: no command of its own (another command runs it with ``answer``)
 
 
-def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any], terminals: dict[str, Terminal],
-                 print_json: Callable[[Any], None], fail: Callable[[str], None], data_dir_option: Any,
-                 json_option: Any) -> None:
+def add_commands(
+    app: typer.Typer,
+    open_engine: Callable[[Optional[Path]], Any],
+    terminals: dict[str, Terminal],
+    print_json: Callable[[Any], None],
+    fail: Callable[[str], None],
+    data_dir_option: Any,
+    json_option: Any,
+) -> None:
     """One command per operation on ``app``; the CLI's own helpers are passed in. An operation without a
     renderer prints its result as JSON."""
     for op in OPERATIONS.values():
@@ -39,11 +45,16 @@ def add_commands(app: typer.Typer, open_engine: Callable[[Optional[Path]], Any],
         if not terminal.command:
             continue
         run = _runner(op, terminal, open_engine, print_json, fail)
-        signature = inspect.Signature([
-            *(_cli_parameter(p) for p in op.fields()), *terminal.options,
-            inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=json_option, annotation=bool),
-            inspect.Parameter("data_dir", inspect.Parameter.KEYWORD_ONLY, default=data_dir_option,
-                              annotation=Optional[Path])])
+        signature = inspect.Signature(
+            [
+                *(_cli_parameter(p) for p in op.fields()),
+                *terminal.options,
+                inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=json_option, annotation=bool),
+                inspect.Parameter(
+                    "data_dir", inspect.Parameter.KEYWORD_ONLY, default=data_dir_option, annotation=Optional[Path]
+                ),
+            ]
+        )
         run.__signature__ = signature  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
         app.command(name=op.name, help=op.summary)(run)
@@ -61,8 +72,13 @@ def _cli_parameter(param: Param) -> inspect.Parameter:
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
 
-def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[Path]], Any],
-            print_json: Callable[[Any], None], fail: Callable[[str], None]) -> Callable[..., None]:
+def _runner(
+    op: Operation,
+    terminal: Terminal,
+    open_engine: Callable[[Optional[Path]], Any],
+    print_json: Callable[[Any], None],
+    fail: Callable[[str], None],
+) -> Callable[..., None]:
     names = {p.name for p in op.fields()}
 
     def run(**values: Any) -> None:
@@ -75,8 +91,7 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
             if missing:
                 fail(f"give a {missing.name.upper()}: {missing.doc.help}")
                 return
-            result = answer(op, op.parse(values, typed=True), data_dir, open_engine,
-                            _progress if op.progress else None)
+            result = answer(op, op.parse(values, typed=True), data_dir, open_engine, _progress if op.progress else None)
         except SenseTreeError as exc:
             fail(str(exc))
             return
@@ -84,11 +99,17 @@ def _runner(op: Operation, terminal: Terminal, open_engine: Callable[[Optional[P
             print_json(result.as_dict())
         else:
             terminal.render(result, {**values, **own})
+
     return run
 
 
-def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Callable[[Optional[Path]], Any],
-           progress: Callable[[Any], None] | None = None) -> Any:
+def answer(
+    op: Operation,
+    params: Any,
+    data_dir: Optional[Path],
+    open_engine: Callable[[Optional[Path]], Any],
+    progress: Callable[[Any], None] | None = None,
+) -> Any:
     """``op``'s result for ``params``: from a running server when there is one (it holds the writer lock,
     so it makes a change), from the engine in this process otherwise. ``progress`` hears a long
     operation's steps (a server streams them as they come)."""
@@ -103,6 +124,8 @@ def answer(op: Operation, params: Any, data_dir: Optional[Path], open_engine: Ca
             return cast(Any, op.result).from_dict(answered)  # every result type reads its JSON back
     with open_engine(data_dir) as engine:
         return op.run(engine, params, bounded=False, **({"on_progress": progress} if progress else {}))
+
+
 def _progress(text: str) -> None:
     """A long operation's step, on stderr (stdout keeps the result, JSON included)."""
     from rich.console import Console
@@ -115,7 +138,12 @@ def _progress(text: str) -> None:
 def _absolute_paths(op: Operation, params: Any) -> Any:
     """A path typed in a shell that names something there is taken from there (the server and the
     engine run elsewhere); any other is left for the engine (relative to a root)."""
-    changed = {p.name: os.path.abspath(getattr(params, p.name)) for p in op.fields()
-               if p.name in ("path", "other", "scope") and getattr(params, p.name)
-               and not os.path.isabs(getattr(params, p.name)) and os.path.lexists(getattr(params, p.name))}
+    changed = {
+        p.name: os.path.abspath(getattr(params, p.name))
+        for p in op.fields()
+        if p.name in ("path", "other", "scope")
+        and getattr(params, p.name)
+        and not os.path.isabs(getattr(params, p.name))
+        and os.path.lexists(getattr(params, p.name))
+    }
     return replace(params, **changed)

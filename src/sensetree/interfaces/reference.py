@@ -36,8 +36,14 @@ def _cell(text: str) -> str:
 def _commands() -> list[str]:
     from . import cli  # the app with every command registered
 
-    rows = ["## Commands", "", "Every command takes `--data-dir DIR` (or `SENSETREE_HOME`); `sensetree COMMAND --help` "
-            "lists its options.", "", "| command | what it does |", "|---|---|"]
+    rows = [
+        "## Commands",
+        "",
+        "Every command takes `--data-dir DIR` (or `SENSETREE_HOME`); `sensetree COMMAND --help` lists its options.",
+        "",
+        "| command | what it does |",
+        "|---|---|",
+    ]
     group = typer.main.get_command(cli.app)
 
     def walk(command: Any, prefix: str) -> None:  # typer's own click: Group and Argument by duck type
@@ -47,8 +53,11 @@ def _commands() -> list[str]:
                 if not sub.hidden:
                     walk(sub, f"{prefix} {name}".strip())
             return
-        arguments = " ".join((p.metavar or p.name).upper() if p.required else f"[{(p.metavar or p.name).upper()}]"
-                             for p in command.params if getattr(p, "param_type_name", "") == "argument")
+        arguments = " ".join(
+            (p.metavar or p.name).upper() if p.required else f"[{(p.metavar or p.name).upper()}]"
+            for p in command.params
+            if getattr(p, "param_type_name", "") == "argument"
+        )
         text = command.short_help or (command.help or "").strip().split("\n\n")[0]
         rows.append(f"| `sensetree {prefix}{' ' + arguments if arguments else ''}` | {_cell(text)} |")
 
@@ -61,9 +70,15 @@ def _routes() -> list[str]:
 
     from .api import chat, operations
 
-    rows = ["## HTTP routes", "", "Every `/api/` call needs `Authorization: Bearer <token>` (the data dir's "
-            "`server.token`); the schema is at `/openapi.json` on a running `sensetree serve`.", "",
-            "| route | what it does |", "|---|---|"]
+    rows = [
+        "## HTTP routes",
+        "",
+        "Every `/api/` call needs `Authorization: Bearer <token>` (the data dir's "
+        "`server.token`); the schema is at `/openapi.json` on a running `sensetree serve`.",
+        "",
+        "| route | what it does |",
+        "|---|---|",
+    ]
     found = []
     for router in (operations.router, chat.router):
         for route in router.routes:
@@ -79,18 +94,30 @@ def _tool_signature(op: Operation) -> str:
 
 
 def _tools() -> list[str]:
-    rows = ["## MCP tools", "", "`sensetree mcp` (stdio; `--http` for streamable HTTP on 127.0.0.1:8766); the "
-            "assistant offers the same tools. All read-only, answering JSON.", "", "| tool | what it does |",
-            "|---|---|"]
+    rows = [
+        "## MCP tools",
+        "",
+        "`sensetree mcp` (stdio; `--http` for streamable HTTP on 127.0.0.1:8766); the "
+        "assistant offers the same tools. All read-only, answering JSON.",
+        "",
+        "| tool | what it does |",
+        "|---|---|",
+    ]
     found = [(name, f"{name}({_tool_signature(op)})", op.summary) for name, op in TOOLS.items()]
     rows += [f"| `{signature}` | {_cell(summary)} |" for _, signature, summary in sorted(found)]
     return rows
 
 
 def _settings() -> list[str]:
-    rows = ["## Settings", "", "In `settings.toml` in the data dir; `sensetree config get [KEY]`, `sensetree config "
-            "set KEY VALUE`, the web app's settings panel or `PUT /api/settings` change them.", "",
-            "| key | default | what it does |", "|---|---|---|"]
+    rows = [
+        "## Settings",
+        "",
+        "In `settings.toml` in the data dir; `sensetree config get [KEY]`, `sensetree config "
+        "set KEY VALUE`, the web app's settings panel or `PUT /api/settings` change them.",
+        "",
+        "| key | default | what it does |",
+        "|---|---|---|",
+    ]
     for key, (default, help_text) in DEFAULTS.items():
         shown = "empty" if default in ("", None) else str(default).lower() if isinstance(default, bool) else default
         choices = f" (one of: {', '.join(CHOICES[key])})" if key in CHOICES else ""
@@ -99,10 +126,15 @@ def _settings() -> list[str]:
 
 
 def _formats() -> list[str]:
-    return ["## Formats", "", "What each kind of file is read as, and by what (the extractors' registry, "
-            "`ingest/extract/registry.py`); anything else is indexed by its context (name, folder, type, size, "
-            "neighbours). How OCR and archives are read: [internals](internals.md#formats).", "",
-            *formats_table().splitlines()]
+    return [
+        "## Formats",
+        "",
+        "What each kind of file is read as, and by what (the extractors' registry, "
+        "`ingest/extract/registry.py`); anything else is indexed by its context (name, folder, type, size, "
+        "neighbours). How OCR and archives are read: [internals](internals.md#formats).",
+        "",
+        *formats_table().splitlines(),
+    ]
 
 
 def reference() -> str:

@@ -30,18 +30,26 @@ def register(app: typer.Typer) -> None:
     app.command()(serve)
 
 
-def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
-          host: str = typer.Option("127.0.0.1", "--host",
-                                   help="Address to listen on. Anything but loopback lets other machines connect "
-                                        "(they still need the token)."),
-          no_browser: bool = typer.Option(False, "--no-browser", help="Do not open the browser."),
-          no_index: bool = typer.Option(False, "--no-index", help="Serve only; another process indexes."),
-          read_only: bool = typer.Option(False, "--read-only",
-                                         help="A search node: serve an index another process writes, write nothing."),
-          index: Optional[str] = typer.Option(None, "--index", metavar="URI",
-                                              help="With --read-only: the index to serve (a folder or s3://bucket/"
-                                                   "prefix; default: the data dir's own)."),
-          data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives.")):
+def serve(
+    port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="Address to listen on. Anything but loopback lets other machines connect (they still need the token).",
+    ),
+    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open the browser."),
+    no_index: bool = typer.Option(False, "--no-index", help="Serve only; another process indexes."),
+    read_only: bool = typer.Option(
+        False, "--read-only", help="A search node: serve an index another process writes, write nothing."
+    ),
+    index: Optional[str] = typer.Option(
+        None,
+        "--index",
+        metavar="URI",
+        help="With --read-only: the index to serve (a folder or s3://bucket/prefix; default: the data dir's own).",
+    ),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Where the index lives."),
+):
     """Open the web app: search, meaning tree, explorer, queue, chat and settings, in your browser."""
     import uvicorn  # the web stack loads here, not with every command
 
@@ -53,8 +61,9 @@ def serve(port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 = 
         typer.echo("error: --index serves another process's index: add --read-only", err=True)
         raise typer.Exit(2)
     try:
-        engine = open_engine(data_dir, lambda notice: typer.echo(notice, err=True), index if read_only else None,
-                             read_only)
+        engine = open_engine(
+            data_dir, lambda notice: typer.echo(notice, err=True), index if read_only else None, read_only
+        )
     except SenseTreeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -107,5 +116,10 @@ def server_config(app: Any) -> Any:
     saw as a reset), so that the app answers one that is too long with 414 and why (``api/app.py``)."""
     import uvicorn
 
-    return uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=STOP_SECONDS,
-                          h11_max_incomplete_event_size=READ_REQUEST_BYTES)
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=STOP_SECONDS,
+        h11_max_incomplete_event_size=READ_REQUEST_BYTES,
+    )

@@ -108,8 +108,13 @@ def _answer(method: str, server: Server, path: str, **request: Any) -> dict | No
     import httpx
 
     try:
-        response = httpx.request(method, server.url + path, headers=_auth(server),
-                                 timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS), **request)
+        response = httpx.request(
+            method,
+            server.url + path,
+            headers=_auth(server),
+            timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS),
+            **request,
+        )
     except httpx.HTTPError:
         return None
     if response.status_code != 200:
@@ -125,37 +130,65 @@ class AskFailed(SenseTreeError):
     """The server took the question and said why it could not answer it."""
 
 
-def ask(server: Server, question: str, scope: str | None, on_token: Callable[[str], None] | None = None,
-        on_step: Callable[[dict], None] | None = None) -> dict | None:
+def ask(
+    server: Server,
+    question: str,
+    scope: str | None,
+    on_token: Callable[[str], None] | None = None,
+    on_step: Callable[[dict], None] | None = None,
+) -> dict | None:
     """The assistant's answer (``Answer.as_dict()``), streamed through ``on_token``/``on_step`` as it comes.
 
     None when the server could not be asked (nothing was streamed yet): the caller answers in-process.
     Raises ``AskFailed`` with the server's reason, or when the stream breaks after it began."""
+
     def heard(event: str, data: dict) -> None:
         if event == "token" and on_token:
             on_token(data["text"])
         elif event == "step" and on_step:
             on_step(data)
 
-    return _follow(server, "/api/chat", {"question": question, "scope": scope}, heard,
-                   "the server could not answer", "the server ended the answer without finishing it")
+    return _follow(
+        server,
+        "/api/chat",
+        {"question": question, "scope": scope},
+        heard,
+        "the server could not answer",
+        "the server ended the answer without finishing it",
+    )
 
 
-def operate(server: Server, path: str, body: dict[str, Any],
-            on_progress: Callable[[str], None] | None = None) -> dict | None:
+def operate(
+    server: Server, path: str, body: dict[str, Any], on_progress: Callable[[str], None] | None = None
+) -> dict | None:
     """A long operation's result (a summary), its progress streamed through ``on_progress`` as it comes
     (``POST /api/<name>/stream``). None when the server could not be asked; ``AskFailed`` with the
     server's reason otherwise, a refusal of the request itself included (as the engine here would refuse it)."""
+
     def heard(event: str, data: dict) -> None:
         if event == "progress" and on_progress:
             on_progress(data["text"])
 
-    return _follow(server, path, body, heard, "the server could not do it",
-                   "the server ended the stream without finishing", refusals=(400, 403, 404, 422))
+    return _follow(
+        server,
+        path,
+        body,
+        heard,
+        "the server could not do it",
+        "the server ended the stream without finishing",
+        refusals=(400, 403, 404, 422),
+    )
 
 
-def _follow(server: Server, path: str, body: dict[str, Any], heard: Callable[[str, dict], None], failed: str,
-            unfinished: str, refusals: tuple[int, ...] = ()) -> dict | None:
+def _follow(
+    server: Server,
+    path: str,
+    body: dict[str, Any],
+    heard: Callable[[str, dict], None],
+    failed: str,
+    unfinished: str,
+    refusals: tuple[int, ...] = (),
+) -> dict | None:
     """The ``done`` event's data of a server-sent stream, every event before it handed to ``heard``. None
     when the server could not be asked (nothing was streamed yet, or a status other than ``refusals``);
     ``AskFailed`` for an ``error`` event, a refusal, or a stream that broke or ended after it began."""
@@ -163,8 +196,13 @@ def _follow(server: Server, path: str, body: dict[str, Any], heard: Callable[[st
 
     began = False
     try:
-        with httpx.stream("POST", server.url + path, json=body, headers=_auth(server),
-                          timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS)) as response:
+        with httpx.stream(
+            "POST",
+            server.url + path,
+            json=body,
+            headers=_auth(server),
+            timeout=httpx.Timeout(ANSWER_SECONDS, connect=CONNECT_SECONDS),
+        ) as response:
             if response.status_code != 200:
                 if response.status_code in refusals:
                     raise AskFailed(_detail(response.read()))

@@ -35,10 +35,10 @@ from ..errors import BadInput
 from . import served
 
 NAME = "sensetree"
-LABEL = "org.sensetree.serve"     # the launchd agent's label
-TASK_NAME = "SenseTree"           # the Windows scheduled task's name
-NICE = 10                         # POSIX: lower than the user's programs (0), not starved (19)
-WINDOWS_PRIORITY = 7              # Task Scheduler's BELOW_NORMAL
+LABEL = "org.sensetree.serve"  # the launchd agent's label
+TASK_NAME = "SenseTree"  # the Windows scheduled task's name
+NICE = 10  # POSIX: lower than the user's programs (0), not starved (19)
+WINDOWS_PRIORITY = 7  # Task Scheduler's BELOW_NORMAL
 TASK_NS = "http://schemas.microsoft.com/windows/2004/02/mit/task"
 DESCRIPTION = "SenseTree: watch, index and search your folders (web app on 127.0.0.1)"
 
@@ -49,16 +49,16 @@ Runner = Callable[[list[str]], subprocess.CompletedProcess]
 class Definition:
     """A service definition for one system: the file it is, where it goes, how the manager takes it."""
 
-    system: str                 # linux, darwin, win32
-    path: Path                  # where the definition is written
+    system: str  # linux, darwin, win32
+    path: Path  # where the definition is written
     content: bytes
-    start: list[list[str]]      # commands that register and start it
-    stop: list[list[str]]       # commands that stop and unregister it
-    query: list[str]            # a command whose success means the manager knows it
+    start: list[list[str]]  # commands that register and start it
+    stop: list[list[str]]  # commands that stop and unregister it
+    query: list[str]  # a command whose success means the manager knows it
 
 
 def suffix(data_dir: Path) -> str:
-    """"" for the platform's default data dir (today's names), else "-" and 8 hex digits of the resolved path."""
+    """ "" for the platform's default data dir (today's names), else "-" and 8 hex digits of the resolved path."""
     resolved = Path(data_dir).expanduser().resolve()
     default = Path(platformdirs.user_data_dir("sensetree", appauthor=False)).expanduser().resolve()
     if resolved == default:
@@ -71,8 +71,10 @@ def check_path(data_dir: Path) -> None:
     text = str(data_dir)
     odd = sorted({c for c in text if ord(c) < 32 or 0x7F <= ord(c) < 0xA0})
     if odd:
-        raise BadInput(f"the data dir {text!r} holds control characters ({', '.join(repr(c) for c in odd)}); "
-                       "a service cannot be defined for it: choose a folder whose name has none")
+        raise BadInput(
+            f"the data dir {text!r} holds control characters ({', '.join(repr(c) for c in odd)}); "
+            "a service cannot be defined for it: choose a folder whose name has none"
+        )
 
 
 def serve_command(data_dir: Path, port: int, system: str = sys.platform) -> list[str]:
@@ -80,56 +82,69 @@ def serve_command(data_dir: Path, port: int, system: str = sys.platform) -> list
     python = Path(sys.executable)
     if system == "win32" and python.with_name("pythonw.exe").exists():
         python = python.with_name("pythonw.exe")  # no console window at logon
-    return [str(python), "-m", "sensetree.interfaces.cli", "serve", "--no-browser", "--port", str(port),
-            "--data-dir", str(data_dir)]
+    return [
+        str(python),
+        "-m",
+        "sensetree.interfaces.cli",
+        "serve",
+        "--no-browser",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+    ]
 
 
 def systemd_unit(command: list[str]) -> str:
     """A systemd user unit (``~/.config/systemd/user/sensetree.service``)."""
-    return "\n".join([
-        "[Unit]",
-        f"Description={DESCRIPTION}",
-        "After=default.target",
-        "",
-        "[Service]",
-        "Type=exec",
-        "ExecStart=" + " ".join(_systemd_quote(part) for part in command),
-        "Restart=on-failure",
-        "RestartSec=30",
-        f"Nice={NICE}",
-        "IOSchedulingClass=idle",
-        "CPUSchedulingPolicy=batch",
-        "KillSignal=SIGTERM",
-        "TimeoutStopSec=30",
-        "",
-        "[Install]",
-        "WantedBy=default.target",
-        "",
-    ])
+    return "\n".join(
+        [
+            "[Unit]",
+            f"Description={DESCRIPTION}",
+            "After=default.target",
+            "",
+            "[Service]",
+            "Type=exec",
+            "ExecStart=" + " ".join(_systemd_quote(part) for part in command),
+            "Restart=on-failure",
+            "RestartSec=30",
+            f"Nice={NICE}",
+            "IOSchedulingClass=idle",
+            "CPUSchedulingPolicy=batch",
+            "KillSignal=SIGTERM",
+            "TimeoutStopSec=30",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ]
+    )
 
 
 def _systemd_quote(part: str) -> str:
     """One word of ``ExecStart=``: specifiers (``%``) and variables (``$``) doubled, quoted when it has spaces."""
     word = part.replace("%", "%%").replace("$", "$$")
-    if any(c in word for c in ' \t"\'\\;') or not word:
+    if any(c in word for c in " \t\"'\\;") or not word:
         word = '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return word
 
 
 def launchd_plist(command: list[str], log: Path, label: str = LABEL) -> bytes:
     """A launchd agent (``~/Library/LaunchAgents/org.sensetree.serve.plist``)."""
-    return plistlib.dumps({
-        "Label": label,
-        "ProgramArguments": command,
-        "RunAtLoad": True,
-        "KeepAlive": {"SuccessfulExit": False},  # restarted after a crash, not after a clean stop
-        "ProcessType": "Background",
-        "LowPriorityIO": True,
-        "Nice": NICE,
-        "ThrottleInterval": 30,
-        "StandardOutPath": str(log),
-        "StandardErrorPath": str(log),
-    })
+    return plistlib.dumps(
+        {
+            "Label": label,
+            "ProgramArguments": command,
+            "RunAtLoad": True,
+            "KeepAlive": {"SuccessfulExit": False},  # restarted after a crash, not after a clean stop
+            "ProcessType": "Background",
+            "LowPriorityIO": True,
+            "Nice": NICE,
+            "ThrottleInterval": 30,
+            "StandardOutPath": str(log),
+            "StandardErrorPath": str(log),
+        }
+    )
 
 
 def task_xml(command: list[str], user: str, name: str = TASK_NAME) -> str:
@@ -154,12 +169,20 @@ def task_xml(command: list[str], user: str, name: str = TASK_NAME) -> str:
     sub(principal, "LogonType", "InteractiveToken")
     sub(principal, "RunLevel", "LeastPrivilege")
     settings = sub(task, "Settings")
-    for tag, text in (("MultipleInstancesPolicy", "IgnoreNew"), ("DisallowStartIfOnBatteries", "false"),
-                      ("StopIfGoingOnBatteries", "false"), ("AllowHardTerminate", "true"),
-                      ("StartWhenAvailable", "true"), ("RunOnlyIfNetworkAvailable", "false"),
-                      ("AllowStartOnDemand", "true"), ("Enabled", "true"), ("Hidden", "false"),
-                      ("RunOnlyIfIdle", "false"), ("ExecutionTimeLimit", "PT0S"),
-                      ("Priority", str(WINDOWS_PRIORITY))):
+    for tag, text in (
+        ("MultipleInstancesPolicy", "IgnoreNew"),
+        ("DisallowStartIfOnBatteries", "false"),
+        ("StopIfGoingOnBatteries", "false"),
+        ("AllowHardTerminate", "true"),
+        ("StartWhenAvailable", "true"),
+        ("RunOnlyIfNetworkAvailable", "false"),
+        ("AllowStartOnDemand", "true"),
+        ("Enabled", "true"),
+        ("Hidden", "false"),
+        ("RunOnlyIfIdle", "false"),
+        ("ExecutionTimeLimit", "PT0S"),
+        ("Priority", str(WINDOWS_PRIORITY)),
+    ):
         sub(settings, tag, text)
     idle = sub(settings, "IdleSettings")
     sub(idle, "StopOnIdleEnd", "false")
@@ -176,8 +199,9 @@ def task_xml(command: list[str], user: str, name: str = TASK_NAME) -> str:
     return '<?xml version="1.0" encoding="UTF-16"?>\n' + ET.tostring(task, encoding="unicode") + "\n"
 
 
-def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None,
-               legacy: bool = False) -> Definition:
+def definition(
+    data_dir: Path, port: int = 8765, system: str = sys.platform, home: Optional[Path] = None, legacy: bool = False
+) -> Definition:
     """The service of ``data_dir`` for ``system`` (linux, darwin, win32), in ``home`` (default: the user's);
     ``legacy``: under the plain names every data dir had before each had its own."""
     check_path(data_dir)
@@ -188,27 +212,37 @@ def definition(data_dir: Path, port: int = 8765, system: str = sys.platform, hom
         label = f"{LABEL}{own.replace('-', '.')}"
         path = home / "Library" / "LaunchAgents" / f"{label}.plist"
         domain = f"gui/{_uid()}"
-        return Definition(system, path, launchd_plist(command, home / "Library" / "Logs" / f"sensetree{own}.log", label),
-                          start=[["launchctl", "bootstrap", domain, str(path)]],
-                          stop=[["launchctl", "bootout", f"{domain}/{label}"]],
-                          query=["launchctl", "print", f"{domain}/{label}"])
+        return Definition(
+            system,
+            path,
+            launchd_plist(command, home / "Library" / "Logs" / f"sensetree{own}.log", label),
+            start=[["launchctl", "bootstrap", domain, str(path)]],
+            stop=[["launchctl", "bootout", f"{domain}/{label}"]],
+            query=["launchctl", "print", f"{domain}/{label}"],
+        )
     if system == "win32":
         task = f"{TASK_NAME}{own}"
         path = data_dir / "sensetree-task.xml"
         user = f"{os.environ['USERDOMAIN']}\\{getpass.getuser()}" if "USERDOMAIN" in os.environ else getpass.getuser()
-        return Definition(system, path, task_xml(command, user, task).encode("utf-16"),
-                          start=[["schtasks", "/Create", "/TN", task, "/XML", str(path), "/F"],
-                                 ["schtasks", "/Run", "/TN", task]],
-                          stop=[["schtasks", "/End", "/TN", task], ["schtasks", "/Delete", "/TN", task, "/F"]],
-                          query=["schtasks", "/Query", "/TN", task])
+        return Definition(
+            system,
+            path,
+            task_xml(command, user, task).encode("utf-16"),
+            start=[["schtasks", "/Create", "/TN", task, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", task]],
+            stop=[["schtasks", "/End", "/TN", task], ["schtasks", "/Delete", "/TN", task, "/F"]],
+            query=["schtasks", "/Query", "/TN", task],
+        )
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     unit = f"{NAME}{own}.service"
     path = config / "systemd" / "user" / unit
-    return Definition(system, path, systemd_unit(command).encode("utf-8"),
-                      start=[["systemctl", "--user", "daemon-reload"],
-                             ["systemctl", "--user", "enable", "--now", unit]],
-                      stop=[["systemctl", "--user", "disable", "--now", unit]],
-                      query=["systemctl", "--user", "is-enabled", unit])
+    return Definition(
+        system,
+        path,
+        systemd_unit(command).encode("utf-8"),
+        start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", unit]],
+        stop=[["systemctl", "--user", "disable", "--now", unit]],
+        query=["systemctl", "--user", "is-enabled", unit],
+    )
 
 
 def _uid() -> int:
@@ -261,16 +295,24 @@ def uninstall(service: Definition, run: Runner = _run) -> Outcome:
 def state(service: Definition, data_dir: Path, run: Runner = _run) -> dict:
     """Installed (the file, and whether the manager knows it), running (a live server), and the link."""
     server = served.running(data_dir)
-    return {"installed": service.path.exists(), "registered": run(service.query).returncode == 0,
-            "definition": str(service.path), "running": server is not None,
-            "pid": server.pid if server else None, "link": server.link if server else None}
+    return {
+        "installed": service.path.exists(),
+        "registered": run(service.query).returncode == 0,
+        "definition": str(service.path),
+        "running": server is not None,
+        "pid": server.pid if server else None,
+        "link": server.link if server else None,
+    }
 
 
 # --- the command ------------------------------------------------------------------------------------
 
-service_app = typer.Typer(help="Run SenseTree in the background from login: watching, indexing, the web app.",
-                          no_args_is_help=True)
-DataDir = typer.Option(None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides).")
+service_app = typer.Typer(
+    help="Run SenseTree in the background from login: watching, indexing, the web app.", no_args_is_help=True
+)
+DataDir = typer.Option(
+    None, "--data-dir", help="Where the index lives (default: user data folder; SENSETREE_HOME overrides)."
+)
 Port = typer.Option(8765, "--port", help="The web app's port on 127.0.0.1.")
 
 
@@ -293,8 +335,11 @@ def install_command(port: int = Port, data_dir: Optional[Path] = DataDir):
     for line in outcome.lines:
         typer.echo(line, err=not outcome.ok)
     if not outcome.ok:
-        typer.echo("the definition is written; start it with the command above once the system allows it, "
-                   "or run `sensetree serve` yourself", err=True)
+        typer.echo(
+            "the definition is written; start it with the command above once the system allows it, "
+            "or run `sensetree serve` yourself",
+            err=True,
+        )
         raise typer.Exit(1)
 
 
@@ -312,8 +357,10 @@ def serves(service: Definition, data_dir: Path) -> bool:
         return arguments[-2:] == ["--data-dir", str(data_dir)]
     text = written.decode("utf-16" if service.system == "win32" else "utf-8", "replace")
     quoted = _systemd_quote(str(data_dir)) if service.system == "linux" else subprocess.list2cmdline([str(data_dir)])
-    return any(line.rstrip().endswith(f"--data-dir {quoted}") or line.rstrip().endswith(f"--data-dir {quoted}</Arguments>")
-               for line in text.splitlines())
+    return any(
+        line.rstrip().endswith(f"--data-dir {quoted}") or line.rstrip().endswith(f"--data-dir {quoted}</Arguments>")
+        for line in text.splitlines()
+    )
 
 
 def _installed(folder: Path) -> Definition:
@@ -333,8 +380,10 @@ def uninstall_command(data_dir: Optional[Path] = DataDir):
 
 
 @service_app.command("status")
-def status_command(json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
-                   data_dir: Optional[Path] = DataDir):
+def status_command(
+    json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    data_dir: Optional[Path] = DataDir,
+):
     """Whether the service is installed and running, and the web app's link."""
     folder = _data_dir(data_dir)
     facts = state(_installed(folder), folder)
@@ -343,8 +392,10 @@ def status_command(json_out: bool = typer.Option(False, "--json", help="Print ma
 
         typer.echo(json.dumps(facts, indent=2))
         return
-    typer.echo(f"installed: {'yes' if facts['installed'] else 'no'} ({facts['definition']})"
-               + ("" if facts["registered"] or not facts["installed"] else "; the system's manager does not know it"))
+    typer.echo(
+        f"installed: {'yes' if facts['installed'] else 'no'} ({facts['definition']})"
+        + ("" if facts["registered"] or not facts["installed"] else "; the system's manager does not know it")
+    )
     typer.echo(f"running:   {'yes, process ' + str(facts['pid']) if facts['running'] else 'no'}")
     if facts["link"]:
         typer.echo(f"web app:   {facts['link']}")

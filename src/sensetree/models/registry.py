@@ -213,9 +213,7 @@ def pull_reranker(
                 _download(client, url, dest, file, progress)
             except httpx.HTTPStatusError as exc:
                 if required or exc.response.status_code != 404:
-                    raise ModelDownloadError(
-                        f"Could not download {url}: HTTP {exc.response.status_code}."
-                    ) from exc
+                    raise ModelDownloadError(f"Could not download {url}: HTTP {exc.response.status_code}.") from exc
             except httpx.HTTPError as exc:
                 raise ModelDownloadError(
                     f"Could not download {name} from {base} ({type(exc).__name__}: {exc}). "

@@ -63,7 +63,9 @@ class CrossEncoder:
             options = _session_options(threads)
             runtime()  # its telemetry off
             self._session = DeviceSession(
-                "reranker", device, lambda providers: ort.InferenceSession(str(model_file), options, providers=providers),
+                "reranker",
+                device,
+                lambda providers: ort.InferenceSession(str(model_file), options, providers=providers),
                 lambda cpu: _probe(self._tokenizer, cpu),
             )
         except Exception as exc:  # a corrupt or unsupported file must not take search down
@@ -74,9 +76,7 @@ class CrossEncoder:
         # longest_first trims only the passage whenever the query is the shorter text (the
         # only_second behaviour we want) and, unlike only_second, does not fail on a long query.
         self._tokenizer.enable_truncation(self.max_length, strategy="longest_first")
-        self._inputs = {
-            i.name: np.int32 if i.type == "tensor(int32)" else np.int64 for i in self._session.get_inputs()
-        }
+        self._inputs = {i.name: np.int32 if i.type == "tensor(int32)" else np.int64 for i in self._session.get_inputs()}
         unknown = set(self._inputs) - set(_INPUT_NAMES)
         if unknown:
             raise RerankerUnavailable(f"{model_file} wants inputs this reranker cannot feed: {sorted(unknown)}")
@@ -128,8 +128,11 @@ def _probe(tokenizer: Tokenizer, session) -> dict[str, np.ndarray]:
     encoding = tokenizer.encode("what does a probe check?", "That a device's scores agree with the CPU's.")
     ids = np.array([encoding.ids], np.int64)
     available = dict(zip(_INPUT_NAMES, (ids, np.ones_like(ids), np.array([encoding.type_ids], np.int64))))
-    return {i.name: available[i.name].astype(np.int32 if i.type == "tensor(int32)" else np.int64)
-            for i in session.get_inputs() if i.name in available}
+    return {
+        i.name: available[i.name].astype(np.int32 if i.type == "tensor(int32)" else np.int64)
+        for i in session.get_inputs()
+        if i.name in available
+    }
 
 
 def _session_options(threads: int) -> ort.SessionOptions:
@@ -168,11 +171,7 @@ def load_reranker(
     folder = find_reranker(name, models_dir)
     if folder is None:
         spec = RERANKERS.get(name)
-        pull = (
-            f"Run `sensetree models pull {name}` to download it (~{spec.size_mb} MB), or put"
-            if spec
-            else "Put"
-        )
+        pull = f"Run `sensetree models pull {name}` to download it (~{spec.size_mb} MB), or put" if spec else "Put"
         raise RerankerUnavailable(
             f"Reranker {name!r} is not installed. {pull} an ONNX cross-encoder folder "
             f"(model.onnx + tokenizer.json) at {Path(models_dir) / folder_name(name)}."

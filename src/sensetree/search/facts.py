@@ -26,14 +26,19 @@ def offline_notices(catalog: Catalog, scope: str | None = None) -> list[str]:
         offline = catalog.roots.offline()
     except sqlite3.OperationalError:
         return []
-    return [offline_notice(root, since) for root, since in offline.items()
-            if scope is None or paths.is_under(scope, root) or paths.is_under(root, scope)]
+    return [
+        offline_notice(root, since)
+        for root, since in offline.items()
+        if scope is None or paths.is_under(scope, root) or paths.is_under(root, scope)
+    ]
 
 
 def offline_notice(root: str, since: float) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
-    return (f"{root} is offline (missing or unreadable since {when}): its files stay in the index, left out of "
-            "results until it is back; `sensetree remove` drops them")
+    return (
+        f"{root} is offline (missing or unreadable since {when}): its files stay in the index, left out of "
+        "results until it is back; `sensetree remove` drops them"
+    )
 
 
 def coverage(catalog: Catalog, scope: str | None) -> tuple[int, int] | None:

@@ -70,12 +70,17 @@ def leg_weights(query: str, model: str, dense: list[Candidate], sparse: list[Can
     if readable is not None and dense:
         languages = query_languages(query)
         if not readable.intersection(languages):
-            return LegWeights(0.0, 1.0, f"the dense model reads {', '.join(sorted(readable))}; "
-                                        f"the query looks {'/'.join(languages)}")
+            return LegWeights(
+                0.0, 1.0, f"the dense model reads {', '.join(sorted(readable))}; the query looks {'/'.join(languages)}"
+            )
         top = [c.lang for c in dense[:TOP_HITS] if c.lang]
         if top and sum(lang in readable for lang in top) < len(top) / 2:
-            return LegWeights(0.0, 1.0, f"the dense model reads {', '.join(sorted(readable))}; "
-                                        f"its best chunks are {'/'.join(sorted(set(top)))}")
+            return LegWeights(
+                0.0,
+                1.0,
+                f"the dense model reads {', '.join(sorted(readable))}; "
+                f"its best chunks are {'/'.join(sorted(set(top)))}",
+            )
     return EQUAL
 
 
@@ -86,8 +91,10 @@ def fuse(dense: list[Candidate], sparse: list[Candidate], k: int = RRF_K) -> lis
     inputs always give the same order.
     """
     merged = _merge(dense, sparse)
-    return _ranked(merged, {key: sum(1.0 / (k + rank) for rank in (c.dense_rank, c.bm25_rank) if rank)
-                            for key, c in merged.items()})
+    return _ranked(
+        merged,
+        {key: sum(1.0 / (k + rank) for rank in (c.dense_rank, c.bm25_rank) if rank) for key, c in merged.items()},
+    )
 
 
 def rrf_of_scores(*scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
@@ -129,12 +136,14 @@ def fuse_files(dense: list[Candidate], sparse: list[Candidate], weights: LegWeig
     scores = {key: files[path] for path, key in chosen.items()}
     ranked = _ranked(merged, scores)
     head, tail = ranked[:HEAD_FILES], ranked[HEAD_FILES:]
-    return head + _by_file_ranks(tail, dense if weights.dense >= TAIL_SHARE else [],
-                                 sparse if weights.bm25 >= TAIL_SHARE else [])
+    return head + _by_file_ranks(
+        tail, dense if weights.dense >= TAIL_SHARE else [], sparse if weights.bm25 >= TAIL_SHARE else []
+    )
 
 
-def _by_file_ranks(tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate],
-                   k: int = RRF_K) -> list[Candidate]:
+def _by_file_ranks(
+    tail: list[Candidate], dense: list[Candidate], sparse: list[Candidate], k: int = RRF_K
+) -> list[Candidate]:
     """``tail`` reordered by RRF over the legs' file rankings (a file ranked by its best chunk), each
     given a fused score rescaled from it, to stay in order and below where the tail starts."""
     if not tail:
@@ -179,8 +188,10 @@ def _order(candidate: Candidate, score: float) -> tuple:
 def _ranked(merged: dict[tuple[str, int], Candidate], scores: dict[tuple[str, int], float]) -> list[Candidate]:
     """The scored candidates, each a copy carrying its fused score (the legs' lists stay as they were),
     best first."""
-    return sorted((dataclasses.replace(merged[key], fused=score) for key, score in scores.items()),
-                  key=lambda c: _order(c, c.fused))
+    return sorted(
+        (dataclasses.replace(merged[key], fused=score) for key, score in scores.items()),
+        key=lambda c: _order(c, c.fused),
+    )
 
 
 # --- the evidence fusion: leg weights from what the legs returned for this query ---------------------
@@ -216,9 +227,14 @@ class Evidence:
         return self.query_language is not None and self.query_in_bm25_language < FOREIGN_SHARE
 
     def as_dict(self) -> dict:
-        return {"query_language": self.query_language, "dense_languages": "/".join(self.dense_languages),
-                "bm25_languages": "/".join(self.bm25_languages), "agreement": round(self.agreement, 2),
-                "dense_margin": round(self.dense_margin, 2), "bm25_margin": round(self.bm25_margin, 2)}
+        return {
+            "query_language": self.query_language,
+            "dense_languages": "/".join(self.dense_languages),
+            "bm25_languages": "/".join(self.bm25_languages),
+            "agreement": round(self.agreement, 2),
+            "dense_margin": round(self.dense_margin, 2),
+            "bm25_margin": round(self.bm25_margin, 2),
+        }
 
 
 def evidence_of(query: str, dense: list[Candidate], sparse: list[Candidate]) -> Evidence:
@@ -237,11 +253,13 @@ def evidence_of(query: str, dense: list[Candidate], sparse: list[Candidate]) -> 
         query_in_bm25_language=shares.get(bm25_languages[0], 0.0) if shares and bm25_languages else 1.0,
         agreement=len(dense_top & sparse_top) / shorter if shorter else 0.0,
         dense_margin=_margin([c.cosine or 0.0 for c in dense_files], FLOORS["cosine"]),
-        bm25_margin=_margin([c.bm25 or 0.0 for c in sparse_files], FLOORS["bm25"]))
+        bm25_margin=_margin([c.bm25 or 0.0 for c in sparse_files], FLOORS["bm25"]),
+    )
 
 
-def evidence_weights(query: str, model: str, dense: list[Candidate], sparse: list[Candidate],
-                     evidence: Evidence | None = None) -> LegWeights:
+def evidence_weights(
+    query: str, model: str, dense: list[Candidate], sparse: list[Candidate], evidence: Evidence | None = None
+) -> LegWeights:
     """Each leg's share for this query, from what it returned: the language gate of ``leg_weights``
     first (a dense model that cannot read the query gets no say), then a keyword leg that ranks files
     in another language than the query's gets ``CROSS_BM25_SHARE``."""
@@ -250,9 +268,12 @@ def evidence_weights(query: str, model: str, dense: list[Candidate], sparse: lis
         return gated
     evidence = evidence or evidence_of(query, dense, sparse)
     if evidence.keywords_cross_languages:
-        return LegWeights(1.0 - CROSS_BM25_SHARE, CROSS_BM25_SHARE,
-                          f"BM25's first files are {'/'.join(evidence.bm25_languages)}, the query is "
-                          f"{evidence.query_language}: keywords can match only names and numbers")
+        return LegWeights(
+            1.0 - CROSS_BM25_SHARE,
+            CROSS_BM25_SHARE,
+            f"BM25's first files are {'/'.join(evidence.bm25_languages)}, the query is "
+            f"{evidence.query_language}: keywords can match only names and numbers",
+        )
     return gated
 
 
@@ -272,15 +293,19 @@ def rrf_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Cand
 def weighted_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
     """Convex fusion on files, leg weights from whether the dense model reads the query."""
     weights = leg_weights(query, model, dense, sparse)
-    return Fused(fuse_files(dense, sparse, weights), {"method": "weighted", **weights.as_dict(), "rrf_after": HEAD_FILES})
+    return Fused(
+        fuse_files(dense, sparse, weights), {"method": "weighted", **weights.as_dict(), "rrf_after": HEAD_FILES}
+    )
 
 
 def evidence_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
     """Convex fusion on files, leg weights from the evidence the legs returned (``evidence_weights``)."""
     evidence = evidence_of(query, dense, sparse)
     weights = evidence_weights(query, model, dense, sparse, evidence)
-    return Fused(fuse_files(dense, sparse, weights),
-                 {"method": "evidence", **weights.as_dict(), "rrf_after": HEAD_FILES, **evidence.as_dict()})
+    return Fused(
+        fuse_files(dense, sparse, weights),
+        {"method": "evidence", **weights.as_dict(), "rrf_after": HEAD_FILES, **evidence.as_dict()},
+    )
 
 
 # --- the both-signals fusion: every candidate judged by its meaning and its keywords ------------------------
@@ -326,17 +351,27 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
     if gated.dense == 0.0:
         weights, fit, evidence = gated, np.ones(len(merged)), keywords
     else:
-        weights = LegWeights(BOTH_DENSE_SHARE, 1 - BOTH_DENSE_SHARE, "both legs read the query: keywords count "
-                                                                    "as far as each candidate's meaning backs them")
+        weights = LegWeights(
+            BOTH_DENSE_SHARE,
+            1 - BOTH_DENSE_SHARE,
+            "both legs read the query: keywords count as far as each candidate's meaning backs them",
+        )
         fit = _language_fit(query, merged, known)
         evidence = keywords * meaning * fit
     dense_part, keyword_part = weights.dense * meaning, weights.bm25 * evidence
     for candidate, by_meaning, by_keywords, has_vector in zip(merged, dense_part, keyword_part, known):
         candidate.fused = float(by_meaning + by_keywords)
-        candidate.carried_by = ("keywords (no vector yet)" if not has_vector else
-                                "neither" if by_meaning + by_keywords <= 0 else
-                                "meaning" if by_meaning >= 2 * by_keywords else
-                                "keywords" if by_keywords >= 2 * by_meaning else "both")
+        candidate.carried_by = (
+            "keywords (no vector yet)"
+            if not has_vector
+            else "neither"
+            if by_meaning + by_keywords <= 0
+            else "meaning"
+            if by_meaning >= 2 * by_keywords
+            else "keywords"
+            if by_keywords >= 2 * by_meaning
+            else "both"
+        )
     best: dict[str, Candidate] = {}
     for candidate in merged:  # a file by its best chunk; a tie to the one either leg ranked first
         found = best.get(candidate.path)
@@ -344,8 +379,16 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
             best[candidate.path] = candidate
     ranked = sorted(best.values(), key=lambda c: _order(c, c.fused))
     embedded_now = sum(c.meaning == "on demand" for c in merged)
-    return Fused(ranked, {"method": "both", **weights.as_dict(), "without_vector": int((~known).sum()),
-                          "embedded_now": embedded_now, "keywords_in_other_languages": int((fit < 1).sum())})
+    return Fused(
+        ranked,
+        {
+            "method": "both",
+            **weights.as_dict(),
+            "without_vector": int((~known).sum()),
+            "embedded_now": embedded_now,
+            "keywords_in_other_languages": int((fit < 1).sum()),
+        },
+    )
 
 
 def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) -> np.ndarray:
@@ -368,8 +411,12 @@ def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) ->
 
 Fusion = Callable[[str, str, list[Candidate], list[Candidate]], Fused]
 # retrieval.fusion -> the function: (query, dense model identity, dense hits, BM25 hits) -> fused list
-FUSIONS: dict[str, Fusion] = {"both": both_fusion, "evidence": evidence_fusion, "weighted": weighted_fusion,
-                              "rrf": rrf_fusion}
+FUSIONS: dict[str, Fusion] = {
+    "both": both_fusion,
+    "evidence": evidence_fusion,
+    "weighted": weighted_fusion,
+    "rrf": rrf_fusion,
+}
 # the fusions that read both signals of every candidate: the pipeline completes them first (``Retriever._complete``)
 JUDGES_BOTH = frozenset({"both"})
 

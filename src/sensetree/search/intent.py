@@ -70,13 +70,13 @@ from .types import Filters
 class Understood:
     """What a query said besides its topic."""
 
-    query: str                       # the rest of the query (NFC), the filter words taken out, whitespace tidied
-    types: tuple[str, ...]           # document types (the registry's BY_TYPE names)
-    modified_after: float | None     # epoch seconds, inclusive (local time)
-    modified_before: float | None    # epoch seconds, exclusive
-    folder: str | None               # the first of the folders ``folders(name)`` gave for the name said
-    said: tuple[str, ...]            # the words read as filters, as written ("pdf", "from March 2025", "in Work")
-    folders: tuple[str, ...] = ()    # every folder of that name (the search scopes to all of them)
+    query: str  # the rest of the query (NFC), the filter words taken out, whitespace tidied
+    types: tuple[str, ...]  # document types (the registry's BY_TYPE names)
+    modified_after: float | None  # epoch seconds, inclusive (local time)
+    modified_before: float | None  # epoch seconds, exclusive
+    folder: str | None  # the first of the folders ``folders(name)`` gave for the name said
+    said: tuple[str, ...]  # the words read as filters, as written ("pdf", "from March 2025", "in Work")
+    folders: tuple[str, ...] = ()  # every folder of that name (the search scopes to all of them)
 
     @property
     def scope(self) -> str | list[str] | None:
@@ -94,8 +94,6 @@ class Understood:
         if not (self.types or self.modified_after is not None or self.modified_before is not None):
             return None
         return Filters(self.types, self.modified_after, self.modified_before)
-
-
 
 
 def narrowed(given: Filters | None, said: Filters | None) -> Filters | None:
@@ -121,24 +119,46 @@ _WORD = ("docx", "doc")
 # or planilla (a form), in either number.
 _TYPE_TABLE: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("pdf",), "pdf", "pdfs"),
-    (_SHEETS,
-     ("spreadsheet|excel|excel sheet|excel-tabelle|excel-datei|tabelle|tabellenkalkulation|tableur"
-      "|feuille de calcul|hoja de cálculo|hoja de calculo|xlsx|xlsm|xls|ods"),
-     ("spreadsheets|excel sheets|excel-tabellen|excel-dateien|tabellen|tableurs|feuilles de calcul"
-      "|hojas de cálculo|hojas de calculo")),
-    (_SLIDES,
-     "powerpoint|diapositive|diapositiva|pptx|ppt|odp",
-     ("slides|presentations|powerpoints|präsentationen|folien|présentations|diapositives|diapos"
-      "|presentaciones|diapositivas")),
-    (_MAIL, "email|e-mail|courriel|correo electrónico|correo electronico|eml",
-     "emails|e-mails|mails|courriels|correos|correos electrónicos|correos electronicos"),
-    (_WORD,
-     ("word document|word doc|word file|word-dokument|word-datei|document word|documento de word"
-      "|documento word|docx"),
-     ("word documents|word docs|word files|word-dokumente|word-dateien|documents word|documentos de word"
-      "|documentos word")),
-    (("image",), "photo|screenshot|foto|jpg|jpeg|png|gif|tif|tiff|webp",
-     "photos|images|pictures|pics|screenshots|fotos|bilder|bildern|imágenes|imagenes"),
+    (
+        _SHEETS,
+        (
+            "spreadsheet|excel|excel sheet|excel-tabelle|excel-datei|tabelle|tabellenkalkulation|tableur"
+            "|feuille de calcul|hoja de cálculo|hoja de calculo|xlsx|xlsm|xls|ods"
+        ),
+        (
+            "spreadsheets|excel sheets|excel-tabellen|excel-dateien|tabellen|tableurs|feuilles de calcul"
+            "|hojas de cálculo|hojas de calculo"
+        ),
+    ),
+    (
+        _SLIDES,
+        "powerpoint|diapositive|diapositiva|pptx|ppt|odp",
+        (
+            "slides|presentations|powerpoints|präsentationen|folien|présentations|diapositives|diapos"
+            "|presentaciones|diapositivas"
+        ),
+    ),
+    (
+        _MAIL,
+        "email|e-mail|courriel|correo electrónico|correo electronico|eml",
+        "emails|e-mails|mails|courriels|correos|correos electrónicos|correos electronicos",
+    ),
+    (
+        _WORD,
+        (
+            "word document|word doc|word file|word-dokument|word-datei|document word|documento de word"
+            "|documento word|docx"
+        ),
+        (
+            "word documents|word docs|word files|word-dokumente|word-dateien|documents word|documentos de word"
+            "|documentos word"
+        ),
+    ),
+    (
+        ("image",),
+        "photo|screenshot|foto|jpg|jpeg|png|gif|tif|tiff|webp",
+        "photos|images|pictures|pics|screenshots|fotos|bilder|bildern|imágenes|imagenes",
+    ),
     (("epub",), "ebook|e-book|epub", "ebooks|e-books"),
     (("odt",), "odt", ""),
     (("csv",), "csv", ""),
@@ -159,14 +179,17 @@ _TYPES: dict[str, tuple[tuple[str, ...], bool]] = {
     _key(word): (types, plural)
     for types, singulars, plurals in _TYPE_TABLE
     for plural, words in ((False, singulars), (True, plurals))
-    for word in words.split("|") if word
+    for word in words.split("|")
+    if word
 }
 
 
 def _alternation(words: list[str]) -> str:
     """Longest first, so "hoja de cálculo" wins over a shorter word inside it; spaces and hyphens loose."""
+
     def loose(word: str) -> str:
         return r"[-\s]*".join(r"\s+".join(map(re.escape, part.split())) for part in word.split("-"))
+
     return "|".join(loose(w) for w in sorted(set(words), key=len, reverse=True))
 
 
@@ -181,17 +204,117 @@ _TYPE_RE = re.compile(
 )
 # Words after which a type word is the topic: "size of pdf", "export to pdf", "save as pdf", "convertir a
 # pdf" (so also English "a pdf": a lost filter, not a lost topic).
-_OF_OR_TO = {"of", "de", "del", "du", "des", "d'", "von", "vom", "to", "into", "as", "zu", "zum", "zur", "nach",
-             "als", "vers", "a", "à"}
+_OF_OR_TO = {
+    "of",
+    "de",
+    "del",
+    "du",
+    "des",
+    "d'",
+    "von",
+    "vom",
+    "to",
+    "into",
+    "as",
+    "zu",
+    "zum",
+    "zur",
+    "nach",
+    "als",
+    "vers",
+    "a",
+    "à",
+}
 # Words that may follow a singular type word without it modifying them: "email from Anna".
-_LINKING = {"about", "on", "from", "with", "by", "of", "regarding", "and", "or", "über", "von", "vom", "mit",
-            "betreffend", "und", "oder", "sur", "de", "du", "des", "d'", "avec", "par", "concernant", "et",
-            "ou", "sobre", "del", "con", "acerca", "y", "o"}
+_LINKING = {
+    "about",
+    "on",
+    "from",
+    "with",
+    "by",
+    "of",
+    "regarding",
+    "and",
+    "or",
+    "über",
+    "von",
+    "vom",
+    "mit",
+    "betreffend",
+    "und",
+    "oder",
+    "sur",
+    "de",
+    "du",
+    "des",
+    "d'",
+    "avec",
+    "par",
+    "concernant",
+    "et",
+    "ou",
+    "sobre",
+    "del",
+    "con",
+    "acerca",
+    "y",
+    "o",
+}
 # What a query may hold without saying anything: the rest is empty when only these remain.
-_FILLER = {"and", "or", "the", "a", "an", "all", "my", "of", "from", "in", "und", "oder", "der", "die", "das",
-           "alle", "meine", "von", "im", "et", "ou", "le", "la", "les", "l'", "de", "du", "des", "mes", "tous",
-           "y", "o", "el", "los", "las", "en", "mis", "todos", "files", "file", "documents", "dateien",
-           "dokumente", "fichiers", "archivos", "documentos", "&", "+", ",", "/", "-", "–"}
+_FILLER = {
+    "and",
+    "or",
+    "the",
+    "a",
+    "an",
+    "all",
+    "my",
+    "of",
+    "from",
+    "in",
+    "und",
+    "oder",
+    "der",
+    "die",
+    "das",
+    "alle",
+    "meine",
+    "von",
+    "im",
+    "et",
+    "ou",
+    "le",
+    "la",
+    "les",
+    "l'",
+    "de",
+    "du",
+    "des",
+    "mes",
+    "tous",
+    "y",
+    "o",
+    "el",
+    "los",
+    "las",
+    "en",
+    "mis",
+    "todos",
+    "files",
+    "file",
+    "documents",
+    "dateien",
+    "dokumente",
+    "fichiers",
+    "archivos",
+    "documentos",
+    "&",
+    "+",
+    ",",
+    "/",
+    "-",
+    "–",
+}
 
 # --- times ----------------------------------------------------------------------------------------
 
@@ -201,18 +324,20 @@ _MONTHS = (
     "janvier février fevrier mars avril juin juillet août aout septembre octobre novembre décembre decembre "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre"
 ).split()
-_MONTH_ABBREVIATIONS = "jan feb mar apr jun jul aug sep sept oct nov dec mär okt dez janv févr avr juil déc ene abr ago dic".split()
+_MONTH_ABBREVIATIONS = (
+    "jan feb mar apr jun jul aug sep sept oct nov dec mär okt dez janv févr avr juil déc ene abr ago dic".split()
+)
 _MONTH = rf"(?:{_alternation(_MONTHS)})"
 _MONTH_ANY = rf"(?:{_alternation(_MONTHS)}|(?:{_alternation(_MONTH_ABBREVIATIONS)})\.?)"
 _YEAR = r"(?:19[7-9][0-9]|20[0-9][0-9])"
 _DAY = r"(?:[0-3]?[0-9](?:\.|er|st|nd|rd|th)?)"
 # Absolute times: a month with its year reads as a time alone, the others need a connecting word.
 _ABSOLUTE = (
-    rf"(?P<date>{_YEAR}-[01][0-9]-[0-3][0-9]"                               # 2025-03-01
-    rf"|{_DAY}\s+(?:de\s+)?{_MONTH_ANY}\s+(?:de\s+)?{_YEAR}"               # 1 March 2025, 1er mars 2025
-    rf"|{_MONTH_ANY}\s+{_DAY},?\s+{_YEAR})"                                 # March 1, 2025
-    rf"|(?P<strong>{_MONTH_ANY}\s+(?:de\s+|del\s+)?{_YEAR})"                 # March 2025, marzo de 2025
-    rf"|(?P<month>{_MONTH}|{_YEAR}-[01][0-9])|(?P<year>{_YEAR})"             # 2025-03 alone may be a season: 2001-02
+    rf"(?P<date>{_YEAR}-[01][0-9]-[0-3][0-9]"  # 2025-03-01
+    rf"|{_DAY}\s+(?:de\s+)?{_MONTH_ANY}\s+(?:de\s+)?{_YEAR}"  # 1 March 2025, 1er mars 2025
+    rf"|{_MONTH_ANY}\s+{_DAY},?\s+{_YEAR})"  # March 1, 2025
+    rf"|(?P<strong>{_MONTH_ANY}\s+(?:de\s+|del\s+)?{_YEAR})"  # March 2025, marzo de 2025
+    rf"|(?P<month>{_MONTH}|{_YEAR}-[01][0-9])|(?P<year>{_YEAR})"  # 2025-03 alone may be a season: 2001-02
 )
 _IN = r"in|during|from|im|in\s+der|in\s+den|aus|während|en|pendant|durant|durante|von"
 _IN_STRONG = r"of|de|del|du|vom"  # only before a month with its year: "facturas de marzo de 2025"
@@ -220,8 +345,10 @@ _SINCE = r"since|after|seit|ab|nach|depuis|après|apres|desde|después\s+de|desp
 _BEFORE = r"before|prior\s+to|vor|avant|antes\s+de"
 _UNTIL = r"until|till|up\s+to|bis|jusqu'à|jusqu'a|jusqu'en|hasta"
 _YEAR_WORD = r"(?:(?:the\s+)?year|jahre?|l'an(?:née)?|el\s+año|el\s+ano)\s+"
-_CONNECTIVE = (rf"(?:(?P<in>{_IN})|(?P<in_strong>{_IN_STRONG})|(?P<since>{_SINCE})|(?P<before>{_BEFORE})"
-               rf"|(?P<until>{_UNTIL}))\s+(?:{_YEAR_WORD})?")
+_CONNECTIVE = (
+    rf"(?:(?P<in>{_IN})|(?P<in_strong>{_IN_STRONG})|(?P<since>{_SINCE})|(?P<before>{_BEFORE})"
+    rf"|(?P<until>{_UNTIL}))\s+(?:{_YEAR_WORD})?"
+)
 _ABSOLUTE_RE = re.compile(rf"(?<![\w.-])(?:{_CONNECTIVE})?(?:{_ABSOLUTE})(?![\w-]|\.[0-9])", re.IGNORECASE)
 _RANGE_RE = re.compile(
     rf"(?<![\w.-])(?:from|between|von|zwischen|de|du|entre|desde)\s+(?P<first>{_MONTH_ANY}(?:\s+{_YEAR})?|{_YEAR})"
@@ -232,8 +359,10 @@ _RANGE_RE = re.compile(
 
 # Relative times, from this table rather than dateparser: it reads "last week" as a moment (now minus
 # seven days) and misses "past week", "vergangene Woche", "la semaine passée" and "l'an dernier".
-_UNITS = (r"days?|weeks?|months?|years?|tagen?|tage|wochen?|monate?n?|monats|jahre?s?|jahren|jours?|semaines?|mois"
-          r"|années?|annees?|ans?|días?|dias?|semanas?|mes|meses|años?|anos?")
+_UNITS = (
+    r"days?|weeks?|months?|years?|tagen?|tage|wochen?|monate?n?|monats|jahre?s?|jahren|jours?|semaines?|mois"
+    r"|années?|annees?|ans?|días?|dias?|semanas?|mes|meses|años?|anos?"
+)
 
 
 def _unit_group(i: int) -> str:
@@ -253,9 +382,11 @@ _LAST = (
     rf"|(?:(?:la|el|los|las)\s+)?{_unit_group(5)}\s+pasad[oa]s?"
     rf"|(?:(?:la|el|los|las)\s+)?(?:últim[oa]s?|ultim[oa]s?)\s+{_number_group(6)}{_unit_group(6)}"
 )
-_THIS = (r"this\s+(?P<this>week|month|year)|(?:in\s+)?diese[nrsm]?\s+(?P<this2>woche|monat|jahr)"
-         r"|(?:cette\s+(?P<this3>semaine|année|annee)|ce\s+(?P<this4>mois)(?:-ci)?)"
-         r"|est[ae]\s+(?P<this5>semana|mes|año|ano)")
+_THIS = (
+    r"this\s+(?P<this>week|month|year)|(?:in\s+)?diese[nrsm]?\s+(?P<this2>woche|monat|jahr)"
+    r"|(?:cette\s+(?P<this3>semaine|année|annee)|ce\s+(?P<this4>mois)(?:-ci)?)"
+    r"|est[ae]\s+(?P<this5>semana|mes|año|ano)"
+)
 # French "hier" only as "d'hier" or "depuis hier": in German it is "here".
 _DAYS = r"(?P<today>today|heute|aujourd'hui|hoy)|(?P<yesterday>yesterday|gestern|d'hier|(?<=depuis\s)hier|ayer)"
 _RELATIVE_RE = re.compile(
@@ -278,23 +409,83 @@ _NAMED_FOLDER_RE = re.compile(  # "in the Work folder", "im Projekte-Ordner"
     re.IGNORECASE,
 )
 
-_FIRST_PERSON = re.compile(r"(?<![\w'])(?:(?:(?-i:I)|i'[a-z]+|me|my|ich|mir|mich|meine?[mnrs]?|je|moi|mon|ma"
-                           r"|mes|yo|mis?)(?![\w'-])|j'(?=\w))", re.IGNORECASE)
+_FIRST_PERSON = re.compile(
+    r"(?<![\w'])(?:(?:(?-i:I)|i'[a-z]+|me|my|ich|mir|mich|meine?[mnrs]?|je|moi|mon|ma"
+    r"|mes|yo|mis?)(?![\w'-])|j'(?=\w))",
+    re.IGNORECASE,
+)
 # Words after which "I" is a numeral or a letter, not the writer: "type I", "haplogroup I", "World War I".
-_NUMBERED = {"type", "class", "phase", "stage", "grade", "group", "haplogroup", "complex", "chapter", "part",
-             "section", "article", "volume", "vol", "war", "schedule", "annex", "appendix", "form", "tier", "level",
-             "category", "factor", "title", "book", "act", "site", "receptor", "collagen", "interferon", "louis",
-             "henry", "elizabeth", "charles", "george", "james", "william", "edward"}
+_NUMBERED = {
+    "type",
+    "class",
+    "phase",
+    "stage",
+    "grade",
+    "group",
+    "haplogroup",
+    "complex",
+    "chapter",
+    "part",
+    "section",
+    "article",
+    "volume",
+    "vol",
+    "war",
+    "schedule",
+    "annex",
+    "appendix",
+    "form",
+    "tier",
+    "level",
+    "category",
+    "factor",
+    "title",
+    "book",
+    "act",
+    "site",
+    "receptor",
+    "collagen",
+    "interferon",
+    "louis",
+    "henry",
+    "elizabeth",
+    "charles",
+    "george",
+    "james",
+    "william",
+    "edward",
+}
 _WORD_RE = re.compile(r"[\w'&+/–-]+|[^\w\s]")
 # A phrase in quotes is taken as written, never as a filter: how a person (or a removed chip) says "pdf" is the topic.
 _QUOTED_RE = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
-_PLURAL_UNITS = {"days", "weeks", "months", "years", "tage", "tagen", "wochen", "monate", "monaten", "jahre",
-                 "jahren", "jours", "semaines", "années", "annees", "ans", "días", "dias", "semanas", "meses",
-                 "años", "anos"}
+_PLURAL_UNITS = {
+    "days",
+    "weeks",
+    "months",
+    "years",
+    "tage",
+    "tagen",
+    "wochen",
+    "monate",
+    "monaten",
+    "jahre",
+    "jahren",
+    "jours",
+    "semaines",
+    "années",
+    "annees",
+    "ans",
+    "días",
+    "dias",
+    "semanas",
+    "meses",
+    "años",
+    "anos",
+}
 
 _Span = tuple[int, int]
 _Period = tuple[datetime | None, datetime | None]  # [after, before): None leaves that side open
-_Dates = tuple[datetime, datetime | None]          # what a time says before its connecting word narrows it
+_Dates = tuple[datetime, datetime | None]  # what a time says before its connecting word narrows it
 
 
 @dataclass(frozen=True)
@@ -329,12 +520,11 @@ class _Reading:
     kind: str  # "time", "year" (a bare year: read only beside a type), "folder", "type"
     said: _Relative | _Range | _Absolute | None = None  # a time or a year as found (``_resolve`` reads it)
     period: _Period = (None, None)  # a time, once read
-    names: tuple[str, ...] = ()     # a folder's name: its folders, best first; a type: the index's types
+    names: tuple[str, ...] = ()  # a folder's name: its folders, best first; a type: the index's types
     plural: bool = False
 
 
-def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]] | None = None
-               ) -> Understood | None:
+def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]] | None = None) -> Understood | None:
     """The filters a query says in words and the rest of it; None when nothing reads as a filter.
 
     ``now`` anchors "last week" and picks the year of "in March" (the latest March not after it);
@@ -375,13 +565,12 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
         modified_after=period[0].timestamp() if period[0] else None,
         modified_before=period[1].timestamp() if period[1] else None,
         folder=found_folders[0] if found_folders else None,
-        said=tuple(_tidy(text[r.start:r.end]) for r in read),
+        said=tuple(_tidy(text[r.start : r.end]) for r in read),
         folders=tuple(found_folders),
     )
 
 
-def _period(periods: list[tuple[datetime | None, datetime | None]]
-            ) -> tuple[datetime | None, datetime | None] | None:
+def _period(periods: list[tuple[datetime | None, datetime | None]]) -> tuple[datetime | None, datetime | None] | None:
     """The one period several times said make: where they overlap, what they share ("since 2019 before
     2021"); where they do not ("in 2024 in 2025"), the span that covers them all, as a person listing
     two years means both. None when even that span bounds nothing ("since 2025 before 2024")."""
@@ -418,8 +607,9 @@ def _times(text: str) -> list[_Reading]:
                 found.append(_Reading(match.start(), match.end(), "time", _Absolute(match["date"], direction)))
         elif match["year"]:  # "of 2019" reads "of" as no time word: a bare year
             start = match.start() if direction else match.start("year")
-            found.append(_Reading(start, match.end(), "time" if direction else "year",
-                                  _Absolute(match["year"], direction)))
+            found.append(
+                _Reading(start, match.end(), "time" if direction else "year", _Absolute(match["year"], direction))
+            )
         elif direction:  # a month name needs its connecting word: "since January", not "mars"
             found.append(_Reading(match.start(), match.end(), "time", _Absolute(match["month"], direction)))
     return found
@@ -445,8 +635,12 @@ def _resolve(reading: _Reading, now: datetime) -> bool:
     if period is None:
         return False
     start, end = period
-    periods: dict[str, _Period] = {"in": (start, end), "since": (start, None), "before": (None, start),
-                                   "until": (None, end)}
+    periods: dict[str, _Period] = {
+        "in": (start, end),
+        "since": (start, None),
+        "before": (None, start),
+        "until": (None, end),
+    }
     reading.period = periods[direction]
     return reading.period != (None, None)
 
@@ -482,9 +676,12 @@ def _relative(match: re.Match[str], now: datetime) -> _Dates | None:
 
 def _unit(word: str) -> str | None:
     word = word.casefold()
-    for unit, stems in (("day", ("day", "tag", "jour", "día", "dia")), ("week", ("week", "woche", "semai", "seman")),
-                        ("month", ("month", "monat", "mois", "mes")),
-                        ("year", ("year", "jahr", "ann", "an", "año", "ano"))):
+    for unit, stems in (
+        ("day", ("day", "tag", "jour", "día", "dia")),
+        ("week", ("week", "woche", "semai", "seman")),
+        ("month", ("month", "monat", "mois", "mes")),
+        ("year", ("year", "jahr", "ann", "an", "año", "ano")),
+    ):
         if word.startswith(stems):
             return unit
     return None
@@ -501,9 +698,15 @@ def _absolute(phrase: str, now: datetime) -> tuple[datetime, datetime] | None:
     or a year outside 1970..next year."""
     from dateparser.date import DateDataParser  # a slow import, paid by the first query with a date in it
 
-    parser = DateDataParser(languages=["en", "de", "fr", "es"], settings={
-        "RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "RETURN_TIME_AS_PERIOD": True,
-        "PARSERS": ["absolute-time"]})
+    parser = DateDataParser(
+        languages=["en", "de", "fr", "es"],
+        settings={
+            "RELATIVE_BASE": now,
+            "PREFER_DATES_FROM": "past",
+            "RETURN_TIME_AS_PERIOD": True,
+            "PARSERS": ["absolute-time"],
+        },
+    )
     try:
         data = parser.get_date_data(phrase.strip())
     except Exception:  # a parser's surprise is a phrase not read, never a failed search
@@ -542,8 +745,9 @@ def _folders(text: str, folders: Callable[[str], list[str]], taken: list[_Readin
     return []
 
 
-def _folder(start: int, end: int, name: str, folders: Callable[[str], list[str]],
-            taken: list[_Reading]) -> list[_Reading]:
+def _folder(
+    start: int, end: int, name: str, folders: Callable[[str], list[str]], taken: list[_Reading]
+) -> list[_Reading]:
     if not name or _overlaps((start, end), taken):
         return []
     try:
@@ -566,8 +770,11 @@ def _types(text: str, taken: list[_Reading]) -> list[_Reading]:
             continue
         types, plural = entry
         noun = match["noun_before"] or match["noun_after"]
-        found.append(_Reading(span[0], span[1], "type", names=types,
-                              plural=plural or bool(noun and _FILE_NOUN_PLURAL.fullmatch(noun))))
+        found.append(
+            _Reading(
+                span[0], span[1], "type", names=types, plural=plural or bool(noun and _FILE_NOUN_PLURAL.fullmatch(noun))
+            )
+        )
     return found
 
 
@@ -595,7 +802,7 @@ def _type_is_filter(text: str, reading: _Reading, starts: set[int]) -> bool:
         return False  # "size of pdf", "export to pdf"
     if reading.plural:
         return True
-    after = text[reading.end:]
+    after = text[reading.end :]
     gap = len(after) - len(after.lstrip())
     if gap == 0 or not after.strip() or reading.end + gap in starts:
         return True  # the end, punctuation ("pdf, budget"), or another filter ("pdf March 2025")
@@ -609,9 +816,13 @@ def _join_type_lists(text: str, read: list[_Reading]) -> list[_Reading]:
     joined: list[_Reading] = []
     for reading in read:
         last = joined[-1] if joined else None
-        if (last is not None and last.kind == reading.kind == "type"
-                and re.fullmatch(r"\s*(?:,|/|&|\+|and|or|und|oder|et|ou|y|o)?\s*", text[last.end:reading.start],
-                                 re.IGNORECASE)):
+        if (
+            last is not None
+            and last.kind == reading.kind == "type"
+            and re.fullmatch(
+                r"\s*(?:,|/|&|\+|and|or|und|oder|et|ou|y|o)?\s*", text[last.end : reading.start], re.IGNORECASE
+            )
+        ):
             names = tuple(dict.fromkeys((*last.names, *reading.names)))
             joined[-1] = _Reading(last.start, reading.end, "type", names=names, plural=True)
         else:
@@ -640,10 +851,15 @@ def _bounded(text: str, readings: list[_Reading]) -> list[_Reading]:
     """The readings that are whole words. The patterns' lookarounds see letters and digits only; a
     combining mark belongs to the word too (Thai "ประจำปี2001-02": no space, and the vowel sign of ปี
     is no word character to ``re``)."""
+
     def inside(char: str) -> bool:
         return char.isalnum() or unicodedata.category(char).startswith("M")
-    return [r for r in readings if not (r.start > 0 and inside(text[r.start - 1]))
-            and not (r.end < len(text) and inside(text[r.end]))]
+
+    return [
+        r
+        for r in readings
+        if not (r.start > 0 and inside(text[r.start - 1])) and not (r.end < len(text) and inside(text[r.end]))
+    ]
 
 
 def _overlaps(span: _Span, readings: list[_Reading]) -> bool:
@@ -653,21 +869,21 @@ def _overlaps(span: _Span, readings: list[_Reading]) -> bool:
 def _at_edge(text: str, reading: _Reading, rightwards: bool, starts: set[int], ends: set[int]) -> bool:
     """Nothing but the text's end, punctuation or another filter on that side of ``reading``."""
     if rightwards:
-        rest = text[reading.end:].lstrip(" \t")
+        rest = text[reading.end :].lstrip(" \t")
         return not rest or not rest[0].isalnum() or len(text) - len(rest) in starts
-    rest = text[:reading.start].rstrip(" \t")
+    rest = text[: reading.start].rstrip(" \t")
     return not rest or not rest[-1].isalnum() or len(rest) in ends
 
 
 def _adjacent(a: _Reading, b: _Reading, text: str) -> bool:
-    gap = text[a.end:b.start] if a.end <= b.start else text[b.end:a.start]
+    gap = text[a.end : b.start] if a.end <= b.start else text[b.end : a.start]
     return not gap.strip(" \t,")
 
 
 def _without(text: str, readings: list[_Reading]) -> str:
     kept, position = [], 0
     for reading in sorted(readings, key=lambda r: r.start):
-        kept.append(text[position:reading.start])
+        kept.append(text[position : reading.start])
         position = max(position, reading.end)
     kept.append(text[position:])
     return _tidy(" ".join(kept))

@@ -18,19 +18,40 @@ def pool_size(limit: int) -> int:
 def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | None) -> list[Candidate]:
     """Nearest chunks by cosine; score = 1 - distance, clamped to [0, 1], never remapped."""
     hits = store.queries.dense(query_vector, k, where)
-    return [Candidate(h["path"], int(h["chunk_index"]), h["text"], lang=h.get("lang"), content_hash=h.get("content_hash"),
-                      location=h.get("location"), dense_rank=rank, cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))))
-            for rank, h in enumerate(hits, start=1)]
+    return [
+        Candidate(
+            h["path"],
+            int(h["chunk_index"]),
+            h["text"],
+            lang=h.get("lang"),
+            content_hash=h.get("content_hash"),
+            location=h.get("location"),
+            dense_rank=rank,
+            cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))),
+        )
+        for rank, h in enumerate(hits, start=1)
+    ]
 
 
-def sparse_leg(store: ChunkStore, query: str, k: int, where: str | None,
-               build_index: Callable[[], None]) -> list[Candidate]:
+def sparse_leg(
+    store: ChunkStore, query: str, k: int, where: str | None, build_index: Callable[[], None]
+) -> list[Candidate]:
     """BM25 over the stored text. A missing or broken index is built and the query retried once (design §2.2)."""
     try:
         hits = store.queries.sparse(query, k, where)
     except (ValueError, RuntimeError):
         build_index()
         hits = store.queries.sparse(query, k, where)
-    return [Candidate(h["path"], int(h["chunk_index"]), h["text"], lang=h.get("lang"), content_hash=h.get("content_hash"),
-                      location=h.get("location"), bm25_rank=rank, bm25=float(h["_score"]))
-            for rank, h in enumerate(hits, start=1)]
+    return [
+        Candidate(
+            h["path"],
+            int(h["chunk_index"]),
+            h["text"],
+            lang=h.get("lang"),
+            content_hash=h.get("content_hash"),
+            location=h.get("location"),
+            bm25_rank=rank,
+            bm25=float(h["_score"]),
+        )
+        for rank, h in enumerate(hits, start=1)
+    ]

@@ -26,8 +26,9 @@ ENDINGS = ("s", "es", "ed", "ing")
 @functools.cache
 def words() -> frozenset[str]:
     try:
-        vocab = json.loads((Path(embeddings.__file__).parent / embeddings.MINILM_TOKENIZER)
-                           .read_text(encoding="utf-8"))["model"]["vocab"]
+        vocab = json.loads(
+            (Path(embeddings.__file__).parent / embeddings.MINILM_TOKENIZER).read_text(encoding="utf-8")
+        )["model"]["vocab"]
     except (OSError, ValueError, KeyError):
         return frozenset()
     return frozenset(piece for piece in vocab if _LETTERS.fullmatch(piece))
@@ -36,4 +37,4 @@ def words() -> frozenset[str]:
 def is_word(word: str) -> bool:
     """Whether ``word`` (lower case) is a common word of the language, as written or with an ending."""
     known = words()
-    return word in known or any(word.endswith(end) and word[:-len(end)] in known for end in ENDINGS)
+    return word in known or any(word.endswith(end) and word[: -len(end)] in known for end in ENDINGS)

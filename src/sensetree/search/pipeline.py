@@ -54,12 +54,12 @@ class Retriever:
     """The search stages wired to a store and models; the engine builds one and every interface calls it."""
 
     store: ChunkStore
-    embed_query: Callable[[str], np.ndarray]          # raises QueryEmbeddingFailed
-    reranker: Callable[[], Scorer | None]               # None when unavailable (the engine says why)
+    embed_query: Callable[[str], np.ndarray]  # raises QueryEmbeddingFailed
+    reranker: Callable[[], Scorer | None]  # None when unavailable (the engine says why)
     build_fts_index: Callable[[], None]
     exists: Callable[[str], bool] = os.path.exists
-    fusion: str = "evidence"                            # retrieval.fusion
-    dense_model: str = ""                               # the embedding model's identity: which languages it reads
+    fusion: str = "evidence"  # retrieval.fusion
+    dense_model: str = ""  # the embedding model's identity: which languages it reads
     # Query words no file has, corrected (search/spelling.py) for: "off", "bm25", "both" legs. Both: NFCorpus
     # with one typo a query, MiniLM hybrid nDCG@10 0.193 uncorrected, 0.315 BM25 only, 0.330 both (clean 0.354).
     spelling: str = "both"
@@ -67,9 +67,19 @@ class Retriever:
     # with ``as_dict``); None embeds nothing for a search.
     on_demand: Callable[[list[tuple[str, int]]], tuple[dict, Any]] | None = None
 
-    def search(self, query: str, scope: str | list[str] | None = None, limit: int = 20, *,
-               hybrid: bool = True, rerank_on: bool = True, dense: bool = True,
-               fusion: str | None = None, filters: Filters | None = None, collapse: bool = True) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        scope: str | list[str] | None = None,
+        limit: int = 20,
+        *,
+        hybrid: bool = True,
+        rerank_on: bool = True,
+        dense: bool = True,
+        fusion: str | None = None,
+        filters: Filters | None = None,
+        collapse: bool = True,
+    ) -> SearchResponse:
         timings: dict[str, float] = {}
         query, response = self._prepare(query)
         if not query:
@@ -126,8 +136,7 @@ class Retriever:
             if fusion in JUDGES_BOTH:
                 started = time.perf_counter()
                 readable = leg_weights(query, self.dense_model, dense_hits, sparse_hits).dense > 0
-                on_demand = self._complete(query_vector if readable else None, keywords, dense_hits, sparse_hits,
-                                           where)
+                on_demand = self._complete(query_vector if readable else None, keywords, dense_hits, sparse_hits, where)
                 timings["complete_ms"] = (time.perf_counter() - started) * 1000
             candidates = self._fuse(query, dense_hits, sparse_hits, fusion, response)
             if on_demand is not None and response.fusion is not None:
@@ -171,8 +180,14 @@ class Retriever:
         response.notices.append(notice(query, response.spelled))
         return respelled(query, response.spelled)
 
-    def _complete(self, query_vector: np.ndarray | None, keywords: str, dense: list[Candidate],
-                  sparse: list[Candidate], where: str | None) -> dict | None:
+    def _complete(
+        self,
+        query_vector: np.ndarray | None,
+        keywords: str,
+        dense: list[Candidate],
+        sparse: list[Candidate],
+        where: str | None,
+    ) -> dict | None:
         """Give every candidate both signals: a keyword hit its cosine (its stored vector, or embedded now by
         ``on_demand`` when it has none yet, best keyword rank first), a dense hit its BM25 score (0 when it
         holds no query term). A candidate left without a vector (over the time budget, no model) keeps
@@ -217,15 +232,27 @@ class Retriever:
             return {}
         return {(row["path"], int(row["chunk_index"])): float(row["_score"]) for row in rows}
 
-    def _fuse(self, query: str, dense_hits: list[Candidate], sparse_hits: list[Candidate], fusion: str,
-              response: SearchResponse) -> list[Candidate]:
+    def _fuse(
+        self,
+        query: str,
+        dense_hits: list[Candidate],
+        sparse_hits: list[Candidate],
+        fusion: str,
+        response: SearchResponse,
+    ) -> list[Candidate]:
         """The fused list, and in ``response`` the fusion used and its leg weights (for --explain)."""
         fused = FUSIONS[fusion](query, self.dense_model, dense_hits, sparse_hits)
         response.fusion = fused.explanation
         return fused.candidates
 
-    def tree(self, query: str, scope: str | list[str] | None, roots: list[str], limit: int = 400,
-             filters: Filters | None = None) -> tuple[TreeNode | None, list[str]]:
+    def tree(
+        self,
+        query: str,
+        scope: str | list[str] | None,
+        roots: list[str],
+        limit: int = 400,
+        filters: Filters | None = None,
+    ) -> tuple[TreeNode | None, list[str]]:
         """Dense leg only, best score per existing file, max propagated up to the scope (each of several:
         every folder of a name said) or every root."""
         query, response = self._prepare(query)
@@ -243,8 +270,15 @@ class Retriever:
         best = {p: s for p, s in best.items() if self.exists(p)}
         return build_tree(best, tops), response.notices
 
-    def similar(self, path: str, vectors: np.ndarray, scope: str | None = None, limit: int = 10,
-                collapse: bool = True, copies: frozenset[str] = frozenset()) -> SimilarResponse:
+    def similar(
+        self,
+        path: str,
+        vectors: np.ndarray,
+        scope: str | None = None,
+        limit: int = 10,
+        collapse: bool = True,
+        copies: frozenset[str] = frozenset(),
+    ) -> SimilarResponse:
         """Files nearest to ``path`` by meaning: the mean of its chunk vectors as the query of the dense
         leg, one result per file. ``path`` itself (and its archive members) and its identical
         ``copies`` are left out; files that share most of its wording are its versions, listed apart."""
@@ -255,8 +289,12 @@ class Retriever:
         started = time.perf_counter()
         # the file's own chunks (and its members) are left out by the filter, so the pool does not grow with it
         elsewhere = f"path != {sql_literal(path)} AND NOT ({paths.scope_predicate(path)})"
-        hits = dense_leg(self.store, centroid, pool_size(limit + VERSIONS_CHECKED),
-                         " AND ".join(filter(None, [_where(scope), elsewhere])))
+        hits = dense_leg(
+            self.store,
+            centroid,
+            pool_size(limit + VERSIONS_CHECKED),
+            " AND ".join(filter(None, [_where(scope), elsewhere])),
+        )
         candidates = [h for h in hits if not paths.is_under(h.path, path) and h.path not in copies]
         for c in candidates:
             c.score = c.cosine or 0.0
@@ -276,8 +314,9 @@ class Retriever:
     def _text_of(self, path: str) -> str:
         """A file's stored text, its chunks joined (without chunk 0's sense line); its first
         ``VERSION_CHUNKS`` chunks, more than the words a version is compared by."""
-        return "\n".join(body(c["text"], c["chunk_index"])
-                         for c in self.store.queries.chunks_of(path, first=VERSION_CHUNKS))
+        return "\n".join(
+            body(c["text"], c["chunk_index"]) for c in self.store.queries.chunks_of(path, first=VERSION_CHUNKS)
+        )
 
     @staticmethod
     def _prepare(query: str) -> tuple[str, SearchResponse]:
@@ -308,11 +347,21 @@ class Retriever:
                 continue  # full, but later candidates may still be copies of a result
             location, label = place(c.location)
             result = SearchResult(
-                path=c.path, name=paths.name_of(c.path), score=float(min(1.0, max(0.0, c.score))),
-                snippet=snippet(c.text, c.chunk_index, query), chunk_index=c.chunk_index, legs=c.legs,
-                dense_rank=c.dense_rank, bm25_rank=c.bm25_rank, fused=c.fused,
-                rerank=c.score if c.logit is not None else None, location=location, location_label=label,
-                content_hash=c.content_hash, signals=c.signals() if c.carried_by else None)
+                path=c.path,
+                name=paths.name_of(c.path),
+                score=float(min(1.0, max(0.0, c.score))),
+                snippet=snippet(c.text, c.chunk_index, query),
+                chunk_index=c.chunk_index,
+                legs=c.legs,
+                dense_rank=c.dense_rank,
+                bm25_rank=c.bm25_rank,
+                fused=c.fused,
+                rerank=c.score if c.logit is not None else None,
+                location=location,
+                location_label=label,
+                content_hash=c.content_hash,
+                signals=c.signals() if c.carried_by else None,
+            )
             results.append(result)
             if c.content_hash:
                 by_content[c.content_hash] = result
@@ -323,7 +372,9 @@ def _where(scope: str | list[str] | None, filters: Filters | None = None) -> str
     """The prefilter both legs run under: the scope, and the filters on type and dates."""
     parts = []
     if scope:
-        parts.append(paths.scope_predicate(scope) if isinstance(scope, str) else f"({paths.any_scope_predicate(scope)})")
+        parts.append(
+            paths.scope_predicate(scope) if isinstance(scope, str) else f"({paths.any_scope_predicate(scope)})"
+        )
     predicate = filters.predicate() if filters is not None else None
     if predicate:
         parts.append(predicate)

@@ -14,7 +14,7 @@ from ..store.stored_text import body
 from ..store.terms import match_keys
 
 SNIPPET_CHARS = 240
-LEAD_CHARS = 60       # context kept before the best sentence
+LEAD_CHARS = 60  # context kept before the best sentence
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 
@@ -28,7 +28,7 @@ def snippet(stored: str, chunk_index: int, query: str = "") -> str:
     if start > 0:
         start = text.rfind(" ", 0, start) + 1  # from the start of a word
     end = start + SNIPPET_CHARS
-    if end < len(text) and " " in text[start + SNIPPET_CHARS // 2:end]:
+    if end < len(text) and " " in text[start + SNIPPET_CHARS // 2 : end]:
         end = text.rfind(" ", start, end)  # to the end of a word
     return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 

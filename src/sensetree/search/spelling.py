@@ -27,14 +27,14 @@ import regex
 
 from . import lexicon
 
-MIN_LETTERS = 4     # shorter words are left alone: too many real words are one edit apart
+MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edit apart
 # A typo is the exception in a query. When more than half of its checked words are unknown to the index, and
 # at least this many, the query is in another language than the files and none of them is a typo: "corrected"
 # into the files' words, Vietnamese questions over Turkish paragraphs searched for Turkish words that mean
 # nothing of the question, and the hybrid fell 0.850 -> 0.790 (XQuAD tr <- vi, 80 questions, E5).
 FOREIGN_WORDS = 3
-SHORT_WORD = 5      # up to this many letters one edit is forgiven, two beyond it
-STEM_END = 4        # a stemmer drops at most this many letters of a word's end ("-ational")
+SHORT_WORD = 5  # up to this many letters one edit is forgiven, two beyond it
+STEM_END = 4  # a stemmer drops at most this many letters of a word's end ("-ational")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHABETIC = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}]+")
 
@@ -97,8 +97,9 @@ def distance(word: str, forms: Sequence[str], term: str) -> tuple[int, int]:
     return min(best, limit + 1), 1
 
 
-def choose(word: str, forms: Sequence[str], near: Mapping[str, int],
-           count: Callable[[str], int] | None = None) -> str | None:
+def choose(
+    word: str, forms: Sequence[str], near: Mapping[str, int], count: Callable[[str], int] | None = None
+) -> str | None:
     """The indexed term for ``word`` (analysed as ``forms``): of the terms in ``near`` (term -> number of
     chunks holding it) that begin with its first letter and are within ``max_edits(word)`` of it, those near
     a form before those near its beginning (``distance``), then the nearest, then the most common, then the
@@ -128,10 +129,14 @@ def probes(word: str) -> list[str]:
     return [word[:n] for n in range(len(word) - 1, max(MIN_LETTERS, len(word) - STEM_END) - 1, -1)]
 
 
-def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[list[str]], bool],
-                near: Callable[[list[str], int], Mapping[str, int]],
-                count: Callable[[str], int] | None = None,
-                is_word: Callable[[str], bool] = lexicon.is_word) -> dict[str, str]:
+def corrections(
+    query: str,
+    forms: Callable[[str], list[str]],
+    known: Callable[[list[str]], bool],
+    near: Callable[[list[str], int], Mapping[str, int]],
+    count: Callable[[str], int] | None = None,
+    is_word: Callable[[str], bool] = lexicon.is_word,
+) -> dict[str, str]:
     """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds and
     that are no word of the language (``is_word``: lexicon.py; "last" is not "list" misspelt); none where
     most of the query's words are unknown (``FOREIGN_WORDS``: the query is in another language).
@@ -141,8 +146,9 @@ def corrections(query: str, forms: Callable[[str], list[str]], known: Callable[[
     again with the word's beginnings when none is near its forms); ``count(term)``: the chunks holding a
     term, to settle a tie."""
     checked = checked_words(query)
-    unknown = {word: terms for word in checked if not is_word(word)
-               for terms in [forms(word) or [word]] if not known(terms)}
+    unknown = {
+        word: terms for word in checked if not is_word(word) for terms in [forms(word) or [word]] if not known(terms)
+    }
     if len(unknown) >= FOREIGN_WORDS and len(unknown) > len(checked) / 2:
         return {}  # another language than the files': nothing to correct
     found: dict[str, str] = {}
@@ -166,5 +172,4 @@ def respelled(query: str, spelled: Mapping[str, str]) -> str:
 def notice(query: str, spelled: Mapping[str, str]) -> str:
     """What the person is told: the query searched, and why."""
     missing = ", ".join(f'"{word}"' for word in spelled)
-    return (f'showing results for "{respelled(query, spelled)}" (searched for "{query}": '
-            f"no file has {missing})")
+    return f'showing results for "{respelled(query, spelled)}" (searched for "{query}": no file has {missing})'

@@ -33,7 +33,7 @@ def _subtree(top: str, scores: dict[str, float]) -> TreeNode:
     root = TreeNode(name=paths.name_of(top) or top, path=top, is_dir=True)
     for path, score in scores.items():
         node = root
-        relative = path[len(top):].strip(sep)
+        relative = path[len(top) :].strip(sep)
         parts = relative.split(sep) if relative else []
         for depth, part in enumerate(parts):
             child = next((c for c in node.children if c.name == part), None)

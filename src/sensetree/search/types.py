@@ -17,26 +17,29 @@ class Candidate:
     path: str
     chunk_index: int
     text: str
-    lang: str | None = None          # the chunk's language, detected at indexing time
+    lang: str | None = None  # the chunk's language, detected at indexing time
     content_hash: str | None = None  # of its file: identical files collapse into one result
-    location: str | None = None      # JSON list of the places in the file it covers (pages, slides...)
+    location: str | None = None  # JSON list of the places in the file it covers (pages, slides...)
     dense_rank: int | None = None
-    cosine: float | None = None      # 1 - cosine distance, clamped to [0, 1]
+    cosine: float | None = None  # 1 - cosine distance, clamped to [0, 1]
     bm25_rank: int | None = None
     bm25: float | None = None
-    fused: float = 0.0               # the fusion's score: RRF, or the legs' weighted mix (retrieval.fusion)
-    logit: float | None = None       # cross-encoder output
-    score: float = 0.0               # what the user sees, in [0, 1] (design §2.7's table)
+    fused: float = 0.0  # the fusion's score: RRF, or the legs' weighted mix (retrieval.fusion)
+    logit: float | None = None  # cross-encoder output
+    score: float = 0.0  # what the user sees, in [0, 1] (design §2.7's table)
     # where its cosine came from when the dense leg did not rank it: "stored" (it had a vector), "on demand"
     # (embedded for this query); "" when the dense leg ranked it or it has no vector yet
     meaning: str = ""
-    carried_by: str = ""             # the fusion's word for the signal that placed it: meaning, keywords, both
+    carried_by: str = ""  # the fusion's word for the signal that placed it: meaning, keywords, both
 
     def signals(self) -> dict:
         """Both signals of the chunk and which one carried it (``--explain``, the API's results)."""
-        return {"cosine": None if self.cosine is None else round(self.cosine, 4),
-                "bm25": None if self.bm25 is None else round(self.bm25, 4),
-                "meaning": "leg" if self.dense_rank else (self.meaning or "none"), "carried_by": self.carried_by}
+        return {
+            "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "bm25": None if self.bm25 is None else round(self.bm25, 4),
+            "meaning": "leg" if self.dense_rank else (self.meaning or "none"),
+            "carried_by": self.carried_by,
+        }
 
     @property
     def key(self) -> tuple[str, int]:
@@ -85,7 +88,7 @@ class SearchResult(Fields):
     fused: Annotated[float, Rounded(6)] = field(metadata={"alias": "rrf"})  # the fusion's score; "rrf", the seed's name
     rerank: Annotated[float, Rounded(6)] | None  # sigmoid of the cross-encoder logit, when it ran
     location: dict | None = None  # where in the file the chunk starts: {"page": 12}, {"slide": 3}...
-    location_label: str = ""      # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
+    location_label: str = ""  # for people: "p. 12", "pp. 12–13", "slide 3", "sheet Q3"
     duplicates: list[str] = field(default_factory=list)  # other paths holding the same content
     content_hash: str | None = field(default=None, metadata={"exclude": True})  # not in JSON
     # both signals and which carried it, from a fusion that judges by both (not in JSON without one)

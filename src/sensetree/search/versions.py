@@ -13,8 +13,8 @@ import re
 import zlib
 
 SHINGLE_WORDS = 5
-VERSION_SHARE = 0.5   # shingles shared, of both texts' shingles, for two files to be versions of one
-MAX_WORDS = 50_000    # of each text: a long file is compared by its first 50,000 words
+VERSION_SHARE = 0.5  # shingles shared, of both texts' shingles, for two files to be versions of one
+MAX_WORDS = 50_000  # of each text: a long file is compared by its first 50,000 words
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -24,8 +24,9 @@ def shingles(text: str) -> frozenset[int]:
     words = _WORD.findall(text.casefold())[:MAX_WORDS]
     if len(words) < SHINGLE_WORDS:
         return frozenset([zlib.crc32(" ".join(words).encode())]) if words else frozenset()
-    return frozenset(zlib.crc32(" ".join(words[i:i + SHINGLE_WORDS]).encode())
-                     for i in range(len(words) - SHINGLE_WORDS + 1))
+    return frozenset(
+        zlib.crc32(" ".join(words[i : i + SHINGLE_WORDS]).encode()) for i in range(len(words) - SHINGLE_WORDS + 1)
+    )
 
 
 def shared(one: frozenset[int], other: frozenset[int]) -> float:

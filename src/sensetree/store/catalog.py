@@ -103,8 +103,13 @@ class Catalog:
     def _migrate(self) -> None:
         """Catalogs written by earlier versions lack the newer columns."""
         columns = self.columns("files")
-        for name, definition in (("priority", "REAL NOT NULL DEFAULT 0"), ("ocr_wanted", "INTEGER NOT NULL DEFAULT 0"),
-                                 ("notes", "TEXT"), ("ctime", "REAL"), ("inode", "INTEGER")):
+        for name, definition in (
+            ("priority", "REAL NOT NULL DEFAULT 0"),
+            ("ocr_wanted", "INTEGER NOT NULL DEFAULT 0"),
+            ("notes", "TEXT"),
+            ("ctime", "REAL"),
+            ("inode", "INTEGER"),
+        ):
             if name not in columns:
                 self._sql.run(f"ALTER TABLE files ADD COLUMN {name} {definition}")
         root_columns = self.columns("roots")
@@ -129,8 +134,9 @@ class Catalog:
 
     def insert_rows(self, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
         """Rows salvaged from a damaged catalog (store/integrity.py); existing rows win."""
-        self._sql.many(f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                       rows)
+        self._sql.many(
+            f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows
+        )
 
     def wal_frames(self) -> int:
         """Frames of the write-ahead log SQLite accepted when it opened it (checksums valid)."""
@@ -150,5 +156,7 @@ class Catalog:
         return True
 
     def set_meta(self, key: str, value: str | None) -> None:
-        self._sql.run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                      (key, value))
+        self._sql.run(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )

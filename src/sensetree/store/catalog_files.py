@@ -19,12 +19,18 @@ class Files:
 
     def in_root(self, root: str) -> dict[str, DiskState]:
         """path -> what was seen of it on disk, for the files of a root."""
-        return {r[0]: DiskState(*r[1:]) for r in self._sql.run(
-            "SELECT path, kind, size, mtime, status, ctime, inode FROM files WHERE root = ?", (root,))}
+        return {
+            r[0]: DiskState(*r[1:])
+            for r in self._sql.run(
+                "SELECT path, kind, size, mtime, status, ctime, inode FROM files WHERE root = ?", (root,)
+            )
+        }
 
     def under(self, path: str) -> list[str]:
         """The rows at ``path`` or below it (a file, or a folder's files and blocks)."""
-        return [r[0] for r in self._sql.run(f"SELECT path FROM files WHERE {UNDER}", bounds(path)) if is_under(r[0], path)]
+        return [
+            r[0] for r in self._sql.run(f"SELECT path FROM files WHERE {UNDER}", bounds(path)) if is_under(r[0], path)
+        ]
 
     def folders_named(self, name: str, limit: int = 20) -> list[str]:
         """Folders holding indexed files whose own name is ``name``, whatever its case (a folder said in
@@ -32,15 +38,17 @@ class Files:
         differing from the folder's in the case of another letter ("über", "Über") is not found."""
         wanted = name.casefold()
         like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self._sql.run("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' LIMIT 5000",
-                             (f"%/{like}/%", f"%\\\\{like}\\\\%"))  # Windows paths: an escaped backslash
+        rows = self._sql.run(
+            "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' LIMIT 5000",
+            (f"%/{like}/%", f"%\\\\{like}\\\\%"),
+        )  # Windows paths: an escaped backslash
         found: dict[str, None] = {}
         for (path,) in rows:
             sep = "\\" if "\\" in path and "/" not in path else "/"
             parts = path.split(sep)
             for end, part in enumerate(parts[:-1]):
                 if part.casefold() == wanted:
-                    found[sep.join(parts[:end + 1])] = None
+                    found[sep.join(parts[: end + 1])] = None
             if len(found) >= limit:
                 break
         return list(found)
@@ -76,37 +84,47 @@ class Files:
             rows = self._sql.run(f"SELECT path, status FROM files WHERE {condition}", params)
             statuses = [status for p, status in rows if is_under(p, folder)]
             return len(statuses), sum(s in ("indexed", "failed") for s in statuses)
-        total, done = self._sql.run(f"SELECT COUNT(*), COALESCE(SUM(status IN ('{INDEXED}', '{FAILED}')), 0) FROM files "
-                                    f"WHERE {condition}", params)[0]
+        total, done = self._sql.run(
+            f"SELECT COUNT(*), COALESCE(SUM(status IN ('{INDEXED}', '{FAILED}')), 0) FROM files WHERE {condition}",
+            params,
+        )[0]
         return total, done
 
     def waiting_under(self, folder: str | None = None) -> bool:
         """Whether any file at or under ``folder`` (or anywhere) still waits for its vectors (a cheap check)."""
         condition, params = ("1", ()) if folder is None else (UNDER, bounds(folder))
-        rows = self._sql.run(f"SELECT path FROM files WHERE status IN ('{PENDING}', '{KEYWORD}') AND {condition} LIMIT 1000",
-                             params)
+        rows = self._sql.run(
+            f"SELECT path FROM files WHERE status IN ('{PENDING}', '{KEYWORD}') AND {condition} LIMIT 1000", params
+        )
         return any(folder is None or is_under(p, folder) for (p,) in rows)
 
     def noted(self, limit: int | None = None) -> list[FileRow]:
         """Files in the index with something to say: why only their context is indexed (a legacy .doc,
         an encrypted PDF), pages OCR could not read, archive members left out."""
-        sql = (f"SELECT {COLUMNS} FROM files WHERE status != '{FAILED}' AND (error IS NOT NULL OR notes IS NOT NULL) "
-               "ORDER BY path")
+        sql = (
+            f"SELECT {COLUMNS} FROM files WHERE status != '{FAILED}' AND (error IS NOT NULL OR notes IS NOT NULL) "
+            "ORDER BY path"
+        )
         return [FileRow(*r) for r in self._sql.run(sql + (f" LIMIT {int(limit)}" if limit else ""))]
 
     def failed(self) -> list[FileRow]:
-        return [FileRow(*r) for r in self._sql.run(f"SELECT {COLUMNS} FROM files WHERE status = '{FAILED}' ORDER BY path")]
+        return [
+            FileRow(*r) for r in self._sql.run(f"SELECT {COLUMNS} FROM files WHERE status = '{FAILED}' ORDER BY path")
+        ]
 
     def phase_counts(self) -> tuple[int, int, int]:
         """(files, past the keyword phase, past the semantic phase): the two progress figures."""
         total, keyword, semantic = self._sql.run(
             f"SELECT COUNT(*), COALESCE(SUM(status != '{PENDING}'), 0), COALESCE(SUM(status IN ('{INDEXED}', '{FAILED}')), 0) "
-            "FROM files")[0]
+            "FROM files"
+        )[0]
         return total, keyword, semantic
 
     def total_chunks(self) -> int:
         """Chunks stored for files past the keyword phase (a failed file's context entry aside)."""
-        return self._sql.run(f"SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status IN ('{KEYWORD}', '{INDEXED}')")[0][0]
+        return self._sql.run(f"SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status IN ('{KEYWORD}', '{INDEXED}')")[
+            0
+        ][0]
 
     def chunks_to_embed(self) -> int:
         return self._sql.run(f"SELECT COALESCE(SUM(chunks), 0) FROM files WHERE status = '{KEYWORD}'")[0][0]
@@ -123,9 +141,10 @@ class Files:
         found: dict[str, list[str]] = {}
         hashes = list(hashes)
         for start in range(0, len(hashes), 500):
-            part = hashes[start:start + 500]
-            for path, content_hash in self._sql.run(f"SELECT path, content_hash FROM files WHERE content_hash IN "
-                                                    f"({', '.join('?' * len(part))})", part):
+            part = hashes[start : start + 500]
+            for path, content_hash in self._sql.run(
+                f"SELECT path, content_hash FROM files WHERE content_hash IN ({', '.join('?' * len(part))})", part
+            ):
                 found.setdefault(content_hash, []).append(path)
         return found
 

@@ -26,7 +26,9 @@ class Roots:
 
     def offline(self) -> dict[str, float]:
         """Roots that were missing or unreadable at the last scan, and since when."""
-        return dict(self._sql.run("SELECT path, offline_since FROM roots WHERE offline_since IS NOT NULL ORDER BY path"))
+        return dict(
+            self._sql.run("SELECT path, offline_since FROM roots WHERE offline_since IS NOT NULL ORDER BY path")
+        )
 
     def device(self, path: str) -> int | None:
         rows = self._sql.run("SELECT device FROM roots WHERE path = ?", (path,))
@@ -47,5 +49,7 @@ class Roots:
         if mode is None:
             self._sql.run("DELETE FROM folders WHERE path = ?", (path,))
         else:
-            self._sql.run("INSERT INTO folders(path, mode) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET mode = excluded.mode",
-                          (path, mode))
+            self._sql.run(
+                "INSERT INTO folders(path, mode) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET mode = excluded.mode",
+                (path, mode),
+            )

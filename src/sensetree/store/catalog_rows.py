@@ -67,8 +67,9 @@ class FileRow:
 
 
 # The columns of a FileRow, in its order.
-COLUMNS = ("path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error, "
-           "ocr_wanted, notes")
+COLUMNS = (
+    "path, root, kind, size, mtime, content_hash, status, doc_type, chunks, members, attempts, error, ocr_wanted, notes"
+)
 
 
 @dataclass(frozen=True)
@@ -82,5 +83,5 @@ class StoredText:
     doc_type: str
     chunks: int
     error: str | None = None  # the content could not be read: only its context entry is stored
-    ocr_wanted: int = 0       # pages still waiting for OCR
+    ocr_wanted: int = 0  # pages still waiting for OCR
     notes: str | None = None  # for the queue: why it is context only, pages OCR could not read

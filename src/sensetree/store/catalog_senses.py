@@ -20,18 +20,27 @@ class Senses:
         found: dict[str, SenseRow] = {}
         paths = list(paths)
         for start in range(0, len(paths), 500):
-            part = paths[start:start + 500]
-            found.update((r[0], SenseRow(r[1], r[2], bool(r[3]))) for r in self._sql.run(
-                f"SELECT path, sense, source, pinned FROM senses WHERE path IN ({', '.join('?' * len(part))})", part))
+            part = paths[start : start + 500]
+            found.update(
+                (r[0], SenseRow(r[1], r[2], bool(r[3])))
+                for r in self._sql.run(
+                    f"SELECT path, sense, source, pinned FROM senses WHERE path IN ({', '.join('?' * len(part))})", part
+                )
+            )
         return found
 
     def save(self, items: Iterable[tuple[str, str, str]]) -> None:
         """(path, sense, source); a pinned sense is never overwritten."""
-        self._sql.many("INSERT INTO senses(path, sense, source, pinned) VALUES (?, ?, ?, 0) "
-                       "ON CONFLICT(path) DO UPDATE SET sense = excluded.sense, source = excluded.source "
-                       "WHERE senses.pinned = 0", items)
+        self._sql.many(
+            "INSERT INTO senses(path, sense, source, pinned) VALUES (?, ?, ?, 0) "
+            "ON CONFLICT(path) DO UPDATE SET sense = excluded.sense, source = excluded.source "
+            "WHERE senses.pinned = 0",
+            items,
+        )
 
     def pin(self, path: str, sense: str) -> None:
-        self._sql.run("INSERT INTO senses(path, sense, source, pinned) VALUES (?, ?, 'pinned', 1) "
-                      "ON CONFLICT(path) DO UPDATE SET sense = excluded.sense, source = 'pinned', pinned = 1",
-                      (path, sense))
+        self._sql.run(
+            "INSERT INTO senses(path, sense, source, pinned) VALUES (?, ?, 'pinned', 1) "
+            "ON CONFLICT(path) DO UPDATE SET sense = excluded.sense, source = 'pinned', pinned = 1",
+            (path, sense),
+        )

@@ -40,10 +40,14 @@ class States:
     def _update_under(self, folder: str, assignment: str, values: tuple, condition: str) -> int:
         """``UPDATE files SET <assignment>`` for the rows at or under ``folder`` that meet ``condition``."""
         if not folds_case(folder):  # the key range is exact where case counts
-            return self._sql.change(f"UPDATE files SET {assignment} WHERE {condition} AND {UNDER}",
-                                    (*values, *bounds(folder)))
-        rows = [r[0] for r in self._sql.run(f"SELECT path FROM files WHERE {condition} AND {UNDER}", bounds(folder))
-                if is_under(r[0], folder)]
+            return self._sql.change(
+                f"UPDATE files SET {assignment} WHERE {condition} AND {UNDER}", (*values, *bounds(folder))
+            )
+        rows = [
+            r[0]
+            for r in self._sql.run(f"SELECT path FROM files WHERE {condition} AND {UNDER}", bounds(folder))
+            if is_under(r[0], folder)
+        ]
         self._sql.many(f"UPDATE files SET {assignment} WHERE path = ?", ((*values, p) for p in rows))
         return len(rows)
 
@@ -54,8 +58,22 @@ class States:
             f"UPDATE files SET status = '{KEYWORD}', content_hash = ?, mtime = ?, size = ?, doc_type = ?, chunks = ?, "
             "attempts = CASE WHEN ? IS NULL THEN attempts ELSE attempts + 1 END, error = ?, ocr_wanted = ?, notes = ?, "
             "updated_at = ? WHERE path = ?",
-            ((i.content_hash, i.mtime, i.size, i.doc_type, i.chunks, i.error, i.error, i.ocr_wanted, i.notes, now,
-              i.path) for i in items),
+            (
+                (
+                    i.content_hash,
+                    i.mtime,
+                    i.size,
+                    i.doc_type,
+                    i.chunks,
+                    i.error,
+                    i.error,
+                    i.ocr_wanted,
+                    i.notes,
+                    now,
+                    i.path,
+                )
+                for i in items
+            ),
         )
 
     def replace_archive_members(self, archive: str, root: str, members: Iterable[tuple[str, int, float]]) -> list[str]:
@@ -73,7 +91,8 @@ class States:
             f"VALUES (?, ?, 'member', ?, ?, 0, '{PENDING}', 0, NULL, ?) ON CONFLICT(path) DO UPDATE SET "
             f"root = excluded.root, kind = 'member', size = excluded.size, mtime = excluded.mtime, status = '{PENDING}', "
             "error = NULL, updated_at = excluded.updated_at",
-            ((path, root, size, mtime, now) for path, size, mtime in members))
+            ((path, root, size, mtime, now) for path, size, mtime in members),
+        )
         return gone
 
     def mark_embedded(self, paths: Iterable[str]) -> None:
@@ -91,8 +110,9 @@ class States:
 
     def unmark_embedded(self, paths: Iterable[str]) -> None:
         """Their text is stored whole but some vectors are missing: back to the semantic phase's queue."""
-        self._sql.many(f"UPDATE files SET status = '{KEYWORD}' WHERE path = ? AND status = '{INDEXED}'",
-                       ((p,) for p in paths))
+        self._sql.many(
+            f"UPDATE files SET status = '{KEYWORD}' WHERE path = ? AND status = '{INDEXED}'", ((p,) for p in paths)
+        )
 
     def forget_hashes(self, paths: Iterable[str]) -> None:
         """Their vectors are about to be swapped: a crash midway must not leave a hash vouching for them."""
@@ -101,23 +121,27 @@ class States:
     def mark_failed(self, path: str, error: str, *, max_attempts: int) -> int:
         """Count one failure; the row turns ``failed`` once it has failed ``max_attempts`` times. Returns the count."""
         with self._sql.lock:
-            self._sql.run("UPDATE files SET attempts = attempts + 1, error = ?, status = CASE WHEN attempts + 1 >= ? "
-                          f"THEN '{FAILED}' ELSE status END, updated_at = ? WHERE path = ?",
-                          (error, max_attempts, time.time(), path))
+            self._sql.run(
+                "UPDATE files SET attempts = attempts + 1, error = ?, status = CASE WHEN attempts + 1 >= ? "
+                f"THEN '{FAILED}' ELSE status END, updated_at = ? WHERE path = ?",
+                (error, max_attempts, time.time(), path),
+            )
             rows = self._sql.run("SELECT attempts FROM files WHERE path = ?", (path,))
         return rows[0][0] if rows else 0
 
     def requeue(self, path: str) -> None:
         """Index this row again from scratch (no stored hash to skip on)."""
-        self._sql.run(f"UPDATE files SET {BACK_TO_PENDING}, content_hash = NULL WHERE path = ?",
-                      (path,))
+        self._sql.run(f"UPDATE files SET {BACK_TO_PENDING}, content_hash = NULL WHERE path = ?", (path,))
 
     def requeue_for_repair(self, path: str, reason: str, *, max_attempts: int) -> None:
         """Its stored text is not what the catalog says: store it again, counting an attempt, so that a file
         whose text never comes out the same fails (with ``reason``) instead of going round for ever."""
-        self._sql.run("UPDATE files SET content_hash = NULL, attempts = attempts + 1, status = CASE WHEN attempts + 1 >= ? "
-                      f"THEN '{FAILED}' ELSE '{PENDING}' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
-                      "updated_at = ? WHERE path = ?", (max_attempts, max_attempts, reason, time.time(), path))
+        self._sql.run(
+            "UPDATE files SET content_hash = NULL, attempts = attempts + 1, status = CASE WHEN attempts + 1 >= ? "
+            f"THEN '{FAILED}' ELSE '{PENDING}' END, error = CASE WHEN attempts + 1 >= ? THEN ? ELSE error END, "
+            "updated_at = ? WHERE path = ?",
+            (max_attempts, max_attempts, reason, time.time(), path),
+        )
 
     def set_members(self, path: str, members: int) -> None:
         self._sql.run("UPDATE files SET members = ? WHERE path = ?", (members, path))

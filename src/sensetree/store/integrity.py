@@ -60,14 +60,17 @@ def read_wal(database: Path) -> WalScan | None:
     if len(data) < 32:
         return WalScan(header_ok=False)
     magic, _version, page_size, _seq, salt1, salt2, ck1, ck2 = struct.unpack(">8I", data[:32])
-    if magic not in _WAL_MAGIC or not 512 <= page_size <= 65536 or \
-            _checksum(data[:24], big_endian=bool(magic & 1)) != (ck1, ck2):
+    if (
+        magic not in _WAL_MAGIC
+        or not 512 <= page_size <= 65536
+        or _checksum(data[:24], big_endian=bool(magic & 1)) != (ck1, ck2)
+    ):
         return WalScan(header_ok=False)
     frame = 24 + page_size
     commits = []
     # Whole frames only: a partial last frame is a write the crash interrupted, never acknowledged.
     for number, offset in enumerate(range(32, len(data) - frame + 1, frame), start=1):
-        _page, commit, s1, s2 = struct.unpack(">4I", data[offset:offset + 16])
+        _page, commit, s1, s2 = struct.unpack(">4I", data[offset : offset + 16])
         if commit and (s1, s2) == (salt1, salt2):  # other salts: frames of an older, finished log
             commits.append(number)
     return WalScan(header_ok=True, commit_frames=commits)
@@ -93,9 +96,11 @@ class Salvage:
 
     def describe(self, reason: str) -> str:
         kept = ", ".join(f"{n} {table}" for table, n in self.rows.items() if n) or "nothing"
-        message = (f"The catalog was damaged ({reason}); it was rebuilt from what could still be read "
-                   f"(kept: {kept}; the damaged file is {self.damaged_copy.name}). "
-                   "Files it lost will be indexed again by `sensetree index`.")
+        message = (
+            f"The catalog was damaged ({reason}); it was rebuilt from what could still be read "
+            f"(kept: {kept}; the damaged file is {self.damaged_copy.name}). "
+            "Files it lost will be indexed again by `sensetree index`."
+        )
         if not self.rows.get("roots"):
             message += " No root could be recovered: add your folders again with `sensetree add`."
         return message

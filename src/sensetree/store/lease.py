@@ -51,16 +51,22 @@ class WriterLease:
                 return self.acquire()
             holder = _holder(current.data)
             if current.age < LEASE_SECONDS and not _dead_here(holder):
-                raise WriterBusy(f"another sensetree process writes the index at {self.location}: "
-                                 f"{holder.get('who', 'unknown')}, renewed {current.age:.0f} s ago; one writer at "
-                                 "a time (its lease lapses "
-                                 f"{LEASE_SECONDS:.0f} s after it stops)") from None
+                raise WriterBusy(
+                    f"another sensetree process writes the index at {self.location}: "
+                    f"{holder.get('who', 'unknown')}, renewed {current.age:.0f} s ago; one writer at "
+                    "a time (its lease lapses "
+                    f"{LEASE_SECONDS:.0f} s after it stops)"
+                ) from None
             try:
                 self._etag = self.location.replace(LEASE, body, current.etag)
             except NotOurs:
                 raise WriterBusy(f"another sensetree process just took the writer's lease of {self.location}") from None
-            log.warning("took over the writer's lease of %s from %s (not renewed for %.0f s)", self.location,
-                        holder.get("who", "unknown"), current.age)
+            log.warning(
+                "took over the writer's lease of %s from %s (not renewed for %.0f s)",
+                self.location,
+                holder.get("who", "unknown"),
+                current.age,
+            )
         self._stop.clear()
         self._renewer = threading.Thread(target=self._renew, name="writer-lease", daemon=True)
         self._renewer.start()
@@ -92,8 +98,15 @@ class WriterLease:
                     log.warning("could not renew the writer's lease of %s: %s", self.location, exc)
 
     def _body(self) -> bytes:
-        return json.dumps({"who": self.describe, "host": socket.gethostname(), "pid": os.getpid(),
-                           "id": uuid.uuid4().hex, "at": time.time()}).encode()
+        return json.dumps(
+            {
+                "who": self.describe,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "id": uuid.uuid4().hex,
+                "at": time.time(),
+            }
+        ).encode()
 
 
 def _holder(data: bytes) -> dict:

@@ -108,8 +108,9 @@ class S3Location:
                 import boto3
             except ImportError:
                 raise SenseTreeError("an index on S3 needs the s3 extra: pip install 'sensetree[s3]'") from None
-            self._client = boto3.session.Session().client("s3", endpoint_url=self.endpoint or None,
-                                                          region_name=self.region or None)
+            self._client = boto3.session.Session().client(
+                "s3", endpoint_url=self.endpoint or None, region_name=self.region or None
+            )
         return self._client
 
     def _key(self, name: str) -> str:

@@ -17,10 +17,19 @@ from .location import Location
 
 MANIFEST = "sensetree.json"
 VERSION = 1
-SEARCH_SETTINGS = ("retrieval.hybrid", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling",
-                   "retrieval.collapse_duplicates", "retrieval.on_demand_seconds",
-                   "retrieval.reranker_model", "embedding.model", "embedding.base_url", "embedding.dimensions",
-                   "indexing.max_file_mb")
+SEARCH_SETTINGS = (
+    "retrieval.hybrid",
+    "retrieval.rerank",
+    "retrieval.fusion",
+    "retrieval.spelling",
+    "retrieval.collapse_duplicates",
+    "retrieval.on_demand_seconds",
+    "retrieval.reranker_model",
+    "embedding.model",
+    "embedding.base_url",
+    "embedding.dimensions",
+    "indexing.max_file_mb",
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +45,11 @@ class Manifest:
     @classmethod
     def decode(cls, data: bytes) -> Manifest:
         value = json.loads(data)
-        return cls(list(value.get("roots", [])), {k: v for k, v in value.get("settings", {}).items()
-                                                  if k in SEARCH_SETTINGS}, value.get("embedding_identity"))
+        return cls(
+            list(value.get("roots", [])),
+            {k: v for k, v in value.get("settings", {}).items() if k in SEARCH_SETTINGS},
+            value.get("embedding_identity"),
+        )
 
 
 def read_manifest(where: Location) -> Manifest | None:

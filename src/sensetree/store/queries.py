@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # 27.9 ms / HNSW 14.9 ms with recall@160 0.993 against exact search; 200,000 rows 239 ms / 47 ms, recall 0.979.
 EXACT_SCOPE_ROWS = 10_000
 MAIN_LANGUAGE_SHARE = 0.05  # a language of this share of the chunks analyses every query too
-MAIN_LANGUAGES_MAX = 3      # each one adds its stems to every query: the BM25 leg slows with them
+MAIN_LANGUAGES_MAX = 3  # each one adds its stems to every query: the BM25 leg slows with them
 LANGUAGES_TTL = 30.0
 # Spelling (search/spelling.py): the chunks a fuzzy match reads to find the indexed terms near a word
 # that no chunk holds, and the terms each of its forms expands to. On NFCorpus (8,584 chunks) an exact
@@ -41,8 +41,12 @@ class ChunkQueries:
 
         def read(table) -> list[dict]:
             layout = self.table.layout(table)
-            query = (table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                     .distance_type("cosine").limit(k).select(_hit_columns(layout.columns, "_distance")))
+            query = (
+                table.search(np.asarray(vector, np.float32), vector_column_name="vector")
+                .distance_type("cosine")
+                .limit(k)
+                .select(_hit_columns(layout.columns, "_distance"))
+            )
             if where:
                 query = query.where(where, prefilter=True)
             if layout.vector_index:
@@ -56,13 +60,17 @@ class ChunkQueries:
 
     def sparse(self, text: str, k: int, where: str | None = None) -> list[dict]:
         """The ``k`` best chunks by BM25 on the analysed text; raises ValueError without an FTS index."""
+
         def read(table) -> list[dict]:
             layout = self.table.layout(table)
             terms = query_terms(text, self._main_languages(table, layout))
             if not terms:
                 return []
-            query = (table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
-                     .limit(k).select(_hit_columns(layout.columns, "_score")))
+            query = (
+                table.search(terms, query_type="fts", fts_columns=FTS_COLUMN)
+                .limit(k)
+                .select(_hit_columns(layout.columns, "_score"))
+            )
             if where:
                 query = query.where(where, prefilter=True)
             return query.to_list()
@@ -83,8 +91,16 @@ class ChunkQueries:
         when it has one but the dense leg did not rank it."""
         found: dict[tuple[str, int], np.ndarray] = {}
         for batch in in_lists(paths):
-            rows = self.table.read(lambda table: table.search().where(f"{batch} AND vector IS NOT NULL")
-                                   .select(["path", "chunk_index", "vector"]).limit(None).to_arrow(), None)
+            rows = self.table.read(
+                lambda table: (
+                    table.search()
+                    .where(f"{batch} AND vector IS NOT NULL")
+                    .select(["path", "chunk_index", "vector"])
+                    .limit(None)
+                    .to_arrow()
+                ),
+                None,
+            )
             if rows is None or not rows.num_rows:
                 continue
             vectors = np.asarray(rows["vector"].combine_chunks().flatten(), np.float32).reshape(rows.num_rows, -1)
@@ -94,15 +110,21 @@ class ChunkQueries:
 
     def term_forms(self, word: str) -> list[str]:
         """A query word's terms, as ``sparse`` analyses it (as written, and stemmed)."""
-        return self.table.read(lambda table: query_terms(word, self._main_languages(table, self.table.layout(table)))
-                               .split(), []) or [word]
+        return self.table.read(
+            lambda table: query_terms(word, self._main_languages(table, self.table.layout(table))).split(), []
+        ) or [word]
 
     def known(self, terms: Sequence[str]) -> bool:
         """Does any chunk hold one of ``terms`` (one row of an exact keyword match)? True when it cannot
         be told (no keyword index yet): nothing is corrected then."""
+
         def read(table) -> bool:
-            return bool(table.search(_match(" ".join(terms)), query_type="fts")
-                        .select(["chunk_index", "_score"]).limit(1).to_list())
+            return bool(
+                table.search(_match(" ".join(terms)), query_type="fts")
+                .select(["chunk_index", "_score"])
+                .limit(1)
+                .to_list()
+            )
 
         try:
             return self.table.read(read, True)
@@ -117,9 +139,16 @@ class ChunkQueries:
         longest = max(map(len, terms)) + edits
 
         def read(table) -> Counter[str]:
-            rows = (table.search(_match(" ".join(terms), fuzziness=min(2, edits + 1), max_expansions=NEAR_EXPANSIONS),
-                                 query_type="fts")
-                    .select([FTS_COLUMN, "_score"]).limit(NEAR_ROWS).to_arrow()[FTS_COLUMN].to_pylist())
+            rows = (
+                table.search(
+                    _match(" ".join(terms), fuzziness=min(2, edits + 1), max_expansions=NEAR_EXPANSIONS),
+                    query_type="fts",
+                )
+                .select([FTS_COLUMN, "_score"])
+                .limit(NEAR_ROWS)
+                .to_arrow()[FTS_COLUMN]
+                .to_pylist()
+            )
             found: Counter[str] = Counter()
             for row in rows:
                 found.update({t for t in (row or "").split() if len(t) <= longest})
@@ -134,9 +163,15 @@ class ChunkQueries:
     def holding(self, term: str) -> int:
         """How many chunks hold ``term`` (an exact keyword match; at most HOLDING_CAP): spelling settles a
         tie with it."""
+
         def read(table) -> int:
-            return (table.search(_match(term), query_type="fts").select(["chunk_index", "_score"])
-                    .limit(HOLDING_CAP).to_arrow().num_rows)
+            return (
+                table.search(_match(term), query_type="fts")
+                .select(["chunk_index", "_score"])
+                .limit(HOLDING_CAP)
+                .to_arrow()
+                .num_rows
+            )
 
         try:
             return self.table.read(read, 0)
@@ -145,10 +180,10 @@ class ChunkQueries:
 
     def written(self, term: str) -> str:
         """A word as the files write it whose term is ``term`` (\"diabetes\" for \"diabet\"), else the term."""
+
         def read(table) -> list[dict]:
             columns = ["text", *(["lang"] if "lang" in table.schema.names else []), "_score"]
-            return (table.search(_match(term), query_type="fts").select(columns)
-                    .limit(3).to_list())
+            return table.search(_match(term), query_type="fts").select(columns).limit(3).to_list()
 
         try:
             rows: list[dict] = self.table.read(read, [])
@@ -163,25 +198,49 @@ class ChunkQueries:
         numbered = f" AND chunk_index IN ({', '.join(str(int(c)) for c in sorted(set(chunks)))})" if chunks else ""
         for batch in in_lists(paths):
             where = f"{batch} AND vector IS NULL{numbered}"
-            rows += self.table.read(lambda table: table.search().where(where)
-                                    .select(["path", "chunk_index", "text", "content_hash", "mtime",
-                                             *(f.name for f in FILE_FIELDS), *(f.name for f in ANALYSIS_FIELDS)])
-                                    .limit(None).to_list(), [])
+            rows += self.table.read(
+                lambda table: (
+                    table.search()
+                    .where(where)
+                    .select(
+                        [
+                            "path",
+                            "chunk_index",
+                            "text",
+                            "content_hash",
+                            "mtime",
+                            *(f.name for f in FILE_FIELDS),
+                            *(f.name for f in ANALYSIS_FIELDS),
+                        ]
+                    )
+                    .limit(None)
+                    .to_list()
+                ),
+                [],
+            )
         return sorted(rows, key=lambda r: (r["path"], r["chunk_index"]))
 
     def unembedded_openings(self, limit: int) -> set[str]:
         """Files (at most ``limit``) whose first chunk has no vector yet: the semantic phase gives every
         file its opening's vector before the rest of any file."""
-        rows = self.table.read(lambda table: table.search().where("chunk_index = 0 AND vector IS NULL")
-                               .select(["path"]).limit(limit).to_arrow(), None)
+        rows = self.table.read(
+            lambda table: (
+                table.search().where("chunk_index = 0 AND vector IS NULL").select(["path"]).limit(limit).to_arrow()
+            ),
+            None,
+        )
         return set(rows["path"].to_pylist()) if rows is not None else set()
 
     def stored_chunks(self, paths: Sequence[str]) -> dict[str, tuple[set[int], set[str | None]]]:
         """path -> (its chunk numbers, the content hashes they carry): is a file stored whole?"""
         found: dict[str, tuple[set[int], set[str | None]]] = {p: (set(), set()) for p in paths}
         for where in in_lists(paths):
-            rows: list[dict] = self.table.read(lambda table: table.search().where(where)
-                                               .select(["path", "chunk_index", "content_hash"]).limit(None).to_list(), [])
+            rows: list[dict] = self.table.read(
+                lambda table: (
+                    table.search().where(where).select(["path", "chunk_index", "content_hash"]).limit(None).to_list()
+                ),
+                [],
+            )
             for row in rows:
                 found[row["path"]][0].add(row["chunk_index"])
                 found[row["path"]][1].add(row["content_hash"])
@@ -211,26 +270,34 @@ class ChunkQueries:
         (a scan of one column: ~0.1 s a million chunks)."""
         counted_at = time.monotonic()
         if self._languages[0] != layout.version and counted_at - self._languages[1] >= LANGUAGES_TTL:
-            counts = (table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
-                      if "lang" in layout.columns else [])
+            counts = (
+                table.search().select(["lang"]).limit(None).to_arrow()["lang"].value_counts().to_pylist()
+                if "lang" in layout.columns
+                else []
+            )
             total = sum(c["counts"] for c in counts) or 1
-            main = [c["values"] for c in sorted(counts, key=lambda c: -c["counts"])
-                    if c["values"] and c["counts"] / total >= MAIN_LANGUAGE_SHARE]
+            main = [
+                c["values"]
+                for c in sorted(counts, key=lambda c: -c["counts"])
+                if c["values"] and c["counts"] / total >= MAIN_LANGUAGE_SHARE
+            ]
             self._languages = (layout.version, counted_at, main[:MAIN_LANGUAGES_MAX])
         return self._languages[2]
 
     def vectors_of(self, path: str) -> np.ndarray:
         """The vectors of ``path``'s embedded chunks, one row each (none while it waits for the semantic phase)."""
         where = f"path = {sql_literal(path)} AND vector IS NOT NULL"
-        rows: list[dict] = self.table.read(lambda table: table.search().where(where)
-                                           .select(["vector"]).limit(100_000).to_list(), [])
+        rows: list[dict] = self.table.read(
+            lambda table: table.search().where(where).select(["vector"]).limit(100_000).to_list(), []
+        )
         return np.asarray([row["vector"] for row in rows], np.float32).reshape(len(rows), self.table.dimension or 0)
 
     def chunks_of(self, path: str, first: int | None = None) -> list[dict]:
         """A file's stored chunks in order; only its ``first`` ones when given."""
         where = f"path = {sql_literal(path)}" + (f" AND chunk_index < {int(first)}" if first is not None else "")
-        rows: list[dict] = self.table.read(lambda table: table.search().where(where)
-                                           .select(["chunk_index", "text"]).limit(100_000).to_list(), [])
+        rows: list[dict] = self.table.read(
+            lambda table: table.search().where(where).select(["chunk_index", "text"]).limit(100_000).to_list(), []
+        )
         return sorted(rows, key=lambda r: r["chunk_index"])
 
 

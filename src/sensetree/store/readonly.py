@@ -38,8 +38,10 @@ class ReadOnlyStorage:
         self.manifest: Manifest | None = None
         self.refresh()
         if self.manifest is None:
-            raise ReadOnlyIndex(f"no index at {where}: no writer has published one there yet "
-                                "(run `sensetree index` with storage.uri set to it)")
+            raise ReadOnlyIndex(
+                f"no index at {where}: no writer has published one there yet "
+                "(run `sensetree index` with storage.uri set to it)"
+            )
         self.store: ChunkStore = ChunkStore(where, refresh_seconds)
 
     @property
@@ -64,8 +66,9 @@ class ReadOnlyStorage:
         self._on_manifest(manifest)
 
     def writer(self, wait: float = 0) -> AbstractContextManager[None]:
-        raise ReadOnlyIndex(f"this process only reads the index at {self.location}; changes are made where it is "
-                            "indexed")
+        raise ReadOnlyIndex(
+            f"this process only reads the index at {self.location}; changes are made where it is indexed"
+        )
 
     def writer_free(self) -> bool:
         return False

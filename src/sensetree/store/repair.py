@@ -43,8 +43,9 @@ class ChunkRepair:
             # A bucket's puts are whole or absent: only a local disk tears a manifest.
             versions = directory / f"{TABLE}.lance" / "_versions" if directory else None
             table, absent = self._open()
-            while (table is None and directory is not None and versions is not None
-                   and (manifests := _manifests(versions))):
+            while (
+                table is None and directory is not None and versions is not None and (manifests := _manifests(versions))
+            ):
                 (directory / "damaged").mkdir(exist_ok=True)
                 shutil.move(str(manifests[-1]), str(directory / "damaged" / f"{time.time_ns()}-{manifests[-1].name}"))
                 table, absent = self._open()

@@ -59,8 +59,11 @@ class Storage:
         self.notices = notices
         self.location = where or LocalLocation(data_dir / "lancedb")
         self._writer_lock = FileLock(str(data_dir / "writer.lock"))
-        self._lease = (WriterLease(self.location, f"{socket.gethostname()}:{data_dir}")
-                       if isinstance(self.location, S3Location) else None)  # remote: a bucket
+        self._lease = (
+            WriterLease(self.location, f"{socket.gethostname()}:{data_dir}")
+            if isinstance(self.location, S3Location)
+            else None
+        )  # remote: a bucket
         self._depth = 0  # writer() calls in progress in this process: the lease is taken once
         self.manifest: Callable[[], Manifest] | None = None  # what to leave beside the chunks (the engine's)
         self._published: bytes | None = None
@@ -98,13 +101,16 @@ class Storage:
         try:
             self._writer_lock.acquire(timeout=wait)
         except Timeout:
-            raise WriterBusy(f"another sensetree process is indexing {self.data_dir}; "
-                             "wait for it to finish or stop it") from None
+            raise WriterBusy(
+                f"another sensetree process is indexing {self.data_dir}; wait for it to finish or stop it"
+            ) from None
         except OSError as exc:
             if exc.errno not in WRITE_REFUSED:
                 raise
-            raise DataDirReadOnly(f"the data dir {self.data_dir} is read-only ({exc.strerror}): this command "
-                                  "changes the index; status, search, tree, ask and queue still work") from None
+            raise DataDirReadOnly(
+                f"the data dir {self.data_dir} is read-only ({exc.strerror}): this command "
+                "changes the index; status, search, tree, ask and queue still work"
+            ) from None
         try:
             if self._depth == 0 and self._lease is not None:
                 self._lease.acquire()
@@ -180,8 +186,10 @@ class Storage:
         chunks = self.store.table.count()
         if stored == wanted or chunks == 0:  # an empty table loses nothing
             return None
-        return (f"the index made with {stored or 'another model'} ({chunks} chunks: their vectors and keyword text) "
-                "is wiped, and every file is read and embedded again")
+        return (
+            f"the index made with {stored or 'another model'} ({chunks} chunks: their vectors and keyword text) "
+            "is wiped, and every file is read and embedded again"
+        )
 
     def match_model(self, wanted: str) -> str | None:
         """Wipe the vectors when ``wanted``, the embedding model's identity, is not the one that made
@@ -196,8 +204,10 @@ class Storage:
             self.catalog.states.requeue_all()
             self.store.writes.wipe()
             self.catalog.set_meta("embedding_identity", wanted)
-        message = (f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
-                   "file will be re-indexed; results come back progressively.")
+        message = (
+            f"Embedding model changed ({stored or 'unknown'} -> {wanted}): the vectors were wiped and every "
+            "file will be re-indexed; results come back progressively."
+        )
         self.notices.add(message)
         return message
 
@@ -223,13 +233,17 @@ class Storage:
                 rolled_back = self.store.repair.roll_back()  # an earlier version that opens, or nothing
             requeued, _ = integrity.reconcile(self.catalog, self.store)
         if rolled_back is not None:  # the damage notice every other repair gives
-            self.notices.add(f"The vector index was damaged (the vector table at {self.location.uri} did not open); "
-                             f"it was rolled back to its last sound version ({rolled_back}), and the files written "
-                             f"since ({requeued}) will be indexed again.")
+            self.notices.add(
+                f"The vector index was damaged (the vector table at {self.location.uri} did not open); "
+                f"it was rolled back to its last sound version ({rolled_back}), and the files written "
+                f"since ({requeued}) will be indexed again."
+            )
         else:
-            self.notices.add(f"The vector table at {self.location.uri} was missing or did not open; it was rebuilt "
-                             f"empty, and {requeued} file(s) will be indexed again from the catalog; results come "
-                             "back progressively.")
+            self.notices.add(
+                f"The vector table at {self.location.uri} was missing or did not open; it was rebuilt "
+                f"empty, and {requeued} file(s) will be indexed again from the catalog; results come "
+                "back progressively."
+            )
 
     def reconcile_if_behind(self) -> None:
         if self._catalog_behind:
@@ -240,8 +254,10 @@ class Storage:
             requeued, dropped = self.recovering(lambda: integrity.reconcile(self.catalog, self.store))
         self._catalog_behind = False
         if requeued or dropped:
-            self.notices.add(f"Checked against the vectors: {requeued} file(s) will be indexed again, and the "
-                             f"vectors of {dropped} file(s) the catalog no longer lists were dropped.")
+            self.notices.add(
+                f"Checked against the vectors: {requeued} file(s) will be indexed again, and the "
+                f"vectors of {dropped} file(s) the catalog no longer lists were dropped."
+            )
 
     def _open_catalog(self) -> Catalog:
         """The catalog, salvaged when SQLite cannot open it; a log that lost commits is noted for repair."""
@@ -266,9 +282,11 @@ class Storage:
             self.full = True
             problem = None
         if problem:
-            self.notices.add(f"The catalog's write-ahead log was damaged: {problem}. Its last changes were "
-                             "lost; the catalog was checked against the vectors and what it lost will be "
-                             "indexed again.")
+            self.notices.add(
+                f"The catalog's write-ahead log was damaged: {problem}. Its last changes were "
+                "lost; the catalog was checked against the vectors and what it lost will be "
+                "indexed again."
+            )
             self._catalog_behind = True
         return catalog
 
@@ -304,11 +322,15 @@ class Storage:
             with self.writer():
                 version = self.store.repair.roll_back()
             if version is None:
-                self.notices.add(f"The vector index was damaged ({reason}) and no earlier version of it reads "
-                                 "back whole: it was rebuilt empty, and every file will be indexed again.")
+                self.notices.add(
+                    f"The vector index was damaged ({reason}) and no earlier version of it reads "
+                    "back whole: it was rebuilt empty, and every file will be indexed again."
+                )
             else:
-                self.notices.add(f"The vector index was damaged ({reason}); it was rolled back to its last "
-                                 f"sound version ({version}), and the files written since will be indexed again.")
+                self.notices.add(
+                    f"The vector index was damaged ({reason}); it was rolled back to its last "
+                    f"sound version ({version}), and the files written since will be indexed again."
+                )
         self.reconcile()
         return True
 

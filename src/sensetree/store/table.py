@@ -34,10 +34,10 @@ class ChunkRow:
     content_hash: str
     mtime: float
     location: str | None = None  # JSON list of the places it covers: [{"page": 3}, {"page": 4}]
-    doc_type: str = ""           # the file's, for filters (pdf, docx, markdown...)
-    size: int = 0                # the file's bytes, for filters
-    lang: str | None = None      # the keyword analysis of ``text`` (terms.py), when the caller made it
-    terms: str | None = None     # already (in a worker process); else the store makes it
+    doc_type: str = ""  # the file's, for filters (pdf, docx, markdown...)
+    size: int = 0  # the file's bytes, for filters
+    lang: str | None = None  # the keyword analysis of ``text`` (terms.py), when the caller made it
+    terms: str | None = None  # already (in a worker process); else the store makes it
 
 
 # Columns of the file a chunk belongs to, kept on every chunk so that filters run inside LanceDB.
@@ -45,17 +45,19 @@ FILE_FIELDS = (pa.field("location", pa.string()), pa.field("doc_type", pa.string
 
 
 def schema(dimension: int) -> pa.Schema:
-    return pa.schema([
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("chunk_index", pa.int32(), nullable=False),
-        pa.field("text", pa.string()),
-        pa.field("vector", pa.list_(pa.float32(), dimension)),
-        pa.field("content_hash", pa.string()),
-        pa.field("mtime", pa.float64()),
-        pa.field("embed_model", pa.string()),
-        *FILE_FIELDS,
-        *ANALYSIS_FIELDS,
-    ])
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("chunk_index", pa.int32(), nullable=False),
+            pa.field("text", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dimension)),
+            pa.field("content_hash", pa.string()),
+            pa.field("mtime", pa.float64()),
+            pa.field("embed_model", pa.string()),
+            *FILE_FIELDS,
+            *ANALYSIS_FIELDS,
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,10 @@ IN_LIST_PATHS = 400  # paths per ``path IN (...)`` filter: longer ones slow Lanc
 
 def in_lists(paths: Sequence[str]) -> list[str]:
     """``path IN (...)`` filters covering ``paths``, ``IN_LIST_PATHS`` at a time."""
-    return ["path IN (" + ", ".join(sql_literal(p) for p in paths[start:start + IN_LIST_PATHS]) + ")"
-            for start in range(0, len(paths), IN_LIST_PATHS)]
+    return [
+        "path IN (" + ", ".join(sql_literal(p) for p in paths[start : start + IN_LIST_PATHS]) + ")"
+        for start in range(0, len(paths), IN_LIST_PATHS)
+    ]
 
 
 INDEX_CACHE_BYTES = 128 * 1024 * 1024
@@ -124,8 +128,12 @@ class ChunkTable:
 
         index_bytes, metadata_bytes = LANCE_DEFAULT_CACHES if self.directory is None else cache_bounds(self.directory)
         self._session = lancedb.Session(index_cache_size_bytes=index_bytes, metadata_cache_size_bytes=metadata_bytes)
-        self.db = lancedb.connect(self.location.uri, read_consistency_interval=self._refresh, session=self._session,
-                                  storage_options=self.location.storage_options or None)
+        self.db = lancedb.connect(
+            self.location.uri,
+            read_consistency_interval=self._refresh,
+            session=self._session,
+            storage_options=self.location.storage_options or None,
+        )
         self._table: Table | None = None
         self._layout = None
 
@@ -160,8 +168,12 @@ class ChunkTable:
         version = table.version
         layout = self._layout
         if layout is None or layout.table is not table or layout.version != version:
-            layout = Layout(table, version, frozenset(table.schema.names),
-                            any(i.columns == ["vector"] for i in table.list_indices()))
+            layout = Layout(
+                table,
+                version,
+                frozenset(table.schema.names),
+                any(i.columns == ["vector"] for i in table.list_indices()),
+            )
             self._layout = layout
         return layout
 

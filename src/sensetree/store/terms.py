@@ -35,26 +35,54 @@ import regex
 
 # Languages that LanceDB's tokenizer can stem and has stop words for, by ISO 639-1 code.
 STEMMED = {
-    "ar": "Arabic", "da": "Danish", "de": "German", "el": "Greek", "en": "English", "es": "Spanish",
-    "fi": "Finnish", "fr": "French", "hu": "Hungarian", "it": "Italian", "nb": "Norwegian", "nl": "Dutch",
-    "nn": "Norwegian", "no": "Norwegian", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
-    "sv": "Swedish", "ta": "Tamil", "tr": "Turkish",
+    "ar": "Arabic",
+    "da": "Danish",
+    "de": "German",
+    "el": "Greek",
+    "en": "English",
+    "es": "Spanish",
+    "fi": "Finnish",
+    "fr": "French",
+    "hu": "Hungarian",
+    "it": "Italian",
+    "nb": "Norwegian",
+    "nl": "Dutch",
+    "nn": "Norwegian",
+    "no": "Norwegian",
+    "pt": "Portuguese",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "sv": "Swedish",
+    "ta": "Tamil",
+    "tr": "Turkish",
 }
 # Languages only the Snowball stemmers of PyStemmer know (no stop-word lists for them); the
 # Hindi one gave XQuAD-hi BM25 0.947 -> 0.956.
 SNOWBALL = {
-    "ca": "catalan", "cs": "czech", "eo": "esperanto", "et": "estonian", "eu": "basque", "fa": "persian",
-    "ga": "irish", "hi": "hindi", "hy": "armenian", "id": "indonesian", "lt": "lithuanian", "ne": "nepali",
-    "pl": "polish", "sr": "serbian", "yi": "yiddish",
+    "ca": "catalan",
+    "cs": "czech",
+    "eo": "esperanto",
+    "et": "estonian",
+    "eu": "basque",
+    "fa": "persian",
+    "ga": "irish",
+    "hi": "hindi",
+    "hy": "armenian",
+    "id": "indonesian",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "pl": "polish",
+    "sr": "serbian",
+    "yi": "yiddish",
 }
 # Where accents tell words apart (Vietnamese tones: ma, má, mà, mả, mã, mạ), they are kept.
-KEEP_ACCENTS = {"vi"}       # XQuAD-vi BM25 0.936 folded -> 0.952
-DETECT_CHARS = 200          # enough for a sure guess; the cost grows with the length
-SURE_LANGUAGE = 0.5         # a language identified with less than this share of the mass is a guess
-NO_LANGUAGE = "zxx"         # the identifier's word for text without language (numbers, code)
-SAMPLE_EVERY = 8            # a document's language is checked on every 8th chunk (and its last)
-DOCUMENT_SHARE = 0.6        # ... and is the language of this share of those samples, or none
-TERM_CACHE = 200_000        # words whose terms are remembered, per language (a few tens of MB at most)
+KEEP_ACCENTS = {"vi"}  # XQuAD-vi BM25 0.936 folded -> 0.952
+DETECT_CHARS = 200  # enough for a sure guess; the cost grows with the length
+SURE_LANGUAGE = 0.5  # a language identified with less than this share of the mass is a guess
+NO_LANGUAGE = "zxx"  # the identifier's word for text without language (numbers, code)
+SAMPLE_EVERY = 8  # a document's language is checked on every 8th chunk (and its last)
+DOCUMENT_SHARE = 0.6  # ... and is the language of this share of those samples, or none
+TERM_CACHE = 200_000  # words whose terms are remembered, per language (a few tens of MB at most)
 QUERY_LANGUAGE_SHARE = 0.2  # a query is also analysed under any language at least this likely
 
 _PAIRED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005"
@@ -63,7 +91,8 @@ _UNSPACED = regex.compile(rf"[{_PAIRED}{_DICTIONARY}]")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # _WORD on ASCII text, lowered (several times faster)
 _WORD = regex.compile(rf"(?V1)[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+")
 _TOKEN = regex.compile(
-    rf"(?V1)(?P<paired>[{_PAIRED}]+)|(?P<dictionary>[{_DICTIONARY}]+)|(?P<word>[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+)")
+    rf"(?V1)(?P<paired>[{_PAIRED}]+)|(?P<dictionary>[{_DICTIONARY}]+)|(?P<word>[[\p{{L}}\p{{M}}\p{{N}}]--[{_PAIRED}{_DICTIONARY}]]+)"
+)
 
 
 @dataclass(frozen=True)
@@ -205,15 +234,25 @@ def _split(text: str, pairs_only: bool = False) -> tuple[list[str], list[str]]:
 
 def _pairs(run: str, pairs_only: bool) -> list[str]:
     """Each overlapping pair of characters (CJK bigrams, as Lucene's CJK analyser), and each character."""
-    pairs = [run[i:i + 2] for i in range(len(run) - 1)]
+    pairs = [run[i : i + 2] for i in range(len(run) - 1)]
     return pairs if pairs and pairs_only else list(run) + pairs
 
 
 def _dictionary_words(runs: str) -> list[str]:
     import lancedb
 
-    return [t.text for t in lancedb.tokenize(runs, base_tokenizer="icu", max_token_length=None, lower_case=False,
-                                             stem=False, remove_stop_words=False, ascii_folding=False)]
+    return [
+        t.text
+        for t in lancedb.tokenize(
+            runs,
+            base_tokenizer="icu",
+            max_token_length=None,
+            lower_case=False,
+            stem=False,
+            remove_stop_words=False,
+            ascii_folding=False,
+        )
+    ]
 
 
 def stop_words(words: list[str], languages: list[str]) -> set[str]:
@@ -262,14 +301,25 @@ def _word_terms(words: list[str], language: str | None) -> list[str]:
     return _tokenize(words, "English", ascii_folding=True) if language not in KEEP_ACCENTS else words
 
 
-def _tokenize(words: list[str], language: str, *, stem: bool = False, remove_stop_words: bool = False,
-              ascii_folding: bool = False) -> list[str]:
+def _tokenize(
+    words: list[str], language: str, *, stem: bool = False, remove_stop_words: bool = False, ascii_folding: bool = False
+) -> list[str]:
     """LanceDB's (Rust) filters over words already split: one term per word, but for stop words."""
     import lancedb
 
-    return [t.text for t in lancedb.tokenize(" ".join(words), base_tokenizer="whitespace", language=language,
-                                             max_token_length=None, lower_case=False, stem=stem,
-                                             remove_stop_words=remove_stop_words, ascii_folding=ascii_folding)]
+    return [
+        t.text
+        for t in lancedb.tokenize(
+            " ".join(words),
+            base_tokenizer="whitespace",
+            language=language,
+            max_token_length=None,
+            lower_case=False,
+            stem=stem,
+            remove_stop_words=remove_stop_words,
+            ascii_folding=ascii_folding,
+        )
+    ]
 
 
 @functools.cache
@@ -301,10 +351,12 @@ _MARKED = regex.compile(r"[\p{L}\p{M}\p{N}]{2,}")  # letters with their marks (H
 MATCH_STEM = 5  # words sharing their first five letters match (invoice, invoices, invoiced)
 # Words that say nothing about a claim's content: kept short on purpose (English and the commonest
 # function words); a claim's other words must be found in the excerpt it cites.
-CONTENT_STOP = frozenset("""a about also an and any are as at be been but by can did do does each for from had has have he
+CONTENT_STOP = frozenset(
+    """a about also an and any are as at be been but by can did do does each for from had has have he
 her his how i if in into is it its many may more most much no not of on or other our she so some such than that the
 their them then there these they this those to very was we were what when where which while who whom why will with
-would you your""".split())
+would you your""".split()
+)
 
 
 def marked_terms(query: str) -> list[str]:
@@ -320,9 +372,11 @@ def marked_terms(query: str) -> list[str]:
 def match_keys(text: str) -> set[str]:
     """The words of ``text`` as a snippet matches them: case and accents folded, cut to ``MATCH_STEM`` letters."""
     folded = unicodedata.normalize("NFKD", text.casefold())
-    return {word[:MATCH_STEM] for word in _PLAIN_WORD.findall("".join(c for c in folded
-                                                                   if not unicodedata.combining(c)))
-            if len(word) > 1}
+    return {
+        word[:MATCH_STEM]
+        for word in _PLAIN_WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
+        if len(word) > 1
+    }
 
 
 def content_words(text: str) -> list[str]:

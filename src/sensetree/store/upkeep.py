@@ -22,17 +22,29 @@ VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens 
 # The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
 # language, stemming and stop words, words cut out of scripts written without spaces), so the index
 # itself only splits on spaces.
-FTS_CONFIG: dict[str, Any] = dict(with_position=False, base_tokenizer="whitespace", max_token_length=None, lower_case=False,
-                  stem=False, remove_stop_words=False, ascii_folding=False)
+FTS_CONFIG: dict[str, Any] = dict(
+    with_position=False,
+    base_tokenizer="whitespace",
+    max_token_length=None,
+    lower_case=False,
+    stem=False,
+    remove_stop_words=False,
+    ascii_folding=False,
+)
 
 
 def analysed_columns(paths: Sequence[str], texts: Sequence[str]) -> dict[str, pa.Array]:
     """``lang`` and ``terms`` for stored texts, in order of (path, chunk): what the keyword leg searches
     (derived, never written by hand), each file's chunks analysed together as the keyword phase does."""
-    analyses = [analysis for _, group in itertools.groupby(range(len(texts)), key=paths.__getitem__)
-                for analysis in analyse_document([texts[i] for i in group])]
-    return {"lang": pa.array([a.language for a in analyses], pa.string()),
-            FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string())}
+    analyses = [
+        analysis
+        for _, group in itertools.groupby(range(len(texts)), key=paths.__getitem__)
+        for analysis in analyse_document([texts[i] for i in group])
+    ]
+    return {
+        "lang": pa.array([a.language for a in analyses], pa.string()),
+        FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string()),
+    }
 
 
 class ChunkUpkeep:
@@ -44,8 +56,12 @@ class ChunkUpkeep:
 
     def unfilled_files(self) -> bool:
         """Whether chunks written by an earlier version lack their file's type and size (``fill_file_fields``)."""
-        return self.table.read(lambda table: any(f.name not in table.schema.names for f in FILE_FIELDS)
-                               or table.count_rows("doc_type IS NULL") > 0, False)
+        return self.table.read(
+            lambda table: (
+                any(f.name not in table.schema.names for f in FILE_FIELDS) or table.count_rows("doc_type IS NULL") > 0
+            ),
+            False,
+        )
 
     def fill_file_fields(self, files: dict[str, tuple[str, int]]) -> None:
         """Give the chunks of an older table their file's type and size from ``files`` (path -> (doc_type, size));
@@ -59,10 +75,16 @@ class ChunkUpkeep:
             for start in range(0, keys.num_rows, 50_000):
                 part = keys.slice(start, 50_000)
                 known = [files.get(p, ("", 0)) for p in part["path"].to_pylist()]
-                table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(pa.table({
-                    "path": part["path"], "chunk_index": part["chunk_index"],
-                    "doc_type": pa.array([k[0] for k in known], pa.string()),
-                    "size": pa.array([k[1] for k in known], pa.int64())}))
+                table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(
+                    pa.table(
+                        {
+                            "path": part["path"],
+                            "chunk_index": part["chunk_index"],
+                            "doc_type": pa.array([k[0] for k in known], pa.string()),
+                            "size": pa.array([k[1] for k in known], pa.int64()),
+                        }
+                    )
+                )
 
     def migrate(self, table) -> None:
         """What a table written by an earlier version lacks, before a write adds rows of this one."""
@@ -132,10 +154,17 @@ class ChunkUpkeep:
             while end < stored.num_rows and paths[end] == paths[end - 1]:  # a file's chunks stay together
                 end += 1
             part = stored.slice(start, end - start)
-            update = pa.table({"path": part["path"], "chunk_index": part["chunk_index"],
-                               **analysed_columns(paths[start:end], part["text"].to_pylist())})
+            update = pa.table(
+                {
+                    "path": part["path"],
+                    "chunk_index": part["chunk_index"],
+                    **analysed_columns(paths[start:end], part["text"].to_pylist()),
+                }
+            )
             start = end
-            done += table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
+            done += (
+                table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(update).num_updated_rows
+            )
         return done
 
     def optimize(self) -> None:

@@ -25,8 +25,10 @@ class DimensionMismatch(BadInput):
 def _analysis(rows: Sequence[ChunkRow]) -> dict[str, pa.Array]:
     """``lang`` and ``terms`` of the rows: as the caller analysed them, or analysed here."""
     pairs = [(r.lang, r.terms) if r.terms is not None else astuple(analyse(r.text)) for r in rows]
-    return {"lang": pa.array([lang for lang, _ in pairs], pa.string()),
-            FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string())}
+    return {
+        "lang": pa.array([lang for lang, _ in pairs], pa.string()),
+        FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string()),
+    }
 
 
 class ChunkWrites:
@@ -57,9 +59,13 @@ class ChunkWrites:
                 for condition in stored:
                     table.delete(condition)
             else:  # one commit: chunks matched on (path, chunk_index) updated, new ones added, the rest dropped
-                (table.merge_insert(["path", "chunk_index"]).when_matched_update_all().when_not_matched_insert_all()
-                 .when_not_matched_by_source_delete(" OR ".join(f"({c})" for c in stored))
-                 .execute(data, on_bad_vectors="null"))
+                (
+                    table.merge_insert(["path", "chunk_index"])
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(" OR ".join(f"({c})" for c in stored))
+                    .execute(data, on_bad_vectors="null")
+                )
 
     def set_vectors(self, rows: Sequence[ChunkRow], model: str, dimension: int) -> None:
         """Give stored chunks their vectors (and chunk 0 its final text) in one atomic commit.
@@ -85,20 +91,24 @@ class ChunkWrites:
         missing = [r.vector is None for r in rows]
         blank = np.zeros(dimension, np.float32)
         values = np.concatenate([blank if r.vector is None else r.vector for r in rows]) if rows else np.zeros(0)
-        return pa.table({
-            "path": pa.array([r.path for r in rows], pa.string()),
-            "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
-            "text": pa.array([r.text for r in rows], pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(values.astype(np.float32)), dimension,
-                                                        mask=pa.array(missing, pa.bool_())),
-            "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
-            "mtime": pa.array([r.mtime for r in rows], pa.float64()),
-            "embed_model": pa.array([None if gap else model for gap in missing], pa.string()),
-            "location": pa.array([r.location for r in rows], pa.string()),
-            "doc_type": pa.array([r.doc_type for r in rows], pa.string()),
-            "size": pa.array([r.size for r in rows], pa.int64()),
-            **_analysis(rows),
-        }, schema=schema(dimension))
+        return pa.table(
+            {
+                "path": pa.array([r.path for r in rows], pa.string()),
+                "chunk_index": pa.array([r.chunk_index for r in rows], pa.int32()),
+                "text": pa.array([r.text for r in rows], pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(values.astype(np.float32)), dimension, mask=pa.array(missing, pa.bool_())
+                ),
+                "content_hash": pa.array([r.content_hash for r in rows], pa.string()),
+                "mtime": pa.array([r.mtime for r in rows], pa.float64()),
+                "embed_model": pa.array([None if gap else model for gap in missing], pa.string()),
+                "location": pa.array([r.location for r in rows], pa.string()),
+                "doc_type": pa.array([r.doc_type for r in rows], pa.string()),
+                "size": pa.array([r.size for r in rows], pa.int64()),
+                **_analysis(rows),
+            },
+            schema=schema(dimension),
+        )
 
     def delete_paths(self, paths: Sequence[str]) -> None:
         table = self.table.handle

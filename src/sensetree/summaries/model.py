@@ -23,14 +23,16 @@ from ..models.local_llm import (
 @dataclass
 class ChatModel:
     client: ChatClient
-    context_window: int       # tokens
-    max_tokens: int           # the most one answer may take
-    label: str                # what the user is told is writing
+    context_window: int  # tokens
+    max_tokens: int  # the most one answer may take
+    label: str  # what the user is told is writing
     chars_per_token: float = 3.0  # rough, on the safe side (as the assistant's budget starts)
 
 
-NOT_SET_UP = ("no chat model is set up: install the embedded one ({hint}), or use a server you run: "
-              "sensetree config set chat.base_url http://localhost:11434/v1")
+NOT_SET_UP = (
+    "no chat model is set up: install the embedded one ({hint}), or use a server you run: "
+    "sensetree config set chat.base_url http://localhost:11434/v1"
+)
 
 
 @contextmanager
@@ -41,8 +43,9 @@ def open_chat_model(settings: Any, models_dir: Any) -> Iterator[ChatModel]:
         client = ChatClient(s["chat.base_url"], s["chat.model"], s["chat.api_key"], s["chat.timeout"])
         try:
             window, _ = client.context_window(s["chat.context_window"])
-            yield ChatModel(client, window, s["chat.max_tokens"],
-                            f"{s['chat.model'] or 'default model'} at {s['chat.base_url']}")
+            yield ChatModel(
+                client, window, s["chat.max_tokens"], f"{s['chat.model'] or 'default model'} at {s['chat.base_url']}"
+            )
         finally:
             client.close()
         return

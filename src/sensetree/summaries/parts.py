@@ -23,9 +23,9 @@ SPLIT_FLOOR = 0.5  # a cut is looked for in the window's second half: parts are 
 
 @dataclass(frozen=True)
 class TextPart:
-    n: int                       # 1-based
-    of: int                      # how many parts the text has
-    start: int                   # characters start to end (exclusive) of the text
+    n: int  # 1-based
+    of: int  # how many parts the text has
+    start: int  # characters start to end (exclusive) of the text
     end: int
     text: str
     locations: tuple[dict[str, Any], ...] = field(default=())  # the pages (slides...) it overlaps, in order

@@ -31,27 +31,35 @@ from ..reader import NotServed, Reader, Unreadable
 from .model import ChatModel
 from .parts import TextPart, place_label, split_parts, worth_reading
 
-PROMPT_TOKENS = 300      # the instructions, the file's name and the chat template's own tokens
-NOTE_TOKENS = 160        # what the notes on one part may take
-SUMMARY_TOKENS = 400     # the whole
-MAX_PARTS = 80           # a longer file is read up to here, and the summary says so
-MAX_FOLDER_FILES = 12    # a folder's files read; the summary names how many were left out
-MAX_CHANGES = 12         # changed passages shown to the model when comparing versions
-VERSION_RATIO = 0.3      # at least this share of lines in common: the files are versions, the changes say what differs
-MAX_DIFF_LINES = 2000   # lines of each file diffed line by line, once their common start and end are set aside
-READ_CHARS = 10**9       # a whole file (the reader still stops at the size indexing reads)
+PROMPT_TOKENS = 300  # the instructions, the file's name and the chat template's own tokens
+NOTE_TOKENS = 160  # what the notes on one part may take
+SUMMARY_TOKENS = 400  # the whole
+MAX_PARTS = 80  # a longer file is read up to here, and the summary says so
+MAX_FOLDER_FILES = 12  # a folder's files read; the summary names how many were left out
+MAX_CHANGES = 12  # changed passages shown to the model when comparing versions
+VERSION_RATIO = 0.3  # at least this share of lines in common: the files are versions, the changes say what differs
+MAX_DIFF_LINES = 2000  # lines of each file diffed line by line, once their common start and end are set aside
+READ_CHARS = 10**9  # a whole file (the reader still stops at the size indexing reads)
 
-NOTE_SYSTEM = ("You take notes on one part of a document for the user. Write at most four short sentences with "
-               "the main points of this part, using only its text. No introduction, no opinion.")
-WHOLE_SYSTEM = ("You summarise a whole document from numbered notes on its parts. Write one paragraph of at most "
-                "six sentences that covers the whole document, and end each sentence with the number of the note "
-                "it comes from in square brackets, like [2]. Use only the notes.")
-FOLDER_SYSTEM = ("You describe what a folder holds from numbered notes on its files. Write one paragraph of at most "
-                 "six sentences, and end each sentence with the number of the note it comes from in square "
-                 "brackets, like [2]. Use only the notes.")
-COMPARE_SYSTEM = ("You compare two documents, A and B, from numbered notes on their parts and on the passages that "
-                  "changed. Say what differs between them in at most six sentences, and end each sentence with the "
-                  "number of the note it comes from in square brackets, like [2]. Use only the notes.")
+NOTE_SYSTEM = (
+    "You take notes on one part of a document for the user. Write at most four short sentences with "
+    "the main points of this part, using only its text. No introduction, no opinion."
+)
+WHOLE_SYSTEM = (
+    "You summarise a whole document from numbered notes on its parts. Write one paragraph of at most "
+    "six sentences that covers the whole document, and end each sentence with the number of the note "
+    "it comes from in square brackets, like [2]. Use only the notes."
+)
+FOLDER_SYSTEM = (
+    "You describe what a folder holds from numbered notes on its files. Write one paragraph of at most "
+    "six sentences, and end each sentence with the number of the note it comes from in square "
+    "brackets, like [2]. Use only the notes."
+)
+COMPARE_SYSTEM = (
+    "You compare two documents, A and B, from numbered notes on their parts and on the passages that "
+    "changed. Say what differs between them in at most six sentences, and end each sentence with the "
+    "number of the note it comes from in square brackets, like [2]. Use only the notes."
+)
 COMBINE_SYSTEM = "Combine these notes on neighbouring parts of a document into at most four short sentences."
 
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -74,8 +82,13 @@ class _Read:
 class Summariser:
     """Summaries on one chat model, reading through the engine's confined ``Reader``."""
 
-    def __init__(self, reader: Reader, model: ChatModel, on_progress: Progress | None = None,
-                 senses: Callable[[str], str | None] = lambda _: None):
+    def __init__(
+        self,
+        reader: Reader,
+        model: ChatModel,
+        on_progress: Progress | None = None,
+        senses: Callable[[str], str | None] = lambda _: None,
+    ):
         self.reader, self.model = reader, model
         self.on_progress = on_progress or (lambda _: None)
         self.senses = senses  # a file's stored summary, when indexing wrote one
@@ -110,7 +123,9 @@ class Summariser:
         files = [e for e in listing.entries if not e.is_dir and not e.problem]
         folders = sum(1 for e in listing.entries if e.is_dir)
         if not files:
-            raise BadInput(f"{listing.path} has no file to summarise" + (f" (only {folders} folders)" if folders else ""))
+            raise BadInput(
+                f"{listing.path} has no file to summarise" + (f" (only {folders} folders)" if folders else "")
+            )
         if len(files) > MAX_FOLDER_FILES:
             self.notices.append(f"only the first {MAX_FOLDER_FILES} of {len(files)} files were read")
         if folders:
@@ -136,17 +151,26 @@ class Summariser:
                 continue
             first = read.parts[0]
             if len(read.parts) > 1:
-                self.notices.append(f"{entry.name}: only its first part ({first.label}) of {len(read.parts)} was read; "
-                                    "summarise the file for the whole")
-            text = self._ask(NOTE_SYSTEM, f"Document: {read.name}\n{self._focus(question)}\nText:\n{first.text}",
-                             NOTE_TOKENS)
+                self.notices.append(
+                    f"{entry.name}: only its first part ({first.label}) of {len(read.parts)} was read; "
+                    "summarise the file for the whole"
+                )
+            text = self._ask(
+                NOTE_SYSTEM, f"Document: {read.name}\n{self._focus(question)}\nText:\n{first.text}", NOTE_TOKENS
+            )
             self.parts_read += 1
-            notes.append(self._note(read.path, read.name, first.label if len(read.parts) > 1 else "the whole file",
-                                    text, first.locations[0] if first.locations else None))
+            notes.append(
+                self._note(
+                    read.path,
+                    read.name,
+                    first.label if len(read.parts) > 1 else "the whole file",
+                    text,
+                    first.locations[0] if first.locations else None,
+                )
+            )
         if not notes:
             raise BadInput(f"nothing in {listing.path} could be read: " + "; ".join(self.notices))
-        text = self._whole(FOLDER_SYSTEM, f"Folder: {listing.path}", notes,
-                           question or "What is in this folder?")
+        text = self._whole(FOLDER_SYSTEM, f"Folder: {listing.path}", notes, question or "What is in this folder?")
         return self._summary("folder", [listing.path], question, text, started)
 
     def compare(self, path: str, other: str, question: str | None = None) -> Summary:
@@ -182,8 +206,10 @@ class Summariser:
             raise Unreadable(f"{read.name} has no text to summarise (it is empty)")
         total = len(parts)
         if total > MAX_PARTS:
-            self.notices.append(f"{read.name}: only its first {MAX_PARTS} of {total} parts were read "
-                                f"(up to {parts[MAX_PARTS - 1].label})")
+            self.notices.append(
+                f"{read.name}: only its first {MAX_PARTS} of {total} parts were read "
+                f"(up to {parts[MAX_PARTS - 1].label})"
+            )
             parts = parts[:MAX_PARTS]
         if read.truncated:
             self.notices.append(f"{read.name}: only the first {len(read.text):,} characters could be read")
@@ -193,16 +219,28 @@ class Summariser:
         notes = []
         who = f"{tag}: " if tag else ""
         for part in read.parts:
-            self.on_progress(f"{who}{read.name}: part {part.n} of {part.of}"
-                             + (f" ({place_label(list(part.locations))})" if part.locations else ""))
+            self.on_progress(
+                f"{who}{read.name}: part {part.n} of {part.of}"
+                + (f" ({place_label(list(part.locations))})" if part.locations else "")
+            )
             where = f"{part.label}" if part.locations else f"part {part.n} of {part.of}"
-            prompt = (f"Document: {read.name}\nThis is {where}"
-                      + (f" (part {part.n} of {part.of})" if part.locations else "")
-                      + f".\n{self._focus(question)}\nText:\n{part.text.strip()}")
+            prompt = (
+                f"Document: {read.name}\nThis is {where}"
+                + (f" (part {part.n} of {part.of})" if part.locations else "")
+                + f".\n{self._focus(question)}\nText:\n{part.text.strip()}"
+            )
             text = self._ask(NOTE_SYSTEM, prompt, NOTE_TOKENS)
             self.parts_read += 1
-            notes.append(self._note(read.path, read.name, where, text or _first_words(part.text),
-                                    part.locations[0] if part.locations else None, tag))
+            notes.append(
+                self._note(
+                    read.path,
+                    read.name,
+                    where,
+                    text or _first_words(part.text),
+                    part.locations[0] if part.locations else None,
+                    tag,
+                )
+            )
         return notes
 
     def _whole(self, system: str, head: str, notes: list[Note], ask: str) -> str:
@@ -230,8 +268,9 @@ class Summariser:
                     continue
                 self.on_progress(f"combining the notes on {first.name} {first.where} and {second.where}")
                 text = self._ask(COMBINE_SYSTEM, f"{first.text}\n\n{second.text}", NOTE_TOKENS) or first.text
-                combined.append(Note(0, first.path, first.name, _joined_where(first.where, second.where), text,
-                                     first.location))
+                combined.append(
+                    Note(0, first.path, first.name, _joined_where(first.where, second.where), text, first.location)
+                )
                 i += 2
             if len(combined) == len(notes):  # nothing left to combine: cut the longest texts instead
                 share = max(80, budget // len(notes) - 40)
@@ -259,13 +298,16 @@ class Summariser:
                 by_n[x].cited = True
             marks = "".join(f"[{x}]" for x in kept)
             end = re.search(r"[.!?]+$", bare)
-            out.append(f"{bare[:end.start()]} {marks}{end.group(0)}" if end and marks else f"{bare} {marks}".rstrip())
+            out.append(f"{bare[: end.start()]} {marks}{end.group(0)}" if end and marks else f"{bare} {marks}".rstrip())
         return " ".join(out)
 
     def _ask(self, system: str, user: str, tokens: int) -> str:
         self.calls += 1
-        turn = self.model.client.stream([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                                        max_tokens=min(tokens, self.model.max_tokens), temperature=0.0)
+        turn = self.model.client.stream(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            max_tokens=min(tokens, self.model.max_tokens),
+            temperature=0.0,
+        )
         return _unlooped(turn.content.strip())
 
     def _note(self, path: str, name: str, where: str, text: str, location: dict | None, tag: str = "") -> Note:
@@ -276,8 +318,17 @@ class Summariser:
         return f"The user asks: {question}\nNote what this part says about it, if anything.\n" if question else ""
 
     def _summary(self, kind: str, where: list[str], question: str | None, text: str, started: float) -> Summary:
-        return Summary(kind, where, question, text, self.notes, self.parts_read, self.notices,
-                       self.model.label, time.perf_counter() - started)
+        return Summary(
+            kind,
+            where,
+            question,
+            text,
+            self.notes,
+            self.parts_read,
+            self.notices,
+            self.model.label,
+            time.perf_counter() - started,
+        )
 
 
 def _changes(a: _Read, b: _Read, notices: list[str] | None = None) -> list[tuple[str, dict | None, str]] | None:
@@ -292,13 +343,15 @@ def _changes(a: _Read, b: _Read, notices: list[str] | None = None) -> list[tuple
     tail = 0
     while tail < min(len(keys_a), len(keys_b)) - head and keys_a[-1 - tail] == keys_b[-1 - tail]:
         tail += 1
-    mid_a, mid_b = keys_a[head:len(keys_a) - tail], keys_b[head:len(keys_b) - tail]
+    mid_a, mid_b = keys_a[head : len(keys_a) - tail], keys_b[head : len(keys_b) - tail]
     middle = len(mid_a) + len(mid_b)
     if len(mid_a) > MAX_DIFF_LINES or len(mid_b) > MAX_DIFF_LINES:
         if notices is not None:
-            notices.append(f"{a.name} and {b.name} differ over {len(mid_a):,} and {len(mid_b):,} lines: only the "
-                           f"first {MAX_DIFF_LINES:,} of each were compared line by line (the notes on each part "
-                           "still cover the whole of both)")
+            notices.append(
+                f"{a.name} and {b.name} differ over {len(mid_a):,} and {len(mid_b):,} lines: only the "
+                f"first {MAX_DIFF_LINES:,} of each were compared line by line (the notes on each part "
+                "still cover the whole of both)"
+            )
         mid_a, mid_b = mid_a[:MAX_DIFF_LINES], mid_b[:MAX_DIFF_LINES]
     matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
     matched = sum(block.size for block in matcher.get_matching_blocks())
@@ -364,7 +417,7 @@ def _unlooped(text: str, n: int = 4, times: int = 2) -> str:
     words = text.split(" ")
     seen: dict[tuple[str, ...], int] = {}
     for i in range(len(words) - n + 1):
-        key = tuple(w.lower().strip(",.;:") for w in words[i:i + n])
+        key = tuple(w.lower().strip(",.;:") for w in words[i : i + n])
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > times:
             kept = " ".join(words[:i]).rstrip(" ,;:")
@@ -383,4 +436,3 @@ def _first_words(text: str, n: int = 240) -> str:
 
 def _cut(text: str, n: int = 300) -> str:
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + "…"
-

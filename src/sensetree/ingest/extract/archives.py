@@ -106,9 +106,15 @@ def is_archive(name: str) -> bool:
     return lowered.endswith(_TAR_SUFFIXES) or lowered.rpartition(".")[2] in EXTENSIONS
 
 
-def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE_BYTES,
-                    notes: list[str] | None = None, data: bytes | None = None,
-                    file: BinaryIO | None = None, nested: bool = True) -> Iterator[Member]:
+def archive_members(
+    path: Path | str,
+    *,
+    max_member_bytes: int = limits.MAX_FILE_BYTES,
+    notes: list[str] | None = None,
+    data: bytes | None = None,
+    file: BinaryIO | None = None,
+    nested: bool = True,
+) -> Iterator[Member]:
     """The members of the archive at ``path`` (or in ``data``, its bytes read elsewhere, or in ``file``,
     opened elsewhere and closed here), nested archives' members included, in archive order.
 
@@ -118,7 +124,7 @@ def archive_members(path: Path | str, *, max_member_bytes: int = limits.MAX_FILE
     path = Path(path)
     walk = _Walk(max_member_bytes, notes if notes is not None else [], read_nested=nested)
     try:
-        with (io.BytesIO(data) if data is not None else file or path.open("rb")) as opened:
+        with io.BytesIO(data) if data is not None else file or path.open("rb") as opened:
             for member in walk.members(opened, path.name, str(path), depth=1):
                 yield _late_readable(member, max_member_bytes)
     except OSError as exc:
@@ -164,14 +170,18 @@ def read_archive(data: bytes, job: Job) -> Iterator[Block]:
             continue
         note = f", not read: {member.refused}" if member.refused else ""
         lines.append(f"{member.name} ({human_size(member.size)}{note})")
-    yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(f"\n{line}" for line in lines)
+    yield f"Archive {job.name}: {len(lines)} file{'' if len(lines) == 1 else 's'}" + "".join(
+        f"\n{line}" for line in lines
+    )
 
 
 IGNORE_NAMES = (".gitignore", ".sensetreeignore")  # walker.IGNORE_FILES
 MAX_IGNORE_BYTES = 256 * 1024
 
 
-def ignore_files(path: Path | str, *, data: bytes | None = None, file: BinaryIO | None = None) -> dict[str, dict[str, str]]:
+def ignore_files(
+    path: Path | str, *, data: bytes | None = None, file: BinaryIO | None = None
+) -> dict[str, dict[str, str]]:
     """The ignore files an archive holds (not those of archives inside it), by the folder inside that holds
     them ("" for its top): {folder: {file name: text}}. An archive that cannot be read holds none."""
     found: dict[str, dict[str, str]] = {}
@@ -278,15 +288,25 @@ class _Walk:
             if info.is_dir():
                 continue
             file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip was not made on Unix
-            why = ("its name holds a NUL character" if "\0" in info.orig_filename
-                   else _unsafe(info.filename.replace("\\", "/")) or _zip_type_refusal(file_type))
+            why = (
+                "its name holds a NUL character"
+                if "\0" in info.orig_filename
+                else _unsafe(info.filename.replace("\\", "/")) or _zip_type_refusal(file_type)
+            )
             if why:
                 self.note(f"{_shown(info.orig_filename)}: skipped, {why}")
                 continue
             name = _safe_name(info.filename.replace("\\", "/"))
             refused = self._zip_refusal(info)
-            yield Member(name, f"{prefix}/{name}", info.file_size, _zip_time(info.date_time), depth, refused,
-                         None if refused else _bounded(functools.partial(_zip_bytes, archive, info), self))
+            yield Member(
+                name,
+                f"{prefix}/{name}",
+                info.file_size,
+                _zip_time(info.date_time),
+                depth,
+                refused,
+                None if refused else _bounded(functools.partial(_zip_bytes, archive, info), self),
+            )
 
     def _zip_refusal(self, info: zipfile.ZipInfo) -> str | None:
         if info.flag_bits & 0x1:
@@ -294,8 +314,10 @@ class _Walk:
         if info.file_size > self.max_member_bytes:
             return f"too large to index ({human_size(info.file_size)})"
         if info.compress_size > most_compressed_bytes(info.file_size):
-            return (f"declares {human_size(info.file_size)} but holds {human_size(info.compress_size)} compressed "
-                    "(possible zip bomb)")
+            return (
+                f"declares {human_size(info.file_size)} but holds {human_size(info.compress_size)} compressed "
+                "(possible zip bomb)"
+            )
         if info.file_size > limits.ZIP_RATIO_FLOOR and info.file_size > info.compress_size * limits.MAX_ZIP_RATIO:
             return f"{human_size(info.compress_size)} would expand to {human_size(info.file_size)} (possible zip bomb)"
         return None
@@ -312,8 +334,15 @@ class _Walk:
                     continue
                 name = _safe_name(info.name)
                 refused = f"too large to index ({human_size(info.size)})" if info.size > self.max_member_bytes else None
-                yield Member(name, f"{prefix}/{name}", info.size, float(info.mtime), depth, refused,
-                             None if refused else _bounded(functools.partial(_tar_bytes, archive, info), self, streamed=True))
+                yield Member(
+                    name,
+                    f"{prefix}/{name}",
+                    info.size,
+                    float(info.mtime),
+                    depth,
+                    refused,
+                    None if refused else _bounded(functools.partial(_tar_bytes, archive, info), self, streamed=True),
+                )
 
     def _single(self, file: BinaryIO, name: str, prefix: str, depth: int) -> Iterator[Member]:
         inner = name.rpartition(".")[0] or name
@@ -328,8 +357,10 @@ class _Walk:
             if len(data) > self.max_member_bytes:
                 raise ExtractionError(f"refusing {inner}: expands to more than {human_size(self.max_member_bytes)}")
             if len(data) > limits.ZIP_RATIO_FLOOR and len(data) > compressed * limits.MAX_ZIP_RATIO:
-                raise ExtractionError(f"refusing {inner}: {human_size(compressed)} would expand to "
-                                      f"{human_size(len(data))} (possible bomb)")
+                raise ExtractionError(
+                    f"refusing {inner}: {human_size(compressed)} would expand to "
+                    f"{human_size(len(data))} (possible bomb)"
+                )
             return data
 
         yield Member(inner, f"{prefix}/{inner}", _single_size(file), _single_time(file), depth, None, read)
@@ -432,7 +463,9 @@ def _safe_name(name: str) -> str:
 def _zip_type_refusal(file_type: int) -> str | None:
     if file_type in (0, stat.S_IFREG):
         return None
-    return "it is a symbolic link" if file_type == stat.S_IFLNK else "it is not a regular file (a device, FIFO or socket)"
+    return (
+        "it is a symbolic link" if file_type == stat.S_IFLNK else "it is not a regular file (a device, FIFO or socket)"
+    )
 
 
 def _tar_type_refusal(info: tarfile.TarInfo) -> str | None:

@@ -51,9 +51,11 @@ def _sibling_names(path: Path, limit: int = 15) -> list[str]:
     UTF-8 too: no stored text can hold them, and a neighbour's odd name must not fail this file."""
     try:
         with os.scandir(path.parent) as entries:
-            names = (entry.name for entry in entries
-                     if entry.name != path.name and not entry.name.startswith(".") and not has_surrogates(entry.name))
+            names = (
+                entry.name
+                for entry in entries
+                if entry.name != path.name and not entry.name.startswith(".") and not has_surrogates(entry.name)
+            )
             return heapq.nsmallest(limit, names)
     except OSError:
         return []
-

@@ -66,8 +66,14 @@ def extract(path: Path, *, max_bytes: int = limits.MAX_FILE_BYTES, ocr: OcrChoic
     return extract_bytes(data, path, ocr=ocr, max_bytes=max_bytes)
 
 
-def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", size: int | None = None,
-                  max_bytes: int = limits.MAX_FILE_BYTES) -> Extraction:
+def extract_bytes(
+    data: bytes,
+    path: Path | str,
+    *,
+    ocr: OcrChoice = "default",
+    size: int | None = None,
+    max_bytes: int = limits.MAX_FILE_BYTES,
+) -> Extraction:
     """Extract a file already in memory (an archive member, say) with the same readers.
 
     ``path`` names the file (its extension picks the reader; it is also what a context
@@ -81,8 +87,12 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
     if doc_type is None:
         return _context_only(path, None, "binary file", size)
     extractor = BY_TYPE[doc_type]
-    job = Job(path.name, max_bytes=max_bytes, ocr=_shared() if ocr == "default" else None if ocr == "later" else ocr,
-              ocr_later=ocr == "later")
+    job = Job(
+        path.name,
+        max_bytes=max_bytes,
+        ocr=_shared() if ocr == "default" else None if ocr == "later" else ocr,
+        ocr_later=ocr == "later",
+    )
     try:
         text, spans, truncated = _collect(extractor.read(data, job))
     except ExtractionError:
@@ -97,9 +107,13 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
 
     if not text.strip():
         if doc_type == "pdf":
-            kind = ("PDF with no text layer (waiting for OCR)" if job.ocr_wanted else
-                    "PDF with no text layer (probably scanned)" if job.ocr is None else
-                    "PDF with no text layer, and OCR found no text")
+            kind = (
+                "PDF with no text layer (waiting for OCR)"
+                if job.ocr_wanted
+                else "PDF with no text layer (probably scanned)"
+                if job.ocr is None
+                else "PDF with no text layer, and OCR found no text"
+            )
         else:
             kind = f"{extractor.label} with no readable text"
         context = _context_only(path, doc_type, kind, size)
@@ -107,10 +121,14 @@ def extract_bytes(data: bytes, path: Path | str, *, ocr: OcrChoice = "default", 
     if truncated or len(text) > limits.MAX_TEXT_CHARS:
         note = f"[… text truncated: only the first {limits.MAX_TEXT_CHARS:,} characters were indexed]"
         text = f"{text[: limits.MAX_TEXT_CHARS]}\n\n{note}"
-        spans = [replace(span, end=min(span.end, limits.MAX_TEXT_CHARS)) for span in spans
-                 if span.start < limits.MAX_TEXT_CHARS]
-    return Extraction(text=text, doc_type=doc_type, context_only=False, spans=tuple(spans), notes=tuple(job.notes),
-                      **counters)
+        spans = [
+            replace(span, end=min(span.end, limits.MAX_TEXT_CHARS))
+            for span in spans
+            if span.start < limits.MAX_TEXT_CHARS
+        ]
+    return Extraction(
+        text=text, doc_type=doc_type, context_only=False, spans=tuple(spans), notes=tuple(job.notes), **counters
+    )
 
 
 class _OcrCounters(TypedDict):
@@ -152,8 +170,9 @@ def _collect(blocks: Iterator[Block]) -> tuple[str, list[Span], bool]:
 
 
 def _context_only(path: Path, doc_type: str | None, kind: str, size: int | None = None) -> Extraction:
-    return Extraction(text=context_descriptor(path, kind, size=size), doc_type=doc_type or "context",
-                      context_only=True, notes=(kind,))
+    return Extraction(
+        text=context_descriptor(path, kind, size=size), doc_type=doc_type or "context", context_only=True, notes=(kind,)
+    )
 
 
 def _shared() -> Ocr:

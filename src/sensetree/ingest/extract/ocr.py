@@ -199,8 +199,9 @@ def prepare(image: Image) -> Image | None:
     pixels = image.width * image.height
     if pixels > MAX_PIXELS:
         scale = (MAX_PIXELS / pixels) ** 0.5
-        image = image.resize((max(1, int(image.width * scale)), max(1, int(image.height * scale))),
-                             PILImage.Resampling.LANCZOS)
+        image = image.resize(
+            (max(1, int(image.width * scale)), max(1, int(image.height * scale))), PILImage.Resampling.LANCZOS
+        )
     return image
 
 
@@ -220,7 +221,9 @@ class _Worker:
         package_root = str(Path(__file__).resolve().parents[3])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
         command = [sys.executable, "-m", f"{__package__}.ocr_worker"]
-        self._process, self._requests, self._replies = _start_worker(command, [str(settings.threads), settings.device], env)
+        self._process, self._requests, self._replies = _start_worker(
+            command, [str(settings.threads), settings.device], env
+        )
         self._ready = False
 
     def alive(self) -> bool:
@@ -274,15 +277,21 @@ def _start_worker(command: list[str], options: list[str], env: dict) -> tuple[su
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()
     try:
-        process = subprocess.Popen([*command, "fds", str(request_read), str(reply_write), *options],
-                                   pass_fds=(request_read, reply_write), stdin=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen(
+            [*command, "fds", str(request_read), str(reply_write), *options],
+            pass_fds=(request_read, reply_write),
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
     finally:
         os.close(request_read)
         os.close(reply_write)
     return process, Connection(request_write, readable=False), Connection(reply_read, writable=False)
 
 
-def _start_with_handle(command: list[str], options: list[str], env: dict) -> tuple[subprocess.Popen, Connection, Connection]:
+def _start_with_handle(
+    command: list[str], options: list[str], env: dict
+) -> tuple[subprocess.Popen, Connection, Connection]:
     """Windows: one duplex named pipe (multiprocessing's), its child end inherited as a handle."""
     if sys.platform != "win32":  # only called there; the test also tells a type checker which stubs apply
         raise OSError("a handle is inherited on Windows only")
@@ -293,8 +302,9 @@ def _start_with_handle(command: list[str], options: list[str], env: dict) -> tup
     os.set_handle_inheritable(handle, True)
     startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
     try:
-        process = subprocess.Popen([*command, "handle", str(handle), *options], startupinfo=startupinfo,
-                                   stdin=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen(
+            [*command, "handle", str(handle), *options], startupinfo=startupinfo, stdin=subprocess.DEVNULL, env=env
+        )
     finally:
         theirs.close()
     return process, ours, ours
@@ -358,22 +368,24 @@ def _rapidocr(threads: int, accelerator: str | None = None):
     if package is None:  # a namespace package: not an installed rapidocr
         raise ImportError("rapidocr has no folder of its own to hold its models")
     models = Path(package).parent / "models"
-    return RapidOCR(params={
-        "Global.log_level": "critical",
-        "Global.use_cls": False,  # upside-down lines are rare in documents, and the check costs time
-        # Lines are found on the page scaled to 1600 pixels (enough for 8-point text on A4, and
-        # a third of the time at full size), then read at full resolution (the default would
-        # first shrink a 300 dpi page to 2000 pixels).
-        "Global.max_side_len": 4000,
-        "Det.limit_type": "max",
-        "Det.limit_side_len": 1600,
-        "Det.model_path": str(models / "PP-OCRv6_det_small.onnx"),
-        "Rec.model_path": str(models / "PP-OCRv6_rec_small.onnx"),
-        "Cls.model_path": str(models / "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
-        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-        **({f"EngineConfig.onnxruntime.{RAPIDOCR_DEVICES[accelerator]}": True} if accelerator else {}),
-    })
+    return RapidOCR(
+        params={
+            "Global.log_level": "critical",
+            "Global.use_cls": False,  # upside-down lines are rare in documents, and the check costs time
+            # Lines are found on the page scaled to 1600 pixels (enough for 8-point text on A4, and
+            # a third of the time at full size), then read at full resolution (the default would
+            # first shrink a 300 dpi page to 2000 pixels).
+            "Global.max_side_len": 4000,
+            "Det.limit_type": "max",
+            "Det.limit_side_len": 1600,
+            "Det.model_path": str(models / "PP-OCRv6_det_small.onnx"),
+            "Rec.model_path": str(models / "PP-OCRv6_rec_small.onnx"),
+            "Cls.model_path": str(models / "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            **({f"EngineConfig.onnxruntime.{RAPIDOCR_DEVICES[accelerator]}": True} if accelerator else {}),
+        }
+    )
 
 
 def layout(lines: Sequence[tuple[Sequence[Sequence[float]], str]]) -> str:
@@ -436,12 +448,18 @@ def _tesseract(page: Image, settings: OcrSettings) -> str:
     # OpenMP's waiting threads only burn CPU on a busy machine.
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     try:
-        done = subprocess.run(command, input=png.getvalue(), capture_output=True, timeout=settings.page_timeout,
-                              preexec_fn=limit_memory if os.name == "posix" else None, env=env, check=False)
+        done = subprocess.run(
+            command,
+            input=png.getvalue(),
+            capture_output=True,
+            timeout=settings.page_timeout,
+            preexec_fn=limit_memory if os.name == "posix" else None,
+            env=env,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise OcrFailed(f"OCR took longer than {settings.page_timeout:g} s") from None
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise OcrFailed(f"Tesseract failed: {message[-1] if message else f'exit status {done.returncode}'}")
     return done.stdout.decode("utf-8", errors="replace")
-

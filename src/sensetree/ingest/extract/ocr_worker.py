@@ -14,5 +14,9 @@ if __name__ == "__main__":
     else:
         from multiprocessing.connection import Connection
 
-        serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False),
-              int(sys.argv[4]), sys.argv[5])
+        serve(
+            Connection(int(sys.argv[2]), writable=False),
+            Connection(int(sys.argv[3]), readable=False),
+            int(sys.argv[4]),
+            sys.argv[5],
+        )

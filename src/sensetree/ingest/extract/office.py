@@ -136,7 +136,9 @@ def read_xls(data: bytes, job: Job) -> Iterator[Block]:
     try:
         for index in range(workbook.nsheets):
             sheet = workbook.sheet_by_index(index)
-            rows = ([_xls_value(cell, workbook.datemode) for cell in sheet.row(number)] for number in range(sheet.nrows))
+            rows = (
+                [_xls_value(cell, workbook.datemode) for cell in sheet.row(number)] for number in range(sheet.nrows)
+            )
             yield Part(sheet_text(sheet.name, rows), {"sheet": sheet.name})
             workbook.unload_sheet(index)
     finally:

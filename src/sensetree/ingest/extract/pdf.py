@@ -42,8 +42,9 @@ def read_pdf(data: bytes, job: Job) -> Iterator[Block]:
     try:
         for number in range(1, pages + 1):
             with PDFIUM_LOCK:
-                text, image = _page(document, number - 1, job.ocr.settings.dpi if job.ocr is not None else 0,
-                                    job.ocr_later)
+                text, image = _page(
+                    document, number - 1, job.ocr.settings.dpi if job.ocr is not None else 0, job.ocr_later
+                )
             if image is True:
                 job.ocr_wanted += 1
             elif image is not None:

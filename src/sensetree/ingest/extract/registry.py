@@ -51,15 +51,21 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("html", "HTML", ("html", "htm", "xhtml"), read_html, "selectolax (lexbor), scripts and styles dropped"),
     Extractor("notebook", "Jupyter notebook", ("ipynb",), read_notebook, "standard library (markdown and code cells)"),
     Extractor("pdf", "PDF", ("pdf",), read_pdf, "pypdfium2 (PDFium); pages without a text layer by OCR"),
-    Extractor("image", "image", ("png", "jpg", "jpeg", "jpe", "tif", "tiff", "webp", "bmp", "gif"), read_image,
-              "Pillow, then OCR (RapidOCR, bundled models)"),
+    Extractor(
+        "image",
+        "image",
+        ("png", "jpg", "jpeg", "jpe", "tif", "tiff", "webp", "bmp", "gif"),
+        read_image,
+        "Pillow, then OCR (RapidOCR, bundled models)",
+    ),
     Extractor("docx", "DOCX", ("docx",), read_docx, "python-docx"),
     Extractor("pptx", "PPTX", ("pptx",), read_pptx, "python-pptx"),
     Extractor("xlsx", "XLSX", ("xlsx", "xlsm"), read_xlsx, "openpyxl (read-only, cached values)"),
     Extractor("xls", "XLS", ("xls",), read_xls, "xlrd"),
     Extractor("doc", "Word 97-2003 document", ("doc",), read_legacy_word, "context only: no well-kept reader"),
-    Extractor("ppt", "PowerPoint 97-2003 presentation", ("ppt",), read_legacy_powerpoint,
-              "context only: no well-kept reader"),
+    Extractor(
+        "ppt", "PowerPoint 97-2003 presentation", ("ppt",), read_legacy_powerpoint, "context only: no well-kept reader"
+    ),
     Extractor("rtf", "RTF", ("rtf",), read_rtf, "striprtf"),
     Extractor("odt", "ODT", ("odt",), read_odt, "lxml, from content.xml"),
     Extractor("ods", "ODS", ("ods",), read_ods, "lxml, from content.xml"),
@@ -67,8 +73,13 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("epub", "EPUB", ("epub",), read_epub, "ebooklib (spine order)"),
     Extractor("email", "email", ("eml",), read_email, "standard library"),
     Extractor("msg", "Outlook message", ("msg",), read_msg, "python-oxmsg"),
-    Extractor("archive", "archive", ARCHIVE_EXTENSIONS, read_archive,
-              "standard library; each member is also indexed as a file of its own"),
+    Extractor(
+        "archive",
+        "archive",
+        ARCHIVE_EXTENSIONS,
+        read_archive,
+        "standard library; each member is also indexed as a file of its own",
+    ),
 )
 
 BY_TYPE: dict[str, Extractor] = {extractor.doc_type: extractor for extractor in EXTRACTORS}
@@ -99,7 +110,9 @@ def resolve_types(names: Iterable[str]) -> tuple[str, ...]:
             continue
         extractor = BY_TYPE.get(key) or BY_EXTENSION.get(key)
         if extractor is None:
-            raise ValueError(f"unknown file type {name!r}; use a type ({', '.join(sorted(BY_TYPE))}) "
-                             "or a file extension such as md or jpg")
+            raise ValueError(
+                f"unknown file type {name!r}; use a type ({', '.join(sorted(BY_TYPE))}) "
+                "or a file extension such as md or jpg"
+            )
         found.append(extractor.doc_type)
     return tuple(dict.fromkeys(found))

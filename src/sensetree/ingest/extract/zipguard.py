@@ -36,8 +36,7 @@ def check_zip(data: bytes, label: str) -> None:
     too_dense = expanded > limits.ZIP_RATIO_FLOOR and expanded > len(data) * limits.MAX_ZIP_RATIO
     if too_big or too_dense:
         raise ExtractionError(
-            f"refusing {label}: {human_size(len(data))} would expand to "
-            f"{human_size(expanded)} (possible zip bomb)"
+            f"refusing {label}: {human_size(len(data))} would expand to {human_size(expanded)} (possible zip bomb)"
         )
 
 

@@ -23,15 +23,20 @@ from .statuses import status_of
 WEB = Path(__file__).parent.parent / "web"
 
 
-
-def create_app(engine: Engine, token: str, options: ServerOptions | None = None,
-               indexer: BackgroundIndexer | None = None) -> FastAPI:
+def create_app(
+    engine: Engine, token: str, options: ServerOptions | None = None, indexer: BackgroundIndexer | None = None
+) -> FastAPI:
     """The app; ``indexer`` runs indexing in this process (None: another process does it)."""
     options = options or ServerOptions()
     # No /docs: Swagger UI loads its scripts from a CDN, and this app fetches nothing from the internet.
-    app = FastAPI(title="SenseTree", version="0.1.0", docs_url=None, redoc_url=None,
-                  description="Local semantic search over your own folders. Every /api/ call needs "
-                              "`Authorization: Bearer <token>` (the token is in the data dir's server.token).")
+    app = FastAPI(
+        title="SenseTree",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+        description="Local semantic search over your own folders. Every /api/ call needs "
+        "`Authorization: Bearer <token>` (the token is in the data dir's server.token).",
+    )
     app.add_middleware(Guard, refusal=refusal_rules(token, options))
     app.add_middleware(LongRequests)
     app.add_exception_handler(SenseTreeError, _as_status)
@@ -64,8 +69,13 @@ class LongRequests:
         if scope["type"] == "http":
             size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
             if size > MAX_URL_BYTES:
-                answer = JSONResponse({"detail": f"the address is {size:,} bytes long; at most {MAX_URL_BYTES:,} "
-                                                 "are read: send long text in a POST body"}, 414)
+                answer = JSONResponse(
+                    {
+                        "detail": f"the address is {size:,} bytes long; at most {MAX_URL_BYTES:,} "
+                        "are read: send long text in a POST body"
+                    },
+                    414,
+                )
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)

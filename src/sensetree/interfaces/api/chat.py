@@ -24,8 +24,9 @@ else:
     ChatBody = body_model(AskParams)  # the question, its scope, the conversation it goes on with
 
 
-@router.post("/api/chat", summary="Ask the assistant; the answer streams as server-sent events",
-             response_class=StreamingResponse)
+@router.post(
+    "/api/chat", summary="Ask the assistant; the answer streams as server-sent events", response_class=StreamingResponse
+)
 def chat(body: ChatBody, ctx: ApiContext = Depends(context)) -> StreamingResponse:
     return StreamingResponse(_chat_events(ctx.chats, body), media_type="text/event-stream", headers=HEADERS)
 
@@ -40,10 +41,13 @@ def _chat_events(chats: ChatSessions, body: ChatBody) -> AsyncIterator[str]:
 
     def work(say: Say) -> None:
         try:
-            answer = chats.ask(AskParams(**body.model_dump()),
-                               on_start=lambda conv, model: say("start", {"conversation": conv, "model": model}),
-                               on_token=lambda text: say("token", {"text": text}),
-                               on_step=lambda step: say("step", step.as_dict()), stopped=stopped)
+            answer = chats.ask(
+                AskParams(**body.model_dump()),
+                on_start=lambda conv, model: say("start", {"conversation": conv, "model": model}),
+                on_token=lambda text: say("token", {"text": text}),
+                on_step=lambda step: say("step", step.as_dict()),
+                stopped=stopped,
+            )
             say("done", answer.as_dict())
         except AnswerStopped:
             pass

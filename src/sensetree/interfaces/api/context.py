@@ -32,8 +32,15 @@ class ApiContext:
     def progress(self) -> dict[str, Any]:
         if self.indexer:
             return self.indexer.snapshot()
-        return {**phases(self.engine).as_dict(), "running": False, "failed": 0, "current": "", "phase": "",
-                "paused": "indexing runs in another process", "stages": {}}
+        return {
+            **phases(self.engine).as_dict(),
+            "running": False,
+            "failed": 0,
+            "current": "",
+            "phase": "",
+            "paused": "indexing runs in another process",
+            "stages": {},
+        }
 
 
 def context(request: Request) -> ApiContext:

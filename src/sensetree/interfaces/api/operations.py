@@ -63,29 +63,49 @@ def _in_query(op: Operation):
     def answer(ctx: ApiContext = Depends(context), **values: Any) -> Any:
         return _run(op, ctx, op.params(**values))
 
-    answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        *(_query_parameter(p) for p in op.fields()),
-        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext)])
+    answer.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            *(_query_parameter(p) for p in op.fields()),
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext),
+        ]
+    )
     answer.__name__ = op.name
     return answer
 
 
 def _query_parameter(param: Param) -> inspect.Parameter:
     doc = param.doc
-    declared = Query(... if param.required else param.default, alias=doc.http, description=doc.help, ge=doc.ge,
-                     le=doc.le, min_length=doc.min_length, max_length=doc.max_length,
-                     pattern=doc.pattern and f"^{doc.pattern}$")
+    declared = Query(
+        ... if param.required else param.default,
+        alias=doc.http,
+        description=doc.help,
+        ge=doc.ge,
+        le=doc.le,
+        min_length=doc.min_length,
+        max_length=doc.max_length,
+        pattern=doc.pattern and f"^{doc.pattern}$",
+    )
     kind = Optional[param.type] if param.optional else param.type
     return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=kind)
 
 
 def body_model(params: type) -> type[JsonBody]:
     """A JSON body with the fields of the parameter class ``params``, their bounds and help."""
-    fields: dict[str, Any] = {p.name: (Optional[p.type] if p.optional else p.type,
-                       Field(... if p.required else p.default, description=p.doc.help, ge=p.doc.ge, le=p.doc.le,
-                             min_length=p.doc.min_length, max_length=p.doc.max_length,
-                             pattern=p.doc.pattern and f"^{p.doc.pattern}$"))
-              for p in params_of(params)}
+    fields: dict[str, Any] = {
+        p.name: (
+            Optional[p.type] if p.optional else p.type,
+            Field(
+                ... if p.required else p.default,
+                description=p.doc.help,
+                ge=p.doc.ge,
+                le=p.doc.le,
+                min_length=p.doc.min_length,
+                max_length=p.doc.max_length,
+                pattern=p.doc.pattern and f"^{p.doc.pattern}$",
+            ),
+        )
+        for p in params_of(params)
+    }
     return create_model(f"{params.__name__.removesuffix('Params')}Body", __base__=JsonBody, **fields)
 
 
@@ -97,10 +117,17 @@ def _in_body(op: Operation):
     def answer(ctx: ApiContext = Depends(context), body: Any = None) -> Any:
         return _run(op, ctx, op.params(**(body or model()).model_dump()))
 
-    answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext),
-        inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[model] if optional else model,
-                          default=Body(None) if optional else Body(...))])
+    answer.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext),
+            inspect.Parameter(
+                "body",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Optional[model] if optional else model,
+                default=Body(None) if optional else Body(...),
+            ),
+        ]
+    )
     answer.__name__ = op.name
     return answer
 
@@ -116,15 +143,19 @@ def _streamed(op: Operation):
                 readable(ctx.engine, getattr(params, name))
         return StreamingResponse(_events(op, ctx, params), media_type="text/event-stream", headers=HEADERS)
 
-    answer.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=model, default=Body(...)),
-        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext)])
+    answer.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=model, default=Body(...)),
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(context), annotation=ApiContext),
+        ]
+    )
     answer.__name__ = f"{op.name}_stream"
     return answer
 
 
 def _events(op: Operation, ctx: ApiContext, params: Any) -> AsyncIterator[str]:
     """The operation on a worker thread, its progress relayed as it comes, then its result or its error."""
+
     def work(say: Say) -> None:
         try:
             result = op.run(ctx.engine, params, on_progress=lambda text: say("progress", {"text": text}))
@@ -141,14 +172,27 @@ for _op in OPERATIONS.values():
     if _op.local:  # runs where it is asked (indexing: this server indexes on its own)
         continue
     if _op.media:  # bytes of their own type (a PDF page as a PNG)
-        router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
-                             summary=_op.summary, response_class=Response,
-                             responses={200: {"content": {_op.media: {}}}})
+        router.add_api_route(
+            _op.route,
+            _in_query(_op) if _op.in_query else _in_body(_op),
+            methods=[_op.verb],
+            summary=_op.summary,
+            response_class=Response,
+            responses={200: {"content": {_op.media: {}}}},
+        )
         continue
-    router.add_api_route(_op.route, _in_query(_op) if _op.in_query else _in_body(_op), methods=[_op.verb],
-                         summary=_op.summary,  # the answer's schema: its type (schemas.py)
-                         responses={200: {"model": _op.result}})
+    router.add_api_route(
+        _op.route,
+        _in_query(_op) if _op.in_query else _in_body(_op),
+        methods=[_op.verb],
+        summary=_op.summary,  # the answer's schema: its type (schemas.py)
+        responses={200: {"model": _op.result}},
+    )
     if _op.progress:
-        router.add_api_route(_op.route + "/stream", _streamed(_op), methods=["POST"],
-                             summary=_op.summary + " Its progress streams as server-sent events.",
-                             response_class=StreamingResponse)
+        router.add_api_route(
+            _op.route + "/stream",
+            _streamed(_op),
+            methods=["POST"],
+            summary=_op.summary + " Its progress streams as server-sent events.",
+            response_class=StreamingResponse,
+        )

@@ -63,8 +63,9 @@ def is_loopback(host: str) -> bool:
 SERVE_HINT = "open the link printed by `sensetree serve`"
 
 
-def refusal_rules(token: str, options: ServerOptions,
-                  hint: str = SERVE_HINT) -> Callable[[Request], JSONResponse | None]:
+def refusal_rules(
+    token: str, options: ServerOptions, hint: str = SERVE_HINT
+) -> Callable[[Request], JSONResponse | None]:
     """Why an /api/ request is refused, or None to let it through; ``hint`` says where the token is."""
     allowed_hosts = {f"127.0.0.1:{options.port}", f"localhost:{options.port}", f"[::1]:{options.port}"}
     expected = f"Bearer {token}".encode()
