@@ -37,8 +37,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements/llm-test.txt
 install-llama-cpp-python: install
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q -e '.[llama-cpp]'
 
+# The 15 slowest tests are listed at the end: where to look when CI's time grows (a run once took 56 minutes).
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The fast loop while changing code: every stage's unit tests, without the tests marked slow (servers,
 # browser, processes, the big models, the fault suites). `make test` runs everything, as CI does.
