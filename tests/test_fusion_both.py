@@ -104,8 +104,8 @@ def test_a_short_query_is_no_sure_language_and_keeps_its_keywords():
 
 
 def test_a_chunk_the_identifier_is_unsure_of_keeps_its_keywords():
-    """Code, lists of names and changelogs get a language guess (stored as the chunk's language) that the
-    identifier is not sure of: their keyword matches count whole."""
+    """Code, lists of names and changelogs get a language guess (stored as the chunk's language) with the
+    query's language close behind: their keyword matches count whole for a question in that language."""
     code = 'static int ledger_close(struct harbour *h) { return h->fd >= 0 ? close(h->fd) : -1; }'
     dense = [Candidate("a.c", 0, code, "bcl", dense_rank=1, cosine=0.8, bm25=5.0)]
     sparse = [Candidate("a.c", 0, code, "bcl", bm25_rank=1, bm25=5.0, cosine=0.8)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.terms import language_shares, query_languages, sure_language
+from ..store.terms import NO_LANGUAGE, language_shares, query_languages, text_languages
 from .types import Candidate
 
 RRF_K = 60
@@ -311,9 +311,8 @@ def evidence_fusion(query: str, model: str, dense: list[Candidate], sparse: list
 # --- the both-signals fusion: every candidate judged by its meaning and its keywords ------------------------
 
 BOTH_DENSE_SHARE = 0.3  # meaning's share of a candidate's score, where the dense model reads the query
-# A candidate's keyword evidence is its BM25 score times its meaning and times how likely the query is in the
-# chunk's language, over how likely it is in its likeliest one, where both are sure (a query of SURE_CHARS or
-# more, a chunk the identifier is sure of); not below this floor, the identifier can be wrong. Chosen on a
+# A candidate's keyword evidence is its BM25 score times its meaning and times its language fit (how far the
+# chunk and the query can be in one language: ``_language_fit``); not below this floor, the identifier errs. Chosen on a
 # quarter of the queries of SciFact, NFCorpus and the 49 XQuAD sets (bench/signals_lab.py, --part tune), among
 # floors 0.05-0.2, meaning's power 0-1 and a dense share that grew as the keyword leg's first hits lost on meaning.
 LANGUAGE_FLOOR = 0.05
@@ -392,20 +391,28 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
 
 
 def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) -> np.ndarray:
-    """How far each candidate's keyword match can count as one in the query's language: 1, or where the query
-    and a chunk with a vector are both surely in a language, how likely the query is in the chunk's language
-    over how likely it is in its likeliest (``LANGUAGE_FLOOR`` at least). A chunk without a vector keeps its
-    keyword standing whole: nothing yet says what it means."""
+    """How far each candidate's keyword match can count as one in the query's language, in [LANGUAGE_FLOOR, 1]:
+    for a query of SURE_CHARS or more and a chunk with a vector, the larger of how likely the chunk is in the
+    query's likeliest language (over its own likeliest) and how likely the query is in the chunk's likeliest
+    (over its own); 1 when the chunk is in the query's language or has none. Both sides are read, so English
+    code that the identifier takes for Bikol at 0.10 (English not far behind) keeps its keywords for an
+    English question, and a Turkish list of names keeps none for a Vietnamese one. A chunk without a vector
+    keeps its keyword standing whole: nothing yet says what it means."""
     fit = np.ones(len(candidates))
     shares = language_shares(query) if len(query) >= SURE_CHARS else {}
     if not shares:
         return fit
     likeliest = max(shares, key=shares.__getitem__)
     for i, candidate in enumerate(candidates):
-        if known[i] and candidate.bm25 and candidate.lang and candidate.lang != likeliest:
-            language = sure_language(candidate.text) if candidate.text else candidate.lang
-            if language is not None and language != likeliest:
-                fit[i] = max(LANGUAGE_FLOOR, shares.get(language, 0.0) / shares[likeliest])
+        if not (known[i] and candidate.bm25 and candidate.lang and candidate.lang != likeliest):
+            continue
+        languages = text_languages(candidate.text) if candidate.text else {candidate.lang: 1.0}
+        its = max(languages, key=languages.__getitem__, default=NO_LANGUAGE)
+        if its == NO_LANGUAGE:
+            continue
+        chunk_as_query = languages.get(likeliest, 0.0) / languages[its]
+        query_as_chunk = shares.get(its, 0.0) / shares[likeliest]
+        fit[i] = max(LANGUAGE_FLOOR, min(1.0, max(chunk_as_query, query_as_chunk)))
     return fit
 
 

@@ -28,10 +28,10 @@ import regex
 from . import lexicon
 
 MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edit apart
-# A typo is the exception in a query. When more than half of its checked words are unknown to the index, and
-# at least this many, the query is in another language than the files and none of them is a typo: "corrected"
-# into the files' words, Vietnamese questions over Turkish paragraphs searched for Turkish words that mean
-# nothing of the question, and the hybrid fell 0.850 -> 0.790 (XQuAD tr <- vi, 80 questions, E5).
+# A typo is the exception in a query. When this many of its checked words are unknown to the index, the query
+# is in another language than the files (or names them without their names) and none of them is a typo:
+# "corrected" into the files' words, Vietnamese questions over Turkish paragraphs searched for Turkish words
+# that mean nothing of the question, and the hybrid fell 0.850 -> 0.790 (XQuAD tr <- vi, 80 questions, E5).
 FOREIGN_WORDS = 3
 SHORT_WORD = 5  # up to this many letters one edit is forgiven, two beyond it
 STEM_END = 4  # a stemmer drops at most this many letters of a word's end ("-ational")
@@ -139,7 +139,7 @@ def corrections(
 ) -> dict[str, str]:
     """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds and
     that are no word of the language (``is_word``: lexicon.py; "last" is not "list" misspelt); none where
-    most of the query's words are unknown (``FOREIGN_WORDS``: the query is in another language).
+    ``FOREIGN_WORDS`` or more of them are unknown (the query is in another language).
 
     ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
     hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
@@ -149,7 +149,7 @@ def corrections(
     unknown = {
         word: terms for word in checked if not is_word(word) for terms in [forms(word) or [word]] if not known(terms)
     }
-    if len(unknown) >= FOREIGN_WORDS and len(unknown) > len(checked) / 2:
+    if len(unknown) >= FOREIGN_WORDS:
         return {}  # another language than the files': nothing to correct
     found: dict[str, str] = {}
     for word, terms in unknown.items():

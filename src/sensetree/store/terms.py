@@ -78,7 +78,6 @@ SNOWBALL = {
 # Where accents tell words apart (Vietnamese tones: ma, má, mà, mả, mã, mạ), they are kept.
 KEEP_ACCENTS = {"vi"}  # XQuAD-vi BM25 0.936 folded -> 0.952
 DETECT_CHARS = 200  # enough for a sure guess; the cost grows with the length
-SURE_LANGUAGE = 0.5  # a language identified with less than this share of the mass is a guess
 NO_LANGUAGE = "zxx"  # the identifier's word for text without language (numbers, code)
 SAMPLE_EVERY = 8  # a document's language is checked on every 8th chunk (and its last)
 DOCUMENT_SHARE = 0.6  # ... and is the language of this share of those samples, or none
@@ -193,13 +192,10 @@ def detect_language(text: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def sure_language(text: str) -> str | None:
-    """The text's language where the identifier is sure of it (``SURE_LANGUAGE`` of its mass on one language),
-    else None: code, lists of names and changelogs get a guess no surer than Bikol at 0.10."""
-    if not _has_letters(text):
-        return None
-    language, share = _identifier().rank(text[:DETECT_CHARS])[0]
-    return language if share >= SURE_LANGUAGE and language != NO_LANGUAGE else None
+def text_languages(text: str) -> dict[str, float]:
+    """How likely the text is in each language, by the identifier from its first characters (shares sum to 1);
+    empty for text without letters. Code, lists of names and changelogs spread their mass (Bikol at 0.10)."""
+    return dict(_identifier().rank(text[:DETECT_CHARS])) if _has_letters(text) else {}
 
 
 def _has_letters(text: str) -> bool:
