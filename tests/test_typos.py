@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
 from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
-                                       max_edits, notice, probes, respelled)
+                                       in_another_language, max_edits, notice, probes, respelled)
 from sensetree.search.types import SearchResponse
 from sensetree.operations import SetParams
 
@@ -99,6 +99,16 @@ def test_a_question_in_another_language_than_the_files_is_not_corrected():
                        is_word=lambda w: False) == {}
     assert corrections("phoenex toplam hangi nerede", lambda w: [w], known, near,
                        is_word=lambda w: False) == {"phoenex": "phoenix"}
+
+
+def test_a_question_surely_in_a_language_the_index_does_not_hold_is_left_as_written():
+    """Its unknown words are that language's, not typos; a short query or one in the files' language may hold typos."""
+    question = "Tên của nhà lãnh đạo được Henry III thăng chức quý tộc là gì"
+    assert in_another_language(question, ["tr"])
+    assert not in_another_language(question, ["tr", "vi"])
+    assert not in_another_language("marchetty invoice", ["it"])  # too short to tell its language
+    assert not in_another_language("the invoices of the harbour master in marchetty", ["en"])
+    assert not in_another_language(question, [])  # an empty index: nothing to compare with
 
 
 def test_a_tie_goes_to_the_term_the_whole_index_holds_most():

@@ -24,7 +24,7 @@ from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
 from .snippets import place, snippet
-from .spelling import corrections, notice, respelled
+from .spelling import corrections, in_another_language, notice, respelled
 from .types import Candidate, Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, Version
 from .versions import VERSION_SHARE, shared, shingles
 
@@ -170,6 +170,8 @@ class Retriever:
         (search/spelling.py), said in ``response`` (``spelled`` and a notice)."""
         queries = self.store.queries
         try:
+            if in_another_language(query, queries.main_languages()):
+                return query
             found = corrections(query, queries.term_forms, queries.known, queries.near, queries.holding)
             if not found:
                 return query

@@ -114,6 +114,10 @@ class ChunkQueries:
             lambda table: query_terms(word, self._main_languages(table, self.table.layout(table))).split(), []
         ) or [word]
 
+    def main_languages(self) -> list[str]:
+        """The languages of at least MAIN_LANGUAGE_SHARE of the chunks, largest first (none for an empty index)."""
+        return self.table.read(lambda table: self._main_languages(table, self.table.layout(table)), [])
+
     def known(self, terms: Sequence[str]) -> bool:
         """Does any chunk hold one of ``terms`` (one row of an exact keyword match)? True when it cannot
         be told (no keyword index yet): nothing is corrected then."""
