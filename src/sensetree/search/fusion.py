@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.terms import NO_LANGUAGE, language_shares, query_languages, text_languages
+from ..store.terms import NO_LANGUAGE, SURE_SHARE, query_languages, sure_shares, text_languages
 from .types import Candidate
 
 RRF_K = 60
@@ -197,13 +197,11 @@ def _ranked(merged: dict[tuple[str, int], Candidate], scores: dict[tuple[str, in
 # --- the evidence fusion: leg weights from what the legs returned for this query ---------------------
 
 EVIDENCE_FILES = 10  # each leg's first files, which the evidence is read from
-# A query is taken as foreign to the files when the language identifier is sure of its language (this
-# share) and gives the files' language less than FOREIGN_SHARE: full questions in another language
+# A query is taken as foreign to the files when the language identifier is sure of its language (SURE_SHARE,
+# store/terms.py) and gives the files' language less than FOREIGN_SHARE: full questions in another language
 # score 1e-6 to 2e-4, and the shortest English queries of the dev sets at least 0.014. Queries shorter
-# than SURE_CHARS are names or terms whose language is a guess ("Uganda": Ganda at 0.78), never foreign.
-SURE_LANGUAGE = 0.5
+# than SURE_CHARS are names or terms whose language is a guess, never foreign.
 FOREIGN_SHARE = 0.001
-SURE_CHARS = 20
 # BM25's share when it ranks first files in a language the query is not in, while the dense model reads
 # the query: the keyword leg can then match only names and numbers, and its scores look no less sure.
 CROSS_BM25_SHARE = 0.1
@@ -240,14 +238,14 @@ class Evidence:
 def evidence_of(query: str, dense: list[Candidate], sparse: list[Candidate]) -> Evidence:
     """The evidence of both legs' lists: each file by its best chunk, the first ``EVIDENCE_FILES`` of each leg."""
     dense_files, sparse_files = _best_chunks(dense, "cosine"), _best_chunks(sparse, "bm25")
-    shares = language_shares(query) if len(query) >= SURE_CHARS else {}
+    shares = sure_shares(query)
     guess = max(shares, key=shares.__getitem__, default=None)
     bm25_languages = _by_frequency(c.lang for c in sparse_files[:EVIDENCE_FILES])
     dense_top = {c.path for c in dense_files[:EVIDENCE_FILES]}
     sparse_top = {c.path for c in sparse_files[:EVIDENCE_FILES]}
     shorter = min(len(dense_top), len(sparse_top))
     return Evidence(
-        query_language=guess if guess and shares[guess] >= SURE_LANGUAGE else None,
+        query_language=guess if guess and shares[guess] >= SURE_SHARE else None,
         dense_languages=_by_frequency(c.lang for c in dense_files[:EVIDENCE_FILES]),
         bm25_languages=bm25_languages,
         query_in_bm25_language=shares.get(bm25_languages[0], 0.0) if shares and bm25_languages else 1.0,
@@ -399,7 +397,7 @@ def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) ->
     English question, and a Turkish list of names keeps none for a Vietnamese one. A chunk without a vector
     keeps its keyword standing whole: nothing yet says what it means."""
     fit = np.ones(len(candidates))
-    shares = language_shares(query) if len(query) >= SURE_CHARS else {}
+    shares = sure_shares(query)
     if not shares:
         return fit
     likeliest = max(shares, key=shares.__getitem__)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import regex
 
-from ..store.terms import language_shares
+from ..store.terms import sure_language
 from . import lexicon
 
 MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edit apart
@@ -34,8 +34,6 @@ MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edi
 # "corrected" into the files' words, Vietnamese questions over Turkish paragraphs searched for Turkish words
 # that mean nothing of the question, and the hybrid fell 0.850 -> 0.790 (XQuAD tr <- vi, 80 questions, E5).
 FOREIGN_WORDS = 3
-SURE_CHARS = 20  # a shorter query's language is a guess (a name, a term): its unknown words may be typos
-SURE_SHARE = 0.5
 SHORT_WORD = 5  # up to this many letters one edit is forgiven, two beyond it
 STEM_END = 4  # a stemmer drops at most this many letters of a word's end ("-ational")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -167,14 +165,11 @@ def corrections(
 
 def in_another_language(query: str, index_languages: Sequence[str]) -> bool:
     """Whether ``query`` is surely written in a language none of the index's main languages is (a question of
-    SURE_CHARS or more, its language SURE_SHARE of the identifier's mass): its words the files lack are that
+    ``store.terms.SURE_CHARS`` or more, its language ``SURE_SHARE`` of the identifier's mass): its words the files lack are that
     language's, not typos. Two unknown Vietnamese words of a question over Turkish paragraphs, "corrected",
     still turned the question into Turkish words for both legs."""
-    if len(query) < SURE_CHARS or not index_languages:
-        return False
-    shares = language_shares(query)
-    likeliest = max(shares, key=shares.__getitem__, default=None)
-    return likeliest is not None and shares[likeliest] >= SURE_SHARE and likeliest not in index_languages
+    language = sure_language(query) if index_languages else None
+    return language is not None and language not in index_languages
 
 
 def respelled(query: str, spelled: Mapping[str, str]) -> str:

@@ -83,6 +83,8 @@ SAMPLE_EVERY = 8  # a document's language is checked on every 8th chunk (and its
 DOCUMENT_SHARE = 0.6  # ... and is the language of this share of those samples, or none
 TERM_CACHE = 200_000  # words whose terms are remembered, per language (a few tens of MB at most)
 QUERY_LANGUAGE_SHARE = 0.2  # a query is also analysed under any language at least this likely
+SURE_CHARS = 20  # a query's language is read only from this many characters on
+SURE_SHARE = 0.5  # and taken as sure from this share of the identifier's mass on
 
 _PAIRED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005"
 _DICTIONARY = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
@@ -182,6 +184,19 @@ def query_languages(query: str) -> tuple[str, ...]:
 def language_shares(query: str) -> dict[str, float]:
     """How likely the query is in each language, by the identifier (shares sum to 1)."""
     return dict(_identifier().rank(query)) if query.strip() else {}
+
+
+def sure_shares(query: str) -> dict[str, float]:
+    """``language_shares`` for a query of SURE_CHARS or more, else none: a shorter one is a name or a term
+    whose language is a guess ("Uganda": Ganda at 0.78), which spelling and fusion must not act on."""
+    return language_shares(query) if len(query) >= SURE_CHARS else {}
+
+
+def sure_language(query: str) -> str | None:
+    """The query's language when the identifier is sure of it (SURE_SHARE of its mass, SURE_CHARS or more)."""
+    shares = sure_shares(query)
+    likeliest = max(shares, key=shares.__getitem__, default=None)
+    return likeliest if likeliest is not None and shares[likeliest] >= SURE_SHARE else None
 
 
 def detect_language(text: str) -> str | None:
