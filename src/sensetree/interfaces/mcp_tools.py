@@ -7,9 +7,9 @@ never a traceback. Imported only by ``sensetree mcp``: the SDK takes most of a s
 
 import inspect
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Annotated, Any, Callable, cast, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Callable, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -47,6 +47,7 @@ def _view(name: str, result: type, keys: tuple[str, ...], **more: Any) -> Any:
 if TYPE_CHECKING:  # a view made at run time is no type to a checker: it sees the JSON object it is
     SearchHit = dict[str, Any]
     DirectoryEntry = dict[str, Any]
+    FileText = dict[str, Any]
 else:
     SearchHit = _view(
         "SearchHit",
@@ -55,6 +56,7 @@ else:
         rank=int,
     )
     DirectoryEntry = _view("DirectoryEntry", Entry, ("name", "path", "is_dir", "kind", "status", "doc_type", "error"))
+    FileText = _view("FileText", FileContents, tuple(field.name for field in fields(FileContents)))  # all of it
 
 
 class SearchAnswer(TypedDict):
@@ -85,17 +87,6 @@ class MeaningTree(TypedDict):
     notices: list[str]
 
 
-class FileText(TypedDict):  # the read_file tool's answer (operations.FileContents)
-    path: str
-    name: str
-    doc_type: str
-    context_only: bool
-    text: str
-    total_chars: int
-    truncated: bool
-    note: str | None
-
-
 class DirectoryListing(TypedDict):
     path: str | None
     entries: list[DirectoryEntry]
@@ -122,7 +113,7 @@ def _listing_answer(listing: Listing, params: Any) -> DirectoryListing:
 
 
 def _read_answer(read: FileContents, params: Any) -> FileText:
-    return cast(FileText, read.as_dict())
+    return FileText(**read.as_dict())
 
 
 def _tree_answer(response: TreeResponse, params: Any) -> MeaningTree:
