@@ -182,8 +182,7 @@ class Context:
         if self.read_only:
             return
         try:
-            for path in found:
-                self.catalog.states.prioritize(paths.normalize(path))
+            self.catalog.states.prioritize(*(paths.normalize(path) for path in found))
         except sqlite3.OperationalError:  # a busy or read-only catalog: the order is a courtesy
             pass
 

@@ -125,9 +125,8 @@ class MeaningOnDemand:
     ) -> tuple[int, str]:
         """Store the vectors in ``keep`` under the writer lock; (how many were kept, why not when none)."""
         touched = list(dict.fromkeys(path for path, _ in found))
-        try:
-            for path in touched:  # the semantic phase takes them next, kept or not
-                catalog.states.prioritize(path)
+        try:  # the semantic phase takes them next, kept or not
+            catalog.states.prioritize(*touched)
         except Exception as exc:  # a busy catalog: the order is a nicety
             log.info("could not move the searched files forward in the queue: %s", exc)
         if not keep:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..paths import folds_case, is_under
 from .catalog_files import Files
 from .catalog_rows import BACK_TO_PENDING, FAILED, INDEXED, KEYWORD, PENDING, StoredText
 from .catalog_sql import UNDER, Sql, bounds
+
+FOLDERS_PER_WRITE = 100  # three parameters each: within any SQLite's limit of 999
 
 
 class States:
@@ -33,23 +35,31 @@ class States:
         """(ctime, inode, path): what a row written before those columns existed is, without queueing it."""
         self._sql.many("UPDATE files SET ctime = ?, inode = ? WHERE path = ?", rows)
 
-    def prioritize(self, path: str) -> int:
-        """Put a file, or the files under a folder, first in line for whichever phase they wait for."""
-        return self._update_under(path, "priority = ?", (time.time(),), f"status IN ('{PENDING}', '{KEYWORD}')")
+    def prioritize(self, *found: str) -> int:
+        """Put files, or the files under folders, first in line for whichever phase they wait for: one write for
+        all of ``found`` (a search's results), which waits for a writer holding the catalog once, not per file."""
+        return self._update_under(found, "priority = ?", (time.time(),), f"status IN ('{PENDING}', '{KEYWORD}')")
 
-    def _update_under(self, folder: str, assignment: str, values: tuple, condition: str) -> int:
-        """``UPDATE files SET <assignment>`` for the rows at or under ``folder`` that meet ``condition``."""
-        if not folds_case(folder):  # the key range is exact where case counts
-            return self._sql.change(
-                f"UPDATE files SET {assignment} WHERE {condition} AND {UNDER}", (*values, *bounds(folder))
+    def _update_under(self, folders: Sequence[str], assignment: str, values: tuple, condition: str) -> int:
+        """``UPDATE files SET <assignment>`` for the rows at or under any of ``folders`` that meet ``condition``."""
+        exact = [f for f in folders if not folds_case(f)]  # the key range is exact where case counts
+        folded = [f for f in folders if folds_case(f)]  # elsewhere the range is the whole table: is_under decides
+        changed = 0
+        for start in range(0, len(exact), FOLDERS_PER_WRITE):
+            part = exact[start : start + FOLDERS_PER_WRITE]
+            changed += self._sql.change(
+                f"UPDATE files SET {assignment} WHERE {condition} AND ({' OR '.join([UNDER] * len(part))})",
+                (*values, *(bound for folder in part for bound in bounds(folder))),
             )
-        rows = [
-            r[0]
-            for r in self._sql.run(f"SELECT path FROM files WHERE {condition} AND {UNDER}", bounds(folder))
-            if is_under(r[0], folder)
-        ]
-        self._sql.many(f"UPDATE files SET {assignment} WHERE path = ?", ((*values, p) for p in rows))
-        return len(rows)
+        if folded:
+            rows = [
+                r[0]
+                for r in self._sql.run(f"SELECT path FROM files WHERE {condition}")
+                if any(is_under(r[0], folder) for folder in folded)
+            ]
+            self._sql.many(f"UPDATE files SET {assignment} WHERE path = ?", ((*values, p) for p in rows))
+            changed += len(rows)
+        return changed
 
     def mark_keyword(self, items: Iterable[StoredText]) -> None:
         """Only called once the text rows are stored: findable by keyword from now on."""
