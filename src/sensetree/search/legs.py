@@ -34,14 +34,20 @@ def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | 
 
 
 def sparse_leg(
-    store: ChunkStore, query: str, k: int, where: str | None, build_index: Callable[[], None]
+    store: ChunkStore,
+    query: str,
+    k: int,
+    where: str | None,
+    build_index: Callable[[], None],
+    with_vectors: bool = False,
 ) -> list[Candidate]:
-    """BM25 over the stored text. A missing or broken index is built and the query retried once (design §2.2)."""
+    """BM25 over the stored text (each hit with its stored vector, for a fusion that judges it by meaning too).
+    A missing or broken index is built and the query retried once (design §2.2)."""
     try:
-        hits = store.queries.sparse(query, k, where)
+        hits = store.queries.sparse(query, k, where, with_vectors)
     except (ValueError, RuntimeError):
         build_index()
-        hits = store.queries.sparse(query, k, where)
+        hits = store.queries.sparse(query, k, where, with_vectors)
     return [
         Candidate(
             h["path"],
@@ -52,6 +58,7 @@ def sparse_leg(
             location=h.get("location"),
             bm25_rank=rank,
             bm25=float(h["_score"]),
+            vector=h.get("vector"),
         )
         for rank, h in enumerate(hits, start=1)
     ]

@@ -95,6 +95,8 @@ class Retriever:
                 dense_query = keywords
             timings["spelling_ms"] = (time.perf_counter() - started) * 1000
 
+        fusion = fusion or self.fusion
+        judged_by_both = hybrid and dense and fusion in JUDGES_BOTH  # keyword hits bring their vectors
         embedding_failed = False
         query_vector: np.ndarray | None = None
 
@@ -114,7 +116,7 @@ class Retriever:
         def run_sparse() -> list[Candidate]:
             started = time.perf_counter()
             try:
-                return sparse_leg(self.store, keywords, pool, where, self.build_fts_index)
+                return sparse_leg(self.store, keywords, pool, where, self.build_fts_index, judged_by_both)
             except Exception as exc:  # design §2.2: a failing BM25 leg degrades to dense-only, never errors
                 log.warning("BM25 leg failed: %s", exc)
                 response.notices.append(f"keyword (BM25) search failed ({exc}); showing meaning (dense) results only")
@@ -131,12 +133,13 @@ class Retriever:
         hybrid = hybrid or not dense or embedding_failed
 
         if hybrid:
-            fusion = fusion or self.fusion
             on_demand = None
             if fusion in JUDGES_BOTH:
                 started = time.perf_counter()
                 readable = leg_weights(query, self.dense_model, dense_hits, sparse_hits).dense > 0
-                on_demand = self._complete(query_vector if readable else None, keywords, dense_hits, sparse_hits, where)
+                on_demand = self._complete(
+                    query_vector if readable else None, keywords, dense_hits, sparse_hits, where, pool
+                )
                 timings["complete_ms"] = (time.perf_counter() - started) * 1000
             candidates = self._fuse(query, dense_hits, sparse_hits, fusion, response)
             if on_demand is not None and response.fusion is not None:
@@ -189,14 +192,19 @@ class Retriever:
         dense: list[Candidate],
         sparse: list[Candidate],
         where: str | None,
+        pool: int,
     ) -> dict | None:
         """Give every candidate both signals: a keyword hit its cosine (its stored vector, or embedded now by
         ``on_demand`` when it has none yet, best keyword rank first), a dense hit its BM25 score (0 when it
         holds no query term). A candidate left without a vector (over the time budget, no model) keeps
-        ``cosine`` None, and the fusion takes it at its keyword standing. Returns what meaning on demand did."""
+        ``cosine`` None, and the fusion takes it at its keyword standing. Returns what meaning on demand did.
+
+        A keyword leg that returned fewer than ``pool`` hits returned every chunk holding a query term: the
+        dense hits it lacks score 0, and the second keyword query is not made (a small folder, rare words)."""
         scored = {c.key for c in sparse}
         if dense:
-            among = self._bm25_among(keywords, [c for c in dense if c.key not in scored], where)
+            exhausted = len(sparse) < pool
+            among = {} if exhausted else self._bm25_among(keywords, [c for c in dense if c.key not in scored], where)
             for c in dense:
                 if c.key not in scored:
                     c.bm25 = among.get(c.key, 0.0)
@@ -210,10 +218,9 @@ class Retriever:
         def cosine(vector: np.ndarray) -> float:
             return min(1.0, max(0.0, float(vector @ query_vector) / ((float(np.linalg.norm(vector)) or 1.0) * norm)))
 
-        stored = self.store.queries.vectors_at(list(dict.fromkeys(c.path for c in lacking)))
         for c in lacking:
-            if c.key in stored:
-                c.cosine, c.meaning = cosine(stored[c.key]), "stored"
+            if c.vector is not None:
+                c.cosine, c.meaning = cosine(c.vector), "stored"
         waiting = [c for c in lacking if c.cosine is None][:ON_DEMAND_CHUNKS]
         if not waiting or self.on_demand is None:
             return None

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Annotated
 
+import numpy as np
+
 from ..answers import Fields, Rounded
 from ..paths import sql_literal
 
@@ -31,6 +33,7 @@ class Candidate:
     # (embedded for this query); "" when the dense leg ranked it or it has no vector yet
     meaning: str = ""
     carried_by: str = ""  # the fusion's word for the signal that placed it: meaning, keywords, both
+    vector: np.ndarray | None = field(default=None, repr=False)  # a keyword hit's stored vector, read with it
 
     def signals(self) -> dict:
         """Both signals of the chunk and which one carried it (``--explain``, the API's results)."""
