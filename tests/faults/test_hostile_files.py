@@ -378,6 +378,9 @@ if os.geteuid() == 0:
     prepare(Job(str(note), "file", None))
     os.setgid(65534)
     os.setuid(65534)
+    from sensetree.ingest import workers
+
+    workers.STARTUP_SECONDS = 2.0  # no worker can start as nobody: fall back to this process without the 30 s wait
 with Engine(data) as engine:
     engine.run(SetParams("embedding.model", "minilm"))
     engine.run(AddRootParams(root))
