@@ -96,7 +96,7 @@ def assert_meaning_search(engine: Engine) -> None:
 
 # the embedding endpoint ---------------------------------------------------------------
 def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoint_engine):
-    """Down for 30 s (a compressed "minutes"): the watcher waits, search answers by keywords, then it all resumes."""
+    """Down for 15 s (a compressed "minutes"): the watcher waits, search answers by keywords, then it all resumes."""
     with endpoint_engine() as engine:
         engine.index()
     server.stop()
@@ -112,14 +112,14 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoin
         "stop": stop, "on_progress": lambda p: getattr(p, "paused", "") and paused.append(p.paused)})
     worker.start()
     try:
-        outage_ends = time.monotonic() + 30
+        outage_ends = time.monotonic() + 15
         edited_during_outage = False
         while time.monotonic() < outage_ends:
             assert worker.is_alive(), "the watcher gave up while the endpoint was down"
             assert_keywords_only(reader)
             statuses = assert_whole(reader)
             assert sum(status in ("pending", "keyword") for status, _ in statuses.values()) >= 4  # vectors wait
-            if not edited_during_outage and time.monotonic() > outage_ends - 20:
+            if not edited_during_outage and time.monotonic() > outage_ends - 8:
                 (tree / "fence.txt").write_text((REVISED + TOPICS["fence.txt"]) * 8, encoding="utf-8")
                 edited_during_outage = True
             time.sleep(2)
@@ -236,13 +236,13 @@ def test_retry_after_is_honoured(tmp_path, server, endpoint_engine):
 
 
 def test_a_slow_endpoint_indexes_everything(tmp_path, server, write_tree, make_engine):
-    """10 s per call (one batch, two queries side by side): slow, but within the client's timeout."""
+    """5 s per call (one batch, two queries side by side): slow, but within the client's timeout."""
     write_tree(tmp_path / "tree", {name: TOPICS[name] for name in ("reactor.txt", "regatta.txt")})
     settings = {"embedding.base_url": server.url, "embedding.dimensions": 384,  # no probe: fewer slow calls
                 "retrieval.rerank": False}
     with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings,
                      index=False) as engine:
-        server.delay = 10
+        server.delay = 5
         indexing = threading.Thread(target=engine.index)
         indexing.start()
         assert wait_for(lambda: len(server.calls) >= 1, 40)  # the batch is on its way
@@ -303,7 +303,7 @@ def test_a_slow_sense_endpoint_within_its_timeout_writes_senses(tmp_path, server
     with sense_engine() as engine:
         for name in list(TOPICS)[2:]:
             (tmp_path / "tree" / name).unlink()
-        server.delay = 10  # two files, sensed side by side
+        server.delay = 5  # two files, sensed side by side
         progress = engine.index()
         assert progress.failed == 0
         statuses = assert_whole(engine)
