@@ -164,10 +164,10 @@ def corrections(
 
 
 def in_another_language(query: str, index_languages: Sequence[str]) -> bool:
-    """Whether ``query`` is surely written in a language none of the index's main languages is (a question of
-    ``store.terms.SURE_CHARS`` or more, its language ``SURE_SHARE`` of the identifier's mass): its words the files lack are that
-    language's, not typos. Two unknown Vietnamese words of a question over Turkish paragraphs, "corrected",
-    still turned the question into Turkish words for both legs."""
+    """Whether ``query`` is surely written in a language none of the index's main languages is
+    (``store.terms.sure_language``): its words the files lack are that language's, not typos. Two unknown
+    Vietnamese words of a question over Turkish paragraphs, "corrected", still turned the question into
+    Turkish words for both legs."""
     language = sure_language(query) if index_languages else None
     return language is not None and language not in index_languages
 
