@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,16 +19,7 @@ def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | 
     """Nearest chunks by cosine; score = 1 - distance, clamped to [0, 1], never remapped."""
     hits = store.queries.dense(query_vector, k, where)
     return [
-        Candidate(
-            h["path"],
-            int(h["chunk_index"]),
-            h["text"],
-            lang=h.get("lang"),
-            content_hash=h.get("content_hash"),
-            location=h.get("location"),
-            dense_rank=rank,
-            cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))),
-        )
+        _candidate(h, dense_rank=rank, cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))))
         for rank, h in enumerate(hits, start=1)
     ]
 
@@ -49,16 +40,19 @@ def sparse_leg(
         build_index()
         hits = store.queries.sparse(query, k, where, with_vectors)
     return [
-        Candidate(
-            h["path"],
-            int(h["chunk_index"]),
-            h["text"],
-            lang=h.get("lang"),
-            content_hash=h.get("content_hash"),
-            location=h.get("location"),
-            bm25_rank=rank,
-            bm25=float(h["_score"]),
-            vector=h.get("vector"),
-        )
+        _candidate(h, bm25_rank=rank, bm25=float(h["_score"]), vector=h.get("vector"))
         for rank, h in enumerate(hits, start=1)
     ]
+
+
+def _candidate(hit: dict, **found: Any) -> Candidate:
+    """A leg's hit as a candidate: the chunk as stored, and ``found``, what this leg says of it."""
+    return Candidate(
+        hit["path"],
+        int(hit["chunk_index"]),
+        hit["text"],
+        lang=hit.get("lang"),
+        content_hash=hit.get("content_hash"),
+        location=hit.get("location"),
+        **found,
+    )
