@@ -93,7 +93,7 @@ def build(store_dir: Path, rows: int, corpus: Corpus) -> ChunkStore:
             "location": pa.nulls(n, pa.string()),
             "doc_type": pa.array(["text"] * n, pa.string()),
             "size": pa.array(np.full(n, 4096), pa.int64()),
-            **analysed_columns(paths, texts),
+            **analysed_columns(paths, (ids % CHUNKS_PER_FILE).tolist(), texts),
         }, schema=schema(DIM))
         if store.table.handle is None:
             store.upkeep.create_indexes(store.table.create(data, DIM))

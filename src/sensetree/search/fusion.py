@@ -314,6 +314,13 @@ BOTH_DENSE_SHARE = 0.3  # meaning's share of a candidate's score, where the dens
 # quarter of the queries of SciFact, NFCorpus and the 49 XQuAD sets (bench/signals_lab.py, --part tune), among
 # floors 0.05-0.2, meaning's power 0-1 and a dense share that grew as the keyword leg's first hits lost on meaning.
 LANGUAGE_FLOOR = 0.05
+# Keyword evidence that stands out is not discounted by meaning: the files whose best BM25 stands at least
+# DECISIVE times above the next file's, at the widest such gap among the first DECISIVE_FILES (or alone in
+# holding a query word), hold what the query typed (an identifier, a number, a name, a word as written, a
+# corrected typo) where the others hold at most its parts. E5's cosines crowd near 0.8, so a meaning scaled
+# over the pool can sink such a file under neighbours that hold none of the query's words (design §2.4).
+DECISIVE = 2.0
+DECISIVE_FILES = 3
 
 
 def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Candidate]) -> Fused:
@@ -354,7 +361,8 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
             "both legs read the query: keywords count as far as each candidate's meaning backs them",
         )
         fit = _language_fit(query, merged, known)
-        evidence = keywords * meaning * fit
+        backing = np.where(_decisive(merged), 1.0, meaning)
+        evidence = keywords * backing * fit
     dense_part, keyword_part = weights.dense * meaning, weights.bm25 * evidence
     for candidate, by_meaning, by_keywords, has_vector in zip(merged, dense_part, keyword_part, known):
         candidate.fused = float(by_meaning + by_keywords)
@@ -386,6 +394,21 @@ def both_fusion(query: str, model: str, dense: list[Candidate], sparse: list[Can
             "keywords_in_other_languages": int((fit < 1).sum()),
         },
     )
+
+
+def _decisive(candidates: list[Candidate]) -> np.ndarray:
+    """Which candidates belong to files whose keyword evidence stands out (``DECISIVE``): the files above the
+    widest gap, at least DECISIVE wide, in the BM25 of the first DECISIVE_FILES + 1 files."""
+    best: dict[str, float] = {}
+    for c in candidates:
+        best[c.path] = max(best.get(c.path, 0.0), c.bm25 or 0.0)
+    ranked = sorted(best.values(), reverse=True)[: DECISIVE_FILES + 1] + [0.0]
+    gaps = [(ranked[i] / ranked[i + 1] if ranked[i + 1] > 0 else np.inf, i) for i in range(len(ranked) - 1)]
+    gaps = [(gap, i) for gap, i in gaps if ranked[i] > 0 and i < DECISIVE_FILES]
+    widest, at = max(gaps, default=(0.0, -1))
+    if widest < DECISIVE:
+        return np.zeros(len(candidates), dtype=bool)
+    return np.array([(c.bm25 or 0.0) > 0 and best[c.path] >= ranked[at] for c in candidates])
 
 
 def _language_fit(query: str, candidates: list[Candidate], known: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from ..paths import sql_literal
 from ..errors import ModelError
 from ..store.chunks import ChunkStore
 from ..store.stored_text import body
-from ..store.terms import marked_terms
+from ..store.terms import marked_terms, phrases
 from .fusion import FUSIONS, JUDGES_BOTH, leg_weights
 from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
@@ -134,13 +134,19 @@ class Retriever:
 
         if hybrid:
             on_demand = None
-            if fusion in JUDGES_BOTH:
+            quoted = bool(phrases(keywords))
+            if fusion in JUDGES_BOTH or quoted:
                 started = time.perf_counter()
-                readable = leg_weights(query, self.dense_model, dense_hits, sparse_hits).dense > 0
+                readable = (
+                    fusion in JUDGES_BOTH and leg_weights(query, self.dense_model, dense_hits, sparse_hits).dense > 0
+                )
                 on_demand = self._complete(
                     query_vector if readable else None, keywords, dense_hits, sparse_hits, where, pool
                 )
                 timings["complete_ms"] = (time.perf_counter() - started) * 1000
+            if quoted:  # words in double quotes match in that order only: a chunk without them is no result
+                holding = {c.key for c in sparse_hits}
+                dense_hits = [c for c in dense_hits if c.bm25 or c.key in holding]
             candidates = self._fuse(query, dense_hits, sparse_hits, fusion, response)
             if on_demand is not None and response.fusion is not None:
                 response.fusion["on_demand"] = on_demand

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..paths import sql_literal
-from .table import ANALYSIS_FIELDS, FILE_FIELDS, FTS_COLUMN, ChunkTable, Layout, in_lists
-from .terms import query_terms, stop_words, written_form
+from .table import ANALYSIS_FIELDS, EXACT_COLUMN, FILE_FIELDS, FTS_COLUMN, NAMES_COLUMN, ChunkTable, Layout, in_lists
+from .terms import phrases, query_parts, query_terms, stop_words, written_form, written_terms
 
 if TYPE_CHECKING:
-    from lancedb.query import MatchQuery
+    from lancedb.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
 
 # A scope narrower than this is searched exactly, a wider one through the index with the filter applied first.
 # At 1M chunks (bench/search_latency.py's table): 1,000 rows exact 6.6 ms / HNSW 13.6 ms; 20,000 rows exact
@@ -28,7 +28,12 @@ LANGUAGES_TTL = 30.0
 NEAR_ROWS = 500
 NEAR_EXPANSIONS = 50
 HOLDING_CAP = 5_000
-SCORED_AMONG_ROWS = 5_000  # chunks ``sparse_among`` scores at most per batch of files  # chunks counted for a term: past it, two terms are equally common to a tie-break
+SCORED_AMONG_ROWS = 5_000  # chunks ``sparse_among`` scores at most per batch of files
+# What a match in each keyword column adds to a chunk's BM25, over a match of its terms (stems and identifiers):
+# a word as it is written, and a file's or its folders' name (design §2.2).
+EXACT_BOOST = 1.0
+NAMES_BOOST = 2.0
+PIECES_BOOST = 0.2  # the pieces of an identifier the query wrote whole: they find it in pieces, never outweigh it
 
 
 class ChunkQueries:
@@ -65,11 +70,11 @@ class ChunkQueries:
 
         def read(table) -> list[dict]:
             layout = self.table.layout(table)
-            terms = query_terms(text, self._main_languages(table, layout))
-            if not terms:
+            keywords = _keyword_query(text, self._main_languages(table, layout), layout.columns)
+            if keywords is None:
                 return []
             columns = _hit_columns(layout.columns, "_score") + (["vector"] if with_vectors else [])
-            query = table.search(terms, query_type="fts", fts_columns=FTS_COLUMN).limit(k).select(columns)
+            query = table.search(keywords, query_type="fts").limit(k).select(columns)
             if where:
                 query = query.where(where, prefilter=True)
             if not with_vectors:
@@ -289,13 +294,40 @@ class ChunkQueries:
         return sorted(rows, key=lambda r: r["chunk_index"])
 
 
-def _match(terms: str, *, fuzziness: int = 0, max_expansions: int = 50) -> MatchQuery:
-    """LanceDB's match of ``terms`` in the analysed column (its defaults: exact, 50 expansions)."""
+def _keyword_query(text: str, languages: list[str], columns: frozenset[str]) -> BooleanQuery | None:
+    """The keyword leg's query. What the query typed (its words and stems, its identifiers whole), the
+    pieces of its identifiers (``PIECES_BOOST``), its words as written (``EXACT_BOOST``) and what it typed
+    in the names (``NAMES_BOOST``) each add their BM25; every quoted phrase must be there, its words as
+    written and in order. None for a query with nothing to match."""
+    from lancedb.query import BooleanQuery, Occur, PhraseQuery
+
+    typed, pieces = query_parts(text, languages)
+    if not typed and not pieces:
+        return None
+    clauses: list[tuple[Occur, FullTextQuery]] = []
+    if typed:
+        clauses.append((Occur.SHOULD, _match(typed)))
+    if pieces:
+        clauses.append((Occur.SHOULD, _match(pieces, boost=PIECES_BOOST)))
+    if NAMES_COLUMN in columns:  # a table of this version: its stored text has its index of the words as written
+        written = written_terms(text, languages)
+        if written:
+            clauses.append((Occur.SHOULD, _match(written, EXACT_COLUMN, boost=EXACT_BOOST)))
+        clauses += [(Occur.MUST, PhraseQuery(phrase, EXACT_COLUMN, slop=0)) for phrase in phrases(text)]  # type: ignore[call-arg]
+        if typed:
+            clauses.append((Occur.SHOULD, _match(typed, NAMES_COLUMN, boost=NAMES_BOOST)))
+    return BooleanQuery(clauses)
+
+
+def _match(
+    terms: str, column: str = FTS_COLUMN, *, boost: float = 1.0, fuzziness: int = 0, max_expansions: int = 50
+) -> MatchQuery:
+    """LanceDB's match of ``terms`` in an analysed column (its defaults: exact, 50 expansions)."""
     from lancedb.query import MatchQuery
 
     # lancedb 0.40 gives MatchQuery's other fields their defaults as pydantic.Field(1.0, kw_only=True), positionally,
     # which a type checker does not read as a default: it asks for every one of them.
-    return MatchQuery(terms, FTS_COLUMN, fuzziness=fuzziness, max_expansions=max_expansions)  # type: ignore[call-arg]
+    return MatchQuery(terms, column, boost=boost, fuzziness=fuzziness, max_expansions=max_expansions)  # type: ignore[call-arg]
 
 
 def _hit_columns(columns: frozenset[str], score: str) -> list[str]:

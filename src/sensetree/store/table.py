@@ -22,7 +22,16 @@ T = TypeVar("T")
 
 TABLE = "chunks"
 FTS_COLUMN = "terms"  # what the keyword index serves: the stored text analysed in Python (store/terms.py)
-ANALYSIS_FIELDS = (pa.field("lang", pa.string()), pa.field(FTS_COLUMN, pa.string()))
+# The stored text itself is indexed too, as written: LanceDB splits it into words, folds case and accents and
+# keeps their positions (phrases); nothing is stemmed.
+EXACT_COLUMN = "text"
+NAMES_COLUMN = "names"  # a file's name and its folders' names, on its first chunk only
+KEYWORD_COLUMNS = (FTS_COLUMN, EXACT_COLUMN, NAMES_COLUMN)  # each with a keyword index of its own
+ANALYSIS_FIELDS = (
+    pa.field("lang", pa.string()),
+    pa.field(FTS_COLUMN, pa.string()),
+    pa.field(NAMES_COLUMN, pa.string()),
+)
 
 
 @dataclass(frozen=True)

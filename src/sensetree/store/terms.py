@@ -11,6 +11,12 @@ one-character word is found too). Words keep their combining marks (Hindi matras
 marks). The result is stored as space-separated terms in a column that a plain whitespace index
 serves.
 
+Beside the stems, what a person types is kept whole (design §2.2): identifiers and numbers
+(``HAVE_LIBGEN_H``, ``parsePathspec``, ``1.7.3.3``, ``INV-2024-0042``, paths, e-mail addresses, URLs) whole
+beside their pieces among the terms; a file's own name and its folders' names, on its first chunk, in a
+column of their own (``name_terms``). The words as written are LanceDB's own index of the stored text
+(store/upkeep.py): ``written_terms`` and ``phrases`` are what a query asks of it.
+
 A query loses its languages' stop words and is analysed as written and under each language it
 may be in and each language the index mostly holds: a word matches a chunk in any language, and
 the terms of a language the index does not hold simply find nothing.
@@ -98,7 +104,8 @@ _TOKEN = regex.compile(
 
 @dataclass(frozen=True)
 class Analysis:
-    """What a chunk's text becomes in the index: its language (None when unsure) and its terms."""
+    """What a chunk's text becomes in the index: its language (None when unsure) and its terms (stems, and
+    identifiers whole and in pieces)."""
 
     language: str | None
     terms: str
@@ -142,21 +149,131 @@ def analyse_document(texts: Sequence[str]) -> list[Analysis]:
 
 def _analysed(text: str, language: str | None) -> Analysis:
     words, segments = _split(text)
-    return Analysis(language, " ".join(_words(words, language) + segments))
+    wholes, pieces = identifiers(text)
+    if not text.isascii():  # folding changes only what is not ASCII
+        wholes = _words(wholes, None)
+    return Analysis(language, " ".join(_words(words + pieces, language) + segments + wholes))
+
+
+# An identifier or a number written as one token: word characters joined by connectors (``1.7.3.3``,
+# ``inv-2024-0042``, ``have_libgen_h``, ``usr/share/doc/git``, ``a.b@example.org``, ``https://example.org/x``),
+# or one word that changes case inside (``parsePathspec``, ``HTMLParser``). Kept whole beside its pieces, so
+# that a query that types it whole finds it whole first, and a piece still finds it. The patterns start only
+# where a word starts (a lookbehind): each text is scanned once, not once a letter.
+_JOINED_ASCII = re.compile(r"(?<![a-z0-9])[a-z0-9]+(?:[._\-:/@+#~]+[a-z0-9]+)+")
+_JOINED = re.compile(r"(?<!\w)\w+(?:[._\-:/@+#~]+\w+)+")
+_CASED_WORD = re.compile(r"[^\W_]+")
+_CAMEL = regex.compile(r"(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})")
+_CONNECTOR = re.compile(r"[^\w]+|_+")
+_COARSE = re.compile(r"[/:@]+")  # a path's, an address's parts: each of them whole too (``test_file.c``)
+IDENTIFIER_CHARS = 120  # longer runs (base64, minified code) are no one's query
+
+
+def identifiers(text: str) -> tuple[list[str], list[str]]:
+    """The identifiers of ``text`` whole, lower case (a path's and an address's parts whole too), and the
+    pieces of them that the word split alone does not give: the parts of a word that changes case."""
+    wholes: list[str] = []
+    joined = _JOINED_ASCII.findall(text.lower()) if text.isascii() else _JOINED.findall(text.lower())
+    for token in joined:  # each holds a connector between two words
+        if len(token) > IDENTIFIER_CHARS:
+            continue
+        wholes.append(token)
+        if "/" in token or ":" in token or "@" in token:
+            wholes += [p for p in _COARSE.split(token) if _CONNECTOR.search(p.strip("_"))]
+    return wholes, _camel_pieces(text)
+
+
+def _camel_pieces(text: str) -> list[str]:
+    """The parts of each word that changes case inside (``parse``, ``pathspec`` of ``parsePathspec``)."""
+    mixed = [t for t in set(text.split()) if not (t.islower() or t.isupper() or t.istitle())]
+    pieces: list[str] = []
+    for word in _CASED_WORD.findall(" ".join(mixed)):
+        parts = _CAMEL.split(word)
+        if len(parts) > 1:  # a script without case (Thai, digits) has no parts
+            pieces += [part.lower() for part in parts if part]
+    return pieces
 
 
 def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     """The query's terms, each once: as written, and analysed under every language it is likely to
-    be in and every language the index mostly holds (a one-word query's language is a guess)."""
+    be in and every language the index mostly holds (a one-word query's language is a guess); its
+    identifiers whole and in pieces."""
+    whole, pieces = query_parts(query, index_languages)
+    return " ".join(dict.fromkeys([*whole.split(), *pieces.split()]))
+
+
+def query_parts(query: str, index_languages: Iterable[str] = ()) -> tuple[str, str]:
+    """The query's terms in two parts: what it typed (its words, its identifiers whole), and the pieces of
+    its identifiers (``2``, ``15``, ``1`` of ``2.15.1``; ``parse`` of ``parsePathspec``), which find a file
+    that holds only the pieces but must not outweigh one that holds the whole."""
     query = unicodedata.normalize("NFC", query or "")
-    words, segments = _split(query, pairs_only=True)
+    wholes, camel = identifiers(query)
+    typed = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
+    main = _analysed_query(typed, languages)
+    whole_terms = _words(wholes, None) if not query.isascii() else wholes
+    pieces = _analysed_query(" ".join([*wholes, *camel]), languages)
+    main_terms = list(dict.fromkeys(main + whole_terms))
+    return " ".join(main_terms), " ".join(t for t in dict.fromkeys(pieces) if t not in main_terms)
+
+
+def _identifier_free(token: str, wholes: set[str]) -> bool:
+    """Whether a whitespace-separated token of a query holds none of its identifiers written whole (a word
+    that changes case is a word: ``parsePathspec`` is typed as ``parsepathspec``, its parts are pieces)."""
+    return not any(whole in token.lower() for whole in wholes)
+
+
+def _analysed_query(query: str, languages: list[str]) -> list[str]:
+    """A query's words analysed as written and under each of ``languages``, without their stop words."""
+    words, segments = _split(query, pairs_only=True)
     stop = stop_words(words, languages)
     words = [w for w in words if w not in stop] or words  # a query of stop words alone keeps them
     terms = _words(words, None)
     for language in languages:
         terms += _words(words, language)
-    return " ".join(dict.fromkeys(terms + segments))
+    return list(dict.fromkeys(terms + segments))
+
+
+def written_terms(query: str, index_languages: Iterable[str] = ()) -> str:
+    """The query's words as typed (not the pieces of its identifiers), each once, without stop words: what
+    is asked of the index of the words as written (which folds them as it folds the text), where a chunk
+    that holds them counts above one that holds only their stems."""
+    query = unicodedata.normalize("NFC", query or "")
+    wholes, _ = identifiers(query)
+    query = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
+    words, _ = _split(query, pairs_only=True)
+    languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
+    stop = stop_words(words, languages)
+    return " ".join(dict.fromkeys([w for w in words if w not in stop] or words))
+
+
+_QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
+
+
+def phrases(query: str) -> list[str]:
+    """The query's phrases in double quotes, as typed: each is matched in the words as written, in order
+    (a quoted single word is a phrase of one: matched as written, never by its stem)."""
+    quoted = (m.group(1) or m.group(2) for m in _QUOTED.finditer(unicodedata.normalize("NFC", query or "")))
+    return [phrase.strip() for phrase in quoted if _split(phrase)[0]]
+
+
+NAME_FOLDERS = 3  # the folders above a file whose names count as its names (the nearest first)
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def name_terms(path: str, language: str | None = None) -> str:
+    """What a file's name field holds, each term once: its name whole and without its extension, its
+    words and identifiers as a chunk's terms are made, a version's shorter forms (``1.8`` of ``1.8.0``),
+    and the same of the names of its ``NAME_FOLDERS`` nearest folders."""
+    parts = [p for p in re.split(r"[\\/]", unicodedata.normalize("NFC", path or "")) if p]
+    terms: list[str] = []
+    for part in parts[-1 - NAME_FOLDERS :]:
+        stem = part.rsplit(".", 1)[0] if "." in part.strip(".") else part
+        terms += _words([part.lower(), stem.lower()], None) + _analysed(part, language).terms.split()
+        for version in _VERSION.findall(stem):
+            numbers = version.split(".")
+            terms += [".".join(numbers[:n]) for n in range(2, len(numbers))]
+    return " ".join(dict.fromkeys(t for t in terms if t))
 
 
 def written_form(term: str, texts: Iterable[tuple[str, str | None]]) -> str | None:

@@ -13,15 +13,16 @@ import pyarrow as pa
 
 from ..errors import StoreDamaged
 from .repair import ChunkRepair
-from .table import ANALYSIS_FIELDS, FILE_FIELDS, FTS_COLUMN, ChunkTable
-from .terms import analyse_document
+from .table import ANALYSIS_FIELDS, EXACT_COLUMN, FILE_FIELDS, FTS_COLUMN, KEYWORD_COLUMNS, NAMES_COLUMN, ChunkTable
+from .terms import analyse_document, name_terms
 
 log = logging.getLogger(__name__)
 
 VECTOR_INDEX_MIN_ROWS = 50_000  # below this, exact search is fast enough (tens of ms) and never loses recall
-# The keyword index serves ``terms``, the stored text analysed in Python (store/terms.py: per-chunk
-# language, stemming and stop words, words cut out of scripts written without spaces), so the index
-# itself only splits on spaces.
+# The keyword indexes on ``terms`` and ``names`` serve columns analysed in Python (store/terms.py: per-chunk
+# language, stemming and stop words, words cut out of scripts written without spaces, identifiers whole), so
+# they only split on spaces. The one on the stored text is LanceDB's own analysis of the words as written:
+# split on what is not a letter or a digit, case and accents folded, never stemmed, with positions (phrases).
 FTS_CONFIG: dict[str, Any] = dict(
     with_position=False,
     base_tokenizer="whitespace",
@@ -31,10 +32,20 @@ FTS_CONFIG: dict[str, Any] = dict(
     remove_stop_words=False,
     ascii_folding=False,
 )
+EXACT_CONFIG: dict[str, Any] = dict(
+    FTS_CONFIG, with_position=True, base_tokenizer="simple", lower_case=True, ascii_folding=True
+)
 
 
-def analysed_columns(paths: Sequence[str], texts: Sequence[str]) -> dict[str, pa.Array]:
-    """``lang`` and ``terms`` for stored texts, in order of (path, chunk): what the keyword leg searches
+def _create_keyword_index(table, column: str) -> None:
+    from lancedb.index import FTS
+
+    config = EXACT_CONFIG if column == EXACT_COLUMN else FTS_CONFIG
+    table.create_index(column, config=FTS(**config), replace=True)
+
+
+def analysed_columns(paths: Sequence[str], chunks: Sequence[int], texts: Sequence[str]) -> dict[str, pa.Array]:
+    """The keyword columns for stored texts, in order of (path, chunk): what the keyword leg searches
     (derived, never written by hand), each file's chunks analysed together as the keyword phase does."""
     analyses = [
         analysis
@@ -44,6 +55,9 @@ def analysed_columns(paths: Sequence[str], texts: Sequence[str]) -> dict[str, pa
     return {
         "lang": pa.array([a.language for a in analyses], pa.string()),
         FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string()),
+        NAMES_COLUMN: pa.array(
+            [name_terms(p, a.language) if c == 0 else "" for p, c, a in zip(paths, chunks, analyses)], pa.string()
+        ),
     }
 
 
@@ -100,11 +114,12 @@ class ChunkUpkeep:
 
     def create_indexes(self, table) -> None:
         """The indexes of a table just made: scopes, filters, keywords."""
-        from lancedb.index import FTS, BTree
+        from lancedb.index import BTree
 
         table.create_index("path", config=BTree(), replace=True)
         self._create_filter_indexes(table)
-        table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+        for column in KEYWORD_COLUMNS:
+            _create_keyword_index(table, column)
 
     @staticmethod
     def _create_filter_indexes(table) -> None:
@@ -115,36 +130,38 @@ class ChunkUpkeep:
         table.create_index("mtime", config=BTree(), replace=True)
 
     def has_fts_index(self) -> bool:
-        return self.table.read(lambda table: any(i.columns == [FTS_COLUMN] for i in table.list_indices()), False)
+        return self.table.read(
+            lambda table: {(c,) for c in KEYWORD_COLUMNS} <= {tuple(i.columns) for i in table.list_indices()}, False
+        )
 
     def build_fts_index(self) -> None:
-        """(Re)build the keyword index; a table written before ``terms`` existed is analysed first."""
-        from lancedb.index import FTS
-
+        """(Re)build the keyword indexes; a table written before one of their columns existed is analysed first."""
         with self.table.write_lock:
             if self.table.handle is not None:
                 self._add_analysis(self.table.handle)
-                self.table.handle.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+                for column in KEYWORD_COLUMNS:
+                    _create_keyword_index(self.table.handle, column)
 
     def reanalyse(self) -> int:
-        """Recompute ``lang`` and ``terms`` of every row from its stored text, keeping the vectors;
+        """Recompute the keyword columns of every row from its stored text, keeping the vectors;
         the number of rows analysed. For a table from before the analysis, or after it changed."""
         with self.table.write_lock:
             return 0 if self.table.handle is None else self._analyse_rows(self.table.handle)
 
     def _add_analysis(self, table) -> None:
-        """Migrate a table written before ``terms`` existed (no re-embedding: about 1 ms a chunk);
-        its old keyword index, on ``text``, goes."""
-        if FTS_COLUMN not in table.schema.names:
+        """Migrate a table written before a keyword column existed (no re-embedding: about 1 ms a chunk):
+        every row analysed again, as this version analyses it; an earlier version's index on ``text``
+        (stemmed, without positions) is made again as this version's."""
+        if any(f.name not in table.schema.names for f in ANALYSIS_FIELDS):
             log.info("analysed the stored text of %d chunks for the keyword index", self._analyse_rows(table))
-            for index in table.list_indices():
-                if index.columns == ["text"]:
-                    table.drop_index(index.name)
+            if any(index.columns == [EXACT_COLUMN] for index in table.list_indices()):
+                _create_keyword_index(table, EXACT_COLUMN)
 
     @staticmethod
     def _analyse_rows(table, batch_rows: int = 20_000) -> int:
-        if FTS_COLUMN not in table.schema.names:
-            table.add_columns(pa.schema(list(ANALYSIS_FIELDS)))
+        missing = [f for f in ANALYSIS_FIELDS if f.name not in table.schema.names]
+        if missing:
+            table.add_columns(pa.schema(missing))
         stored = table.search().select(["path", "chunk_index", "text"]).limit(None).to_arrow()
         stored = stored.sort_by([("path", "ascending"), ("chunk_index", "ascending")])
         paths = stored["path"].to_pylist()
@@ -158,7 +175,7 @@ class ChunkUpkeep:
                 {
                     "path": part["path"],
                     "chunk_index": part["chunk_index"],
-                    **analysed_columns(paths[start:end], part["text"].to_pylist()),
+                    **analysed_columns(paths[start:end], part["chunk_index"].to_pylist(), part["text"].to_pylist()),
                 }
             )
             start = end
@@ -190,18 +207,17 @@ class ChunkUpkeep:
 
     @staticmethod
     def _ensure_keyword_index(table) -> None:
-        """The keyword index on ``terms``, rebuilt if it went missing: LanceDB answers a full-text query
-        on an unindexed column by scanning every row (correct, 140 ms at 11k chunks and growing).
-        Keyword indexes on other columns, left by earlier versions, go: each optimize updates them."""
-        from lancedb.index import FTS
-
+        """The keyword indexes, each rebuilt if it went missing: LanceDB answers a full-text query on an
+        unindexed column by scanning every row (correct, 140 ms at 11k chunks and growing). Keyword
+        indexes on other columns, left by earlier versions, go: each optimize updates them."""
         indexes = [i for i in table.list_indices() if i.index_type == "FTS"]
         for index in indexes:
-            if index.columns != [FTS_COLUMN]:
+            if len(index.columns) != 1 or index.columns[0] not in KEYWORD_COLUMNS:
                 table.drop_index(index.name)
-        if FTS_COLUMN in table.schema.names and not any(i.columns == [FTS_COLUMN] for i in indexes):
-            log.warning("the keyword index was missing; rebuilding it")
-            table.create_index(FTS_COLUMN, config=FTS(**FTS_CONFIG), replace=True)
+        for column in KEYWORD_COLUMNS:
+            if column in table.schema.names and not any(i.columns == [column] for i in indexes):
+                log.warning("the keyword index on %s was missing; rebuilding it", column)
+                _create_keyword_index(table, column)
 
     def _ensure_vector_index(self, table) -> None:
         """An HNSW index once the table holds enough vectors that exact search gets slow."""

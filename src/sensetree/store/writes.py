@@ -3,15 +3,14 @@ sees a file half replaced."""
 
 from __future__ import annotations
 
-from dataclasses import astuple
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import BadInput
-from .table import FTS_COLUMN, TABLE, ChunkRow, ChunkTable, in_lists, schema
-from .terms import analyse
+from .table import FTS_COLUMN, NAMES_COLUMN, TABLE, ChunkRow, ChunkTable, in_lists, schema
+from .terms import Analysis, analyse, name_terms
 from .upkeep import ChunkUpkeep
 
 STORE_ERRORS = (ValueError, RuntimeError)
@@ -23,11 +22,14 @@ class DimensionMismatch(BadInput):
 
 
 def _analysis(rows: Sequence[ChunkRow]) -> dict[str, pa.Array]:
-    """``lang`` and ``terms`` of the rows: as the caller analysed them, or analysed here."""
-    pairs = [(r.lang, r.terms) if r.terms is not None else astuple(analyse(r.text)) for r in rows]
+    """The keyword columns of the rows: as the caller analysed them, or analysed here; names from the path."""
+    analyses = [Analysis(r.lang, r.terms) if r.terms is not None else analyse(r.text) for r in rows]
     return {
-        "lang": pa.array([lang for lang, _ in pairs], pa.string()),
-        FTS_COLUMN: pa.array([terms for _, terms in pairs], pa.string()),
+        "lang": pa.array([a.language for a in analyses], pa.string()),
+        FTS_COLUMN: pa.array([a.terms for a in analyses], pa.string()),
+        NAMES_COLUMN: pa.array(
+            [name_terms(r.path, a.language) if r.chunk_index == 0 else "" for r, a in zip(rows, analyses)], pa.string()
+        ),
     }
 
 
