@@ -7,13 +7,14 @@ infinities are refused. Missing keys take their defaults; a key out of range in 
 default with a ``problem`` said. A file that is not valid TOML is reported (``Settings.problem``,
 with the line) and the last good settings are used: each successful load or save keeps a copy,
 ``settings.last-good.toml``. Without one, the defaults are used, ``Settings.unreadable`` is set, and
-nothing that would wipe the index on that guess runs (``engine``: the embedding model is not matched).
+nothing that would wipe the index on that guess runs (``Context.follow_model``: the index keeps its model).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 DEFAULT_BOUNDS = (0, 1_000_000_000)
 
+# Settings that name a place: checked when set (``place_problem``), a folder read against the data dir (``place``).
+PLACES = ("storage.uri",)
+PLACE_RANGE = "empty (the data dir), a folder (relative to the data dir) or s3://bucket/prefix"
+
 # Changing these wipes the index (its vectors and keyword text) when it holds anything: every file is
 # read and embedded again. They ask for a confirmation (``NeedsConfirmation``).
 WIPES_INDEX = ("embedding.model", "embedding.base_url")
@@ -217,6 +222,29 @@ class NeedsConfirmation(SettingsError):
     """A change that would wipe the index, asked without a confirmation: nothing was changed."""
 
 
+def place_problem(uri: str) -> str | None:
+    """Why ``uri`` (a ``storage.uri``) names no place an index can live; None when it names one."""
+    if "://" not in uri:
+        return None
+    scheme, _, rest = uri.partition("://")
+    if scheme != "s3":
+        return f"only folders and s3:// are supported, not {scheme}://"
+    bucket = rest.partition("/")[0]
+    if not bucket:
+        return "it names no bucket; write s3://bucket/prefix"
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}", bucket):
+        return f"{bucket!r} is no bucket name (letters, digits, dots, hyphens and underscores)"
+    return None
+
+
+def place(uri: str, data_dir: Path) -> str:
+    """The place a ``storage.uri`` names, a folder read against ``data_dir``: not against the working folder of
+    whichever command reads it, where the same setting would name another folder each time."""
+    if not uri or "://" in uri:
+        return uri
+    return str(data_dir / os.path.expanduser(uri))  # an absolute path stays as it is; "~nobody" too
+
+
 def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
@@ -233,6 +261,8 @@ def value_range(key: str) -> str:
         return f"{kind} from {_number(low)} to {_number(high)}{extra}"
     if key in CHOICES:
         return " or ".join(repr(c) if not c else c for c in CHOICES[key])
+    if key in PLACES:
+        return f"{PLACE_RANGE}, up to {TEXT_LIMIT} characters without control characters"
     return f"text of up to {TEXT_LIMIT} characters, without control characters"
 
 
@@ -271,6 +301,9 @@ def check(key: str, value: Any) -> Any:
         return value
     if len(value) > TEXT_LIMIT or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in value):
         raise wrong
+    problem = place_problem(value) if key in PLACES else None
+    if problem:
+        raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(value)}: {problem}")
     return value
 
 

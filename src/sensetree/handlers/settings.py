@@ -59,13 +59,13 @@ def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
         )
     if ctx.settings.unreadable and key not in WIPES_INDEX:
         ctx.refuse_wipe_on_a_guess()
-    before = ctx.models.expected_identity()
     ctx.settings.set(key, value)
     if key.startswith(("embedding.", "compute.")):
         ctx.models.forget_embedder()
     notice = None
-    if ctx.models.expected_identity() != before and not ctx.read_only:  # a search node follows the writer's vectors
-        notice = ctx.writable().match_model(ctx.models.expected_identity())
+    if key in WIPES_INDEX and not ctx.read_only:  # a search node follows the writer's vectors
+        # confirmed, this also makes a change held since settings.toml named the model by hand
+        notice = ctx.follow_model(params.confirm)
     return SettingChanged(key, ctx.settings[key], notice)
 
 
