@@ -199,17 +199,45 @@ def made_data_dir(data_dir: Path) -> Path:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        blocking = next((p for p in (data_dir, *data_dir.parents) if p.exists() and not p.is_dir()), data_dir)
-        home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
         raise DataDirUnusable(
-            f"the data dir {data_dir} cannot be made: {blocking} is a file, not a folder{home}; "
+            f"the data dir {data_dir} cannot be made: {file_in_the_way(data_dir)}; "
             "choose another with --data-dir or SENSETREE_HOME"
         ) from None
     if not data_dir.is_dir():
         raise DataDirUnusable(
             f"the data dir {data_dir} is not a folder; choose another with --data-dir or SENSETREE_HOME"
         )
+    _refuse_another_users(data_dir)
     return data_dir
+
+
+def file_in_the_way(folder: Path) -> str:
+    """Why ``folder`` cannot be made, in words: the file on its path (said when HOME is that file)."""
+    blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+    home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
+    return f"{blocking} is a file, not a folder{home}"
+
+
+def _refuse_another_users(data_dir: Path) -> None:
+    """Root may not work in another user's data dir (``sudo sensetree search``): the catalog's journal, the
+    vectors and the models it wrote there would be root's, and the owner's own commands could no longer
+    write them. Refused, with the way out, rather than changing whose files they are behind the user's back."""
+    if not hasattr(os, "geteuid"):  # Windows: no root to leave files behind
+        return
+    owner = data_dir.stat().st_uid
+    if os.geteuid() != 0 or owner == 0:
+        return
+    try:
+        import pwd
+
+        name = pwd.getpwuid(owner).pw_name
+    except KeyError:
+        name = f"uid {owner}"
+    raise DataDirUnusable(
+        f"the data dir {data_dir} belongs to {name}, and this command runs as root: what it wrote there would "
+        f"be root's, and {name}'s own commands could not change it. Run it as {name} (`sudo -u {name} "
+        "sensetree ...`), or give root its own data dir with --data-dir or SENSETREE_HOME"
+    )
 
 
 class SettingsError(BadInput):
@@ -322,6 +350,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def parse_value(key: str, raw: str) -> Any:
     """Turn the text a user typed into the type of the key's default, checked against its range."""
     if key not in DEFAULTS:
@@ -334,18 +366,18 @@ def parse_value(key: str, raw: str) -> Any:
         if lowered in {"0", "false", "no", "off"}:
             return False
         raise SettingsError(f"{key} takes true or false, not {_shown(raw)}")
-    if isinstance(default, int):
+    if isinstance(default, (int, float)):
+        # plain ASCII decimals only: Python's int() and float() also read "١٢" (Arabic-Indic digits) and "1_000"
+        written = WHOLE if isinstance(default, int) else DECIMAL
+        if not written.fullmatch(raw.strip()):
+            raise SettingsError(
+                f"{key} takes {value_range(key)}, not {_shown(raw)} (written with the digits 0-9"
+                + (")" if isinstance(default, int) else ", a point and an exponent such as 1.5e3)")
+            )
         try:
-            number = int(raw)
-        except ValueError:
+            return check(key, int(raw) if isinstance(default, int) else float(raw))
+        except (OverflowError, ValueError):  # more digits than Python converts
             raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
-        return check(key, number)
-    if isinstance(default, float):
-        try:
-            real = float(raw)
-        except ValueError:
-            raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
-        return check(key, real)
     value = raw.strip() if key in CHOICES else raw
     return check(key, value)
 
