@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -189,3 +190,15 @@ def test_fusion_takes_one_of_its_words(tmp_path):
     loaded = Settings.load(tmp_path)
     assert loaded["retrieval.fusion"] == "both" and loaded["retrieval.hybrid"] is False  # the default
     assert "retrieval.fusion" in loaded.problem
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root works in another user's folder")
+def test_root_refuses_another_users_data_dir_and_leaves_nothing_there(tmp_path, cli):
+    """`sudo sensetree search` in a user's data dir: refused, saying whose it is, before any file is made."""
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chown(data, 65534, 65534)
+    for command in (["status"], ["search", "anything"], ["config", "get"]):
+        done = cli.invoke(data, *command)
+        assert done.exit_code == 1 and "belongs to" in done.output and "sudo -u" in done.output, done.output
+    assert list(data.iterdir()) == []

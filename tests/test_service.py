@@ -223,3 +223,13 @@ def test_a_launchd_agent_says_which_data_dir_it_serves(tmp_path):
     agent.path.parent.mkdir(parents=True)
     agent.path.write_bytes(agent.content)
     assert service.serves(agent, a) and not service.serves(agent, b)
+
+
+def test_install_with_a_home_that_is_a_file_says_so(tmp_path, cli, monkeypatch):
+    home = tmp_path / "home"
+    home.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for data in (["--data-dir", tmp_path / "data"], []):  # the data dir given, or the default one under HOME
+        done = cli.run(tmp_path / "d", "service", "install", *data, check=False)
+        assert done.returncode == 1 and "HOME is set to a file" in done.stderr and "unexpected" not in done.stderr

@@ -21,10 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sensetree.config import (BOUNDS, CHOICES, DEFAULTS, LAST_GOOD_FILE, SETTINGS_FILE, Settings, SettingsError,
-                              check, parse_value, value_range)
+                              check, parse_value, place, value_range)
 from sensetree.engine import Engine
 from sensetree.interfaces.api import ServerOptions, create_app
-from sensetree.operations import SetParams
+from sensetree.operations import SetParams, StatusParams
+from sensetree.store.location import location
 from tests.support.index import chunk_count, stores
 
 KEYS = sorted(DEFAULTS)
@@ -342,3 +343,105 @@ def test_without_a_last_good_copy_index_refuses_to_wipe_on_defaults(indexed, cli
     (indexed / SETTINGS_FILE).write_text('[embedding]\nmodel = "minilm"\n', encoding="utf-8")  # fixed by hand
     cli.run(indexed, "index")
     assert _rows(indexed) == before
+
+
+# settings that name places, values of the wrong type, numbers as typed (issue 42) ---------------------------
+def test_a_storage_uri_that_names_no_place_is_refused_when_set(tmp_path, cli):
+    for uri in ("s3://", "s3:///prefix", "ftp://host/index", "s3://two words"):
+        refused = cli.invoke(tmp_path, "config", "set", "storage.uri", uri)
+        assert refused.exit_code == 1 and value_range("storage.uri") in " ".join(refused.output.split())
+    assert cli.invoke(tmp_path, "config", "get", "storage.uri").output.strip() == ""
+
+
+@settings(max_examples=400, deadline=None)
+@given(uri=st.one_of(st.text(max_size=30), st.builds("{}://{}".format, st.sampled_from(["s3", "S3", "http", "", "s3:"]),
+                                                     st.text(max_size=20))))
+def test_every_storage_uri_accepted_names_a_place_under_the_data_dir_or_a_bucket(uri):
+    """Whatever is typed: refused with the range, or a place the index can be opened at (a folder read
+    against the data dir, whatever the working folder; a bucket)."""
+    data = Path("/data dir")
+    try:
+        value = parse_value("storage.uri", uri)
+    except SettingsError as exc:
+        assert value_range("storage.uri") in str(exc)
+        return
+    where = location(place(value, data), data / "lancedb")
+    assert where.uri.startswith(("s3://", str(data))) or Path(where.uri).is_absolute()
+    if not value.startswith(("/", "~")) and "://" not in value:
+        assert Path(where.uri).is_relative_to(data)
+
+
+def test_a_relative_storage_uri_is_the_data_dirs_from_any_working_folder(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    for uri in ("relative/index", "null"):
+        with Engine(data) as engine:
+            engine.run(SetParams("storage.uri", uri))
+        for folder in ("here", "there"):
+            (tmp_path / folder).mkdir(exist_ok=True)
+            monkeypatch.chdir(tmp_path / folder)
+            with Engine(data) as engine:
+                engine.run(StatusParams())
+            assert not (tmp_path / folder / uri).exists()
+        assert (data / uri).is_dir()
+
+
+def test_a_storage_uri_that_cannot_be_opened_never_locks_the_settings_out(tmp_path, cli):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "blocker").write_text("a file where the folder would be", encoding="utf-8")
+    (data / SETTINGS_FILE).write_text('[storage]\nuri = "blocker/index"\n', encoding="utf-8")
+    got = cli.invoke(data, "config", "get", "storage.uri")
+    assert got.exit_code == 0 and got.output.strip().endswith("blocker/index")
+    status = cli.invoke(data, "status")
+    assert status.exit_code == 1 and "cannot be opened" in status.output and "config set storage.uri" in status.output
+    assert cli.invoke(data, "config", "set", "storage.uri", "").exit_code == 0  # the way out it named
+    assert cli.invoke(data, "status").exit_code == 0
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+                    max_leaves=4)
+
+
+@pytest.fixture(scope="module")
+def blank(tmp_path_factory):
+    with Engine(tmp_path_factory.mktemp("blank")) as engine:
+        yield engine
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(KEYS), value=JSON.filter(lambda v: not isinstance(v, str)))
+def test_a_json_value_of_another_type_than_the_keys_is_refused_not_stored_as_text(blank, key, value):
+    """``PUT /api/settings``'s body as the handler gets it: a list is no text, a number no word."""
+    try:
+        changed = blank.run(SetParams(key, value))
+    except SettingsError as exc:
+        assert exc.status == 422 and _refusal_says_the_range(key, str(exc)), (key, value, str(exc))
+        return
+    default = DEFAULTS[key][0]
+    assert type(changed.value) is type(default) and changed.value == value, (key, value, changed.value)
+
+
+def test_put_settings_refuses_a_list_for_a_text_key(blank):
+    client = TestClient(create_app(blank, TOKEN, ServerOptions(port=PORT)), base_url=f"http://127.0.0.1:{PORT}",
+                        client=("127.0.0.1", 50000), headers={"Authorization": f"Bearer {TOKEN}"})
+    refused = client.put("/api/settings", json={"key": "chat.model", "value": ["qwen", "llama"]})
+    assert refused.status_code == 422 and "text of up to" in refused.json()["detail"]
+    assert client.get("/api/settings").json()["settings"][0]["key"]  # still answers
+    assert blank.settings["chat.model"] == ""
+
+
+NUMBERS = [key for key in KEYS if isinstance(DEFAULTS[key][0], (int, float)) and not isinstance(DEFAULTS[key][0], bool)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(key=st.sampled_from(NUMBERS),
+       raw=st.text(st.characters(categories=["Nd"]) | st.sampled_from("0123456789_+-.eE "), min_size=1, max_size=8))
+def test_config_set_reads_only_plain_decimal_numbers(key, raw):
+    """Python's int() and float() read Arabic-Indic digits and 1_000; a setting takes the digits 0-9 only."""
+    try:
+        parse_value(key, raw)
+    except SettingsError as exc:
+        assert value_range(key) in str(exc)
+        return
+    assert raw.strip().isascii() and "_" not in raw, raw

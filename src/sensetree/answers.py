@@ -160,6 +160,8 @@ class Status(Fields):
     pace: dict[str, Any] | None  # paused or slowed on battery
     index_bytes: int
     notices: list[str] = field(default_factory=list)
+    # a settings change that would wipe the index, held until confirmed: what it would wipe, how to go on
+    unconfirmed_change: str | None = None
 
 
 @dataclass(frozen=True)

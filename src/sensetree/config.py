@@ -7,13 +7,14 @@ infinities are refused. Missing keys take their defaults; a key out of range in 
 default with a ``problem`` said. A file that is not valid TOML is reported (``Settings.problem``,
 with the line) and the last good settings are used: each successful load or save keeps a copy,
 ``settings.last-good.toml``. Without one, the defaults are used, ``Settings.unreadable`` is set, and
-nothing that would wipe the index on that guess runs (``engine``: the embedding model is not matched).
+nothing that would wipe the index on that guess runs (``Context.follow_model``: the index keeps its model).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 DEFAULT_BOUNDS = (0, 1_000_000_000)
 
+# Settings that name a place: checked when set (``place_problem``), a folder read against the data dir (``place``).
+PLACES = ("storage.uri",)
+PLACE_RANGE = "empty (the data dir), a folder (relative to the data dir) or s3://bucket/prefix"
+
 # Changing these wipes the index (its vectors and keyword text) when it holds anything: every file is
 # read and embedded again. They ask for a confirmation (``NeedsConfirmation``).
 WIPES_INDEX = ("embedding.model", "embedding.base_url")
@@ -194,17 +199,45 @@ def made_data_dir(data_dir: Path) -> Path:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        blocking = next((p for p in (data_dir, *data_dir.parents) if p.exists() and not p.is_dir()), data_dir)
-        home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
         raise DataDirUnusable(
-            f"the data dir {data_dir} cannot be made: {blocking} is a file, not a folder{home}; "
+            f"the data dir {data_dir} cannot be made: {file_in_the_way(data_dir)}; "
             "choose another with --data-dir or SENSETREE_HOME"
         ) from None
     if not data_dir.is_dir():
         raise DataDirUnusable(
             f"the data dir {data_dir} is not a folder; choose another with --data-dir or SENSETREE_HOME"
         )
+    _refuse_another_users(data_dir)
     return data_dir
+
+
+def file_in_the_way(folder: Path) -> str:
+    """Why ``folder`` cannot be made, in words: the file on its path (said when HOME is that file)."""
+    blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+    home = " (HOME is set to a file)" if str(blocking) == os.environ.get("HOME") else ""
+    return f"{blocking} is a file, not a folder{home}"
+
+
+def _refuse_another_users(data_dir: Path) -> None:
+    """Root may not work in another user's data dir (``sudo sensetree search``): the catalog's journal, the
+    vectors and the models it wrote there would be root's, and the owner's own commands could no longer
+    write them. Refused, with the way out, rather than changing whose files they are behind the user's back."""
+    if not hasattr(os, "geteuid"):  # Windows: no root to leave files behind
+        return
+    owner = data_dir.stat().st_uid
+    if os.geteuid() != 0 or owner == 0:
+        return
+    try:
+        import pwd
+
+        name = pwd.getpwuid(owner).pw_name
+    except KeyError:
+        name = f"uid {owner}"
+    raise DataDirUnusable(
+        f"the data dir {data_dir} belongs to {name}, and this command runs as root: what it wrote there would "
+        f"be root's, and {name}'s own commands could not change it. Run it as {name} (`sudo -u {name} "
+        "sensetree ...`), or give root its own data dir with --data-dir or SENSETREE_HOME"
+    )
 
 
 class SettingsError(BadInput):
@@ -215,6 +248,29 @@ class SettingsError(BadInput):
 
 class NeedsConfirmation(SettingsError):
     """A change that would wipe the index, asked without a confirmation: nothing was changed."""
+
+
+def place_problem(uri: str) -> str | None:
+    """Why ``uri`` (a ``storage.uri``) names no place an index can live; None when it names one."""
+    if "://" not in uri:
+        return None
+    scheme, _, rest = uri.partition("://")
+    if scheme != "s3":
+        return f"only folders and s3:// are supported, not {scheme}://"
+    bucket = rest.partition("/")[0]
+    if not bucket:
+        return "it names no bucket; write s3://bucket/prefix"
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}", bucket):
+        return f"{bucket!r} is no bucket name (letters, digits, dots, hyphens and underscores)"
+    return None
+
+
+def place(uri: str, data_dir: Path) -> str:
+    """The place a ``storage.uri`` names, a folder read against ``data_dir``: not against the working folder of
+    whichever command reads it, where the same setting would name another folder each time."""
+    if not uri or "://" in uri:
+        return uri
+    return str(data_dir / os.path.expanduser(uri))  # an absolute path stays as it is; "~nobody" too
 
 
 def _number(value: float) -> str:
@@ -233,6 +289,8 @@ def value_range(key: str) -> str:
         return f"{kind} from {_number(low)} to {_number(high)}{extra}"
     if key in CHOICES:
         return " or ".join(repr(c) if not c else c for c in CHOICES[key])
+    if key in PLACES:
+        return f"{PLACE_RANGE}, up to {TEXT_LIMIT} characters without control characters"
     return f"text of up to {TEXT_LIMIT} characters, without control characters"
 
 
@@ -271,6 +329,9 @@ def check(key: str, value: Any) -> Any:
         return value
     if len(value) > TEXT_LIMIT or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in value):
         raise wrong
+    problem = place_problem(value) if key in PLACES else None
+    if problem:
+        raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(value)}: {problem}")
     return value
 
 
@@ -289,6 +350,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def parse_value(key: str, raw: str) -> Any:
     """Turn the text a user typed into the type of the key's default, checked against its range."""
     if key not in DEFAULTS:
@@ -301,18 +366,18 @@ def parse_value(key: str, raw: str) -> Any:
         if lowered in {"0", "false", "no", "off"}:
             return False
         raise SettingsError(f"{key} takes true or false, not {_shown(raw)}")
-    if isinstance(default, int):
+    if isinstance(default, (int, float)):
+        # plain ASCII decimals only: Python's int() and float() also read "١٢" (Arabic-Indic digits) and "1_000"
+        written = WHOLE if isinstance(default, int) else DECIMAL
+        if not written.fullmatch(raw.strip()):
+            raise SettingsError(
+                f"{key} takes {value_range(key)}, not {_shown(raw)} (written with the digits 0-9"
+                + (")" if isinstance(default, int) else ", a point and an exponent such as 1.5e3)")
+            )
         try:
-            number = int(raw)
-        except ValueError:
+            return check(key, int(raw) if isinstance(default, int) else float(raw))
+        except (OverflowError, ValueError):  # more digits than Python converts
             raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
-        return check(key, number)
-    if isinstance(default, float):
-        try:
-            real = float(raw)
-        except ValueError:
-            raise SettingsError(f"{key} takes {value_range(key)}, not {_shown(raw)}") from None
-        return check(key, real)
     value = raw.strip() if key in CHOICES else raw
     return check(key, value)
 

@@ -10,6 +10,7 @@ each; ``Engine`` (``engine.py``) is this context with the handlers bound and the
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from contextlib import AbstractContextManager, contextmanager
@@ -17,8 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import paths
-from .config import WIPES_INDEX, Settings, SettingsError, default_data_dir, made_data_dir
-from .errors import ReadOnlyIndex
+from .config import (
+    WIPES_INDEX,
+    NeedsConfirmation,
+    Settings,
+    SettingsError,
+    default_data_dir,
+    made_data_dir,
+    place,
+)
+from .errors import DataDirUnusable, ReadOnlyIndex
 from .ingest.choices import Choices
 from .ingest.on_demand import MeaningOnDemand
 from .ingest.options import index_options
@@ -41,6 +50,8 @@ from .summaries import ChatModel
 if TYPE_CHECKING:
     from .ingest.distributed import RayPool
 
+log = logging.getLogger(__name__)
+
 
 class Context:
     def __init__(self, data_dir: Path | str | None = None, index: str | None = None):
@@ -52,26 +63,58 @@ class Context:
         self.notices = Notices()
         if self.settings.problem:
             self.notices.add(self.settings.problem)
-        self.models = Models(self.settings, self.data_dir / "models")
+        self.models = Models(self.settings, self.data_dir / "models", self._kept_model)
+        self._held_told: set[str] = set()
         s = self.settings
+        self.storage_problem: str | None = None  # why the index storage.uri names cannot be opened
+        self._storage: Storage | ReadOnlyStorage | None
         if index is not None:
             where = location(index, self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
-            self.storage: Storage | ReadOnlyStorage = ReadOnlyStorage(
-                where, s["storage.refresh_seconds"], self._follow_manifest
-            )
+            self._storage = ReadOnlyStorage(where, s["storage.refresh_seconds"], self._follow_manifest)
         else:
-            where = location(s["storage.uri"], self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
-            self.storage = Storage(self.data_dir, self.notices, where)
-            self.storage.manifest = self._manifest
-        self.choices = Choices(self.storage)
+            self._storage = self._named_storage()
+        self._choices = Choices(self._storage) if self._storage is not None else None
         self.pool: Pool = WorkerPool(low_priority=s["indexing.low_priority"])  # started on first use
         self.cluster: RayPool | None = None
         # a process that holds a chat model (the web app's assistant) lends it to summaries; else each opens one
         self.chat_models: Callable[[], AbstractContextManager[ChatModel]] | None = None
 
+    def _named_storage(self) -> Storage | None:
+        """The storage where ``storage.uri`` says (a folder read against the data dir). One it names that cannot
+        be opened (a bucket without credentials, a folder that cannot be made) leaves the settings usable, so
+        that `config get` and `config set` still work to undo it; every other use of the index says why."""
+        s = self.settings
+        uri = place(s["storage.uri"], self.data_dir)
+        try:
+            where = location(uri, self.data_dir / "lancedb", s["storage.endpoint"], s["storage.region"])
+            storage = Storage(self.data_dir, self.notices, where)
+        except Exception as exc:  # whatever the place's own client raises (botocore's NoCredentialsError...)
+            if not uri:
+                raise
+            self.storage_problem = (
+                f"the index at storage.uri {s['storage.uri']!r} cannot be opened ({type(exc).__name__}: {exc}); "
+                "fix that, or `sensetree config set storage.uri ''` for the data dir's own index"
+            )
+            self.notices.add(self.storage_problem)
+            return None
+        storage.manifest = self._manifest
+        return storage
+
+    @property
+    def storage(self) -> Storage | ReadOnlyStorage:
+        if self._storage is None:
+            raise DataDirUnusable(self.storage_problem or "the index is not open")
+        return self._storage
+
+    @property
+    def choices(self) -> Choices:
+        if self._choices is None:
+            raise DataDirUnusable(self.storage_problem or "the index is not open")
+        return self._choices
+
     @property
     def read_only(self) -> bool:
-        return isinstance(self.storage, ReadOnlyStorage)
+        return isinstance(self._storage, ReadOnlyStorage)
 
     def _manifest(self) -> Manifest:
         """What a search node needs besides the chunks (``store/manifest.py``)."""
@@ -92,7 +135,8 @@ class Context:
         self.pool.stop()
         if self.cluster is not None:
             self.cluster.shutdown()
-        self.storage.close()
+        if self._storage is not None:
+            self._storage.close()
 
     @property
     def catalog(self) -> Catalog:
@@ -121,7 +165,7 @@ class Context:
             self.store.upkeep.build_fts_index,
             exists=lambda path: self._exists(path, guard),
             fusion=self.settings["retrieval.fusion"],
-            dense_model=self.models.expected_identity(),
+            dense_model=self._kept_model() or self.models.expected_identity(),
             spelling="off" if literal else self.settings["retrieval.spelling"],
             on_demand=self._meaning_on_demand().vectors,
         )
@@ -186,7 +230,7 @@ class Context:
         except sqlite3.OperationalError:  # a busy or read-only catalog: the order is a courtesy
             pass
 
-    # settings that would wipe the index ---------------------------------------------------
+    # the one gate in front of every wipe (design §8) -------------------------------------
     def setting_wipes(self, key: str, value: Any) -> str | None:
         """What setting ``key`` to ``value`` would wipe, in words (a change of embedding model on an index
         that holds files); None when it wipes nothing. ``SettingsError`` for a model that does not exist."""
@@ -201,17 +245,73 @@ class Context:
             return None
         return self.storage.would_wipe(expected_identity(model, base_url))
 
+    def _model_change_wipes(self) -> str | None:
+        """What bringing the index in line with the settings' embedding model would wipe, in words; None when
+        they name the model it was made with, or it holds nothing (a search node follows its writer)."""
+        if not isinstance(self._storage, Storage):
+            return None
+        wanted = self.models.expected_identity()
+        wipes = self._storage.would_wipe(wanted)
+        return f"the settings name the embedding model {wanted}; changing to it, {wipes}" if wipes else None
+
+    def unconfirmed_change(self) -> str | None:
+        """A change of the settings that would wipe the index and is not confirmed, whichever door it came
+        through (settings.toml edited by hand, defaults standing in for an unreadable one): what it would wipe,
+        that nothing was, and how to go on, as ``status`` says it; None when there is none. Until it is
+        confirmed the index keeps its model (``Models``: searches and indexing go on with it)."""
+        wipes = self._model_change_wipes()
+        if wipes is None:
+            return None
+        kept = self.catalog.meta("embedding_identity") or "its own model"
+        if self.settings.unreadable:
+            return f"{self.settings.problem}. With the defaults {wipes}: nothing was wiped, and {kept} is kept until that line is fixed"
+        return (
+            f"{wipes}. Nothing was wiped: searches and indexing go on with {kept} until the change is confirmed "
+            f"(`sensetree config set embedding.model {self.settings['embedding.model']} --yes`), or the setting set back"
+        )
+
+    def _kept_model(self) -> str | None:
+        """The identity of the model the index was made with, while an unconfirmed change names another."""
+        if self._model_change_wipes() is None:
+            return None
+        return self.catalog.meta("embedding_identity") or "an unrecorded model"
+
+    def refuse_unconfirmed_change(self, confirm: bool) -> None:
+        """The gate, for a command that can ask: ``NeedsConfirmation`` saying what the settings' model would wipe
+        unless ``confirm``; a ``SettingsError`` whatever ``confirm`` when the settings are defaults standing in
+        for an unreadable settings.toml (they may not wipe the index made with the real ones)."""
+        wipes = self._model_change_wipes()
+        if wipes is None:
+            return
+        if self.settings.unreadable:
+            raise SettingsError(
+                f"{self.settings.problem}. Fix that line (or `sensetree config set` a key to replace the file) "
+                f"before indexing: with the defaults {wipes}"
+            )
+        if not confirm:
+            raise NeedsConfirmation(f"{wipes}. Nothing was changed; confirm to go on (`sensetree index --yes`)")
+
     def refuse_wipe_on_a_guess(self) -> None:
         """An unreadable settings.toml stands in defaults: they may not wipe the index made with the real ones."""
-        if (
-            self.settings.unreadable
-            and isinstance(self.storage, Storage)
-            and self.storage.would_wipe(self.models.expected_identity())
-        ):
-            raise SettingsError(
-                f"{self.settings.problem}. Fix that line (or `sensetree config set` a key to "
-                "replace the file) before indexing: with the defaults the index would be wiped"
-            )
+        if self.settings.unreadable:
+            self.refuse_unconfirmed_change(confirm=True)
+
+    def follow_model(self, confirm: bool = False) -> str | None:
+        """The gate, for every process: the index brought in line with the settings' embedding model when that
+        wipes nothing or is confirmed (never on defaults standing in for unreadable settings), returning the
+        wipe's notice if one was made. An unconfirmed change is held: the index and its model are kept, and the
+        log says why once (``status`` says it for as long as it is held)."""
+        storage = self.writable()
+        held = self.unconfirmed_change()
+        if held and (not confirm or self.settings.unreadable):
+            if held not in self._held_told:
+                self._held_told.add(held)
+                log.warning("%s", held)
+            return None
+        notice = storage.match_model(self.models.expected_identity())
+        if notice:
+            self.models.forget_embedder()  # the model kept in force until now gives way
+        return notice
 
     # what the user chose to index (ingest/choices.py) -------------------------------------
     def roots(self) -> list[str]:

@@ -747,6 +747,16 @@ OPERATIONS.update(
 @dataclass(frozen=True)
 class IndexParams:
     watch: Annotated[bool, Doc("Keep running and index changes as they happen.", tools=False)] = False
+    confirm: Annotated[
+        bool,
+        Doc(
+            "Go ahead when the settings name another embedding model than the index was made with (settings.toml "
+            "edited by hand), which wipes the index: without it `index` refuses and `--watch` keeps the index.",
+            flag="--yes",
+            short="-y",
+            tools=False,
+        ),
+    ] = False
 
 
 # Indexing runs where it is asked, under the writer lock, for as long as it takes (a server indexes on its

@@ -70,6 +70,7 @@ def status(
     settings: Settings,
     models: Models,
     notices: Notices,
+    unconfirmed_change: str | None = None,
 ) -> Status:
     return Status(
         data_dir=str(data_dir),
@@ -85,4 +86,5 @@ def status(
         pace=recorded_pace(catalog.meta(PACE_META), RATE_FRESH_SECONDS),
         index_bytes=index_bytes,
         notices=notices.all(),
+        unconfirmed_change=unconfirmed_change,
     )

@@ -41,7 +41,8 @@ def index(
     """
     stop = stop or threading.Event()
     if not params.watch:
-        return indexed(run(ctx, on_progress, stop), stop)
+        ctx.refuse_unconfirmed_change(params.confirm)  # a run that ends can say so; one that watches holds the change
+        return indexed(run(ctx, on_progress, stop, confirm=params.confirm), stop)
     changed = threading.Event()
     last = indexed(Progress(), stop)
 
@@ -49,7 +50,9 @@ def index(
         nonlocal last
         changed.clear()
         try:
-            progress = run(ctx, on_progress, stop, max_endpoint_wait=float("inf"), interrupt=changed)
+            progress = run(
+                ctx, on_progress, stop, max_endpoint_wait=float("inf"), interrupt=changed, confirm=params.confirm
+            )
         except IndexingPaused:
             if stop.is_set():
                 return
@@ -105,14 +108,19 @@ def run(
     max_endpoint_wait: float | None = None,
     wait_for_lock: float = 0,
     interrupt: threading.Event | None = None,
+    confirm: bool = False,
 ) -> Progress:
     """Scan every root and index what is queued (keyword first, then vectors), under the writer lock.
 
     Returns within moments of ``stop`` being set, and early when ``interrupt`` is (the disk changed).
-    A damaged catalog or vector table met on the way is repaired, and the run made once more.
+    A damaged catalog or vector table met on the way is repaired, and the run made once more. A settings
+    change that would wipe the index is made only when ``confirm``; else the index keeps its model
+    (``Context.follow_model``).
     """
     return ctx.storage.recovering(
-        lambda: _index_once(ctx, on_update, stop or threading.Event(), max_endpoint_wait, wait_for_lock, interrupt)
+        lambda: _index_once(
+            ctx, on_update, stop or threading.Event(), max_endpoint_wait, wait_for_lock, interrupt, confirm
+        )
     )
 
 
@@ -123,6 +131,7 @@ def _index_once(
     max_endpoint_wait: float | None,
     wait_for_lock: float,
     interrupt: threading.Event | None,
+    confirm: bool,
 ) -> Progress:
     with ctx.writer(wait_for_lock):  # a search node is refused here
         storage = ctx.writable()
@@ -130,8 +139,7 @@ def _index_once(
         storage.follow_location()
         ctx.store.table.reopen()  # the last writer may have been another process that dropped the table
         storage.recovering(storage.check_vectors)  # or someone deleted it
-        ctx.refuse_wipe_on_a_guess()
-        storage.match_model(ctx.models.expected_identity())
+        ctx.follow_model(confirm)
         ctx.scan()
         storage.reread_archives_once(is_archive)  # members now follow the disk's rules (issue 33)
         options = index_options(ctx.settings)
@@ -165,5 +173,11 @@ def indexing_embedder(ctx: Context) -> Embedder:
         raise
     except EmbeddingError as exc:
         raise SenseTreeError(f"the embedding model is not available ({exc}); files stay pending") from exc
+    stored = ctx.catalog.meta("embedding_identity")
+    if stored and stored != embedder.identity and ctx.store.table.count() > 0:  # Ray's workers load the settings'
+        raise SenseTreeError(
+            f"the embedder is {embedder.identity} but the index was made with {stored}, and no change of model "
+            "was confirmed (`sensetree status`); two models' vectors never mix: files stay pending"
+        )
     ctx.catalog.set_meta("embedding_identity", embedder.identity)
     return embedder

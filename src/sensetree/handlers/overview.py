@@ -22,6 +22,7 @@ def status(ctx: Context, params: StatusParams) -> Status:
             ctx.settings,
             ctx.models,
             ctx.notices,
+            ctx.unconfirmed_change(),
         )
     )
 

@@ -3,11 +3,10 @@ an endpoint tried before it is saved, what this install has and lacks (``doctor`
 
 from __future__ import annotations
 
-import json
 from typing import Callable
 
 from ..answers import Diagnosis, Download, ModelsCatalogue, ProbeReport, Pulled, SettingChanged, SettingsView
-from ..config import WIPES_INDEX, NeedsConfirmation, describe, parse_value
+from ..config import WIPES_INDEX, NeedsConfirmation, check, describe, parse_value
 from ..context import Context
 from ..diagnosis import diagnosis
 from ..errors import ReadOnlyIndex
@@ -47,7 +46,9 @@ def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
     model that does not exist is refused before anything is written or wiped; a change that would wipe the
     index says what, and is made only when confirmed (``--yes``, ``"confirm": true``)."""
     key = params.key
-    value = parse_value(key, params.value if isinstance(params.value, str) else json.dumps(params.value))
+    # text is read by the key's type, as typed at a terminal; any other JSON value must be of that type already
+    # (a list is no text, and no number): ``check`` refuses it with the key's range
+    value = parse_value(key, params.value) if isinstance(params.value, str) else check(key, params.value)
     if ctx.read_only and key in SEARCH_SETTINGS:
         raise ReadOnlyIndex(f"{key} is set where the index is written; this node searches as the writer says")
     wipes = ctx.setting_wipes(key, value)
@@ -59,13 +60,13 @@ def set_setting(ctx: Context, params: SetParams) -> SettingChanged:
         )
     if ctx.settings.unreadable and key not in WIPES_INDEX:
         ctx.refuse_wipe_on_a_guess()
-    before = ctx.models.expected_identity()
     ctx.settings.set(key, value)
     if key.startswith(("embedding.", "compute.")):
         ctx.models.forget_embedder()
     notice = None
-    if ctx.models.expected_identity() != before and not ctx.read_only:  # a search node follows the writer's vectors
-        notice = ctx.writable().match_model(ctx.models.expected_identity())
+    if key in WIPES_INDEX and not ctx.read_only:  # a search node follows the writer's vectors
+        # confirmed, this also makes a change held since settings.toml named the model by hand
+        notice = ctx.follow_model(params.confirm)
     return SettingChanged(key, ctx.settings[key], notice)
 
 

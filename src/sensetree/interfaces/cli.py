@@ -162,13 +162,21 @@ def index(
         help="Extract, OCR, chunk and embed on a Ray cluster's workers; this "
         "process commits. auto (the default), an address, or local.",
     ),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        "-y",
+        help="Go ahead when settings.toml names another embedding model than the index was made with, "
+        "which wipes the index, without asking: for scripts.",
+    ),
     json_out: bool = JsonOut,
     data_dir: Optional[Path] = DataDir,
 ):
     """Index every root: keyword first (every file findable by its words), then meaning (vectors).
 
     Exits when done unless --watch; Ctrl+C or SIGTERM stops within a couple of seconds, keeping
-    everything finished so far.
+    everything finished so far. Settings that would wipe the index (another embedding model) are asked
+    about on a terminal; without one, `index` refuses and `--watch` keeps the index and its model.
     """
     from ..answers import Indexed
     from ..handlers.indexing import IndexingPaused
@@ -232,12 +240,13 @@ def index(
 
         op = OPERATIONS["index"]
         try:
+            yes = yes or _confirmed(engine, watch)
             with stopped_by_signals(stop), bar:
                 if watch:
                     errors.print("watching for changes; Ctrl+C to stop")
-                    op.run(engine, IndexParams(watch=True), on_progress=update, stop=stop)
+                    op.run(engine, IndexParams(watch=True, confirm=yes), on_progress=update, stop=stop)
                 else:
-                    report(op.run(engine, IndexParams(), on_progress=update, stop=stop))
+                    report(op.run(engine, IndexParams(confirm=yes), on_progress=update, stop=stop))
             for notice in engine.notices.take():  # repairs made on the way
                 errors.print(f"[yellow]{escape(notice)}[/]")
         except KeyboardInterrupt:
@@ -247,6 +256,28 @@ def index(
             _fail(str(exc), 3)
         except SenseTreeError as exc:
             _fail(str(exc), DISK_REFUSED if isinstance(exc, DataDirReadOnly) else 1)
+
+
+def _confirmed(engine: Engine, watch: bool) -> bool:
+    """On a terminal, settings that would wipe the index are asked about before indexing: True when the
+    answer is yes. Without a terminal nothing is asked: ``index`` refuses, ``--watch`` keeps the index and
+    its model (as it does when told no, or when the settings are defaults standing in for an unreadable file)."""
+    from ..config import NeedsConfirmation, SettingsError
+
+    try:
+        engine.refuse_unconfirmed_change(confirm=False)
+    except NeedsConfirmation as exc:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return False
+        errors.print(f"[yellow]{escape(str(exc).split('. Nothing was changed')[0])}.[/]")
+        if typer.confirm("Go on?", default=False, err=True):
+            return True
+        if not watch:
+            _fail("nothing was changed")
+    except SettingsError:
+        if not watch:
+            raise
+    return False
 
 
 def _print_status(status: Status) -> None:
@@ -284,6 +315,8 @@ def _print_status(status: Status) -> None:
         indented("\n".join(f"{d['role']}: {d['device']} · {d['reason']}" for d in info["devices"]), indent=""),
     )
     table.add_row("index size", _size(info["index_bytes"]))
+    if info["unconfirmed_change"]:
+        table.add_row("[yellow]held[/]", f"[yellow]{escape(info['unconfirmed_change'])}[/]")
     console.print(table)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..config import Settings, default_data_dir
+from ..config import Settings, default_data_dir, place
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -29,4 +29,4 @@ def open_engine(
 
 def _own_index(data_dir: Path) -> str:
     """The index a data dir's settings name: ``storage.uri``, else its own folder."""
-    return Settings.load(data_dir)["storage.uri"] or str(data_dir / "lancedb")
+    return place(Settings.load(data_dir)["storage.uri"], data_dir) or str(data_dir / "lancedb")

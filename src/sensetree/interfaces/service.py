@@ -30,7 +30,7 @@ from typing import Callable, Optional
 import platformdirs
 import typer
 
-from ..config import default_data_dir
+from ..config import default_data_dir, file_in_the_way, made_data_dir
 from ..errors import BadInput
 from . import served
 
@@ -265,9 +265,17 @@ class Outcome:
 
 
 def install(service: Definition, run: Runner = _run) -> Outcome:
-    """Write the definition and have the manager start it; says what failed and what is left to do."""
-    service.path.parent.mkdir(parents=True, exist_ok=True)
-    service.path.write_bytes(service.content)
+    """Write the definition and have the manager start it; says what failed and what is left to do.
+    ``BadInput`` when the definition cannot be written (a HOME that is a file, a folder not the user's)."""
+    try:
+        service.path.parent.mkdir(parents=True, exist_ok=True)
+        service.path.write_bytes(service.content)
+    except (FileExistsError, NotADirectoryError):
+        raise BadInput(
+            f"cannot write the service's definition {service.path}: {file_in_the_way(service.path)}"
+        ) from None
+    except OSError as exc:
+        raise BadInput(f"cannot write the service's definition {service.path}: {exc.strerror or exc}") from None
     lines = [f"wrote {service.path}"]
     for command in service.start:
         done = run(command)
@@ -330,8 +338,12 @@ def _data_dir(data_dir: Optional[Path]) -> Path:
 def install_command(port: int = Port, data_dir: Optional[Path] = DataDir):
     """Start SenseTree at login, at low priority, as your own service; start it now."""
     folder = _data_dir(data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    outcome = install(definition(folder, port))
+    try:
+        made_data_dir(folder)
+        outcome = install(definition(folder, port))
+    except BadInput as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     for line in outcome.lines:
         typer.echo(line, err=not outcome.ok)
     if not outcome.ok:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import re
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -350,3 +351,13 @@ def expected_identity(model: str, base_url: str = "") -> str:
         return f"{model}@{base_url.rstrip('/')}"
     name = canonical_model(model)
     return IDENTITIES.get(name, name)
+
+
+def model_of(identity: str) -> tuple[str, str] | None:
+    """The ``(embedding.model, embedding.base_url)`` that give ``identity`` (``expected_identity`` read back), so
+    that an index keeps being searched with the model it was made with; None for one this install cannot load."""
+    for name, known in IDENTITIES.items():
+        if identity == known:
+            return name, ""
+    at_endpoint = re.fullmatch(r"(.+?)@([A-Za-z][A-Za-z0-9+.-]*://.+)", identity)  # the first @ before a URL
+    return (at_endpoint[1], at_endpoint[2]) if at_endpoint else None

@@ -9,16 +9,29 @@ from typing import Any, Callable
 from ..config import Settings
 from ..errors import BadInput
 from .devices import Placement, requested_device
-from .embeddings import BUNDLED, Embedder, EndpointUnavailable, canonical_model, expected_identity, load_embedder
+from .embeddings import (
+    BUNDLED,
+    Embedder,
+    EmbeddingError,
+    EndpointUnavailable,
+    canonical_model,
+    expected_identity,
+    load_embedder,
+    model_of,
+)
 from .probe import ProbeReport, probe_endpoint
 from .registry import find_reranker, list_rerankers, pull_reranker
 from .reranker import CrossEncoder, RerankerUnavailable, load_reranker
 
 
 class Models:
-    def __init__(self, settings: Settings, models_dir: Path):
+    def __init__(self, settings: Settings, models_dir: Path, kept: Callable[[], str | None] = lambda: None):
+        """``kept`` tells the identity of the model the index was made with while the settings name another
+        and that change, which would wipe the index, is not confirmed (``Context.unconfirmed_change``): that
+        model stays in force until then."""
         self.settings = settings
         self.models_dir = models_dir
+        self._kept = kept
         self._embedder: Embedder | None = None
         self._reranker: CrossEncoder | None = None
         self._reranker_problem: str | None = None
@@ -30,9 +43,19 @@ class Models:
         with self._lock:
             if self._embedder is None:
                 s = self.settings
+                model, base_url = s["embedding.model"], s["embedding.base_url"]
+                kept = self._kept()
+                if kept is not None:
+                    named = model_of(kept)
+                    if named is None:
+                        raise EmbeddingError(
+                            f"the index was made with {kept}, which this install cannot load, and the "
+                            "settings' model is not confirmed yet (it would wipe the index)"
+                        )
+                    model, base_url = named
                 self._embedder = load_embedder(
-                    s["embedding.model"],
-                    s["embedding.base_url"],
+                    model,
+                    base_url,
                     s["embedding.api_key"],
                     s["embedding.dimensions"],
                     s["embedding.threads"],

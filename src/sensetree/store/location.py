@@ -15,6 +15,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+from ..config import place_problem
 from ..errors import Interrupted, SenseTreeError
 
 
@@ -186,8 +187,9 @@ def location(uri: str, default: Path, endpoint: str = "", region: str = "") -> L
     """The location a ``storage.uri`` names: empty = ``default``, ``s3://...``, or a folder."""
     if not uri:
         return LocalLocation(default)
+    problem = place_problem(uri)
+    if problem:
+        raise SenseTreeError(f"storage.uri {uri!r}: {problem}")
     if uri.startswith("s3://"):
         return S3Location.parse(uri, endpoint, region)
-    if "://" in uri:
-        raise SenseTreeError(f"storage.uri {uri!r}: only folders and s3:// are supported")
-    return LocalLocation(Path(uri).expanduser())
+    return LocalLocation(Path(os.path.expanduser(uri)))  # Path.expanduser raises for an unknown ~user

@@ -20,6 +20,7 @@ const state = {
   scope: null,           // the current folder
   scopeOn: false,        // "limit to current folder"
   searchSeq: 0,          // answers to older searches are dropped
+  unconfirmedChange: "", // a settings change that would wipe the index, held until confirmed (status)
   types: new Set(),      // the type chips that are on (each a comma-separated list of types)
   preview: null,         // {path, chunk}
   pageImage: null,       // the object URL of the PDF page the preview shows, freed when the next one comes
@@ -1110,7 +1111,9 @@ async function saveSetting(setting, value, notice) {
     toast(`${setting.key} takes a number`, "error");
     return;
   }
-  if (setting.reindex && value !== setting.value && !(await confirmDialog({
+  // a new model, or the same one saved while a change made in settings.toml is held (status.unconfirmed_change)
+  const asks = setting.reindex && (value !== setting.value || Boolean(state.unconfirmedChange));
+  if (asks && !(await confirmDialog({
     title: `Change ${setting.key}?`,
     message: "Changing this re-indexes everything: the current vectors are deleted and every file is embedded again "
       + "with the new model. Search answers from what is already re-indexed until it finishes.",
@@ -1120,7 +1123,7 @@ async function saveSetting(setting, value, notice) {
     return;
   }
   // the dialog above was the confirmation a change that wipes the index needs (PUT refuses it without)
-  const body = setting.reindex ? { key: setting.key, value, confirm: true } : { key: setting.key, value };
+  const body = asks ? { key: setting.key, value, confirm: true } : { key: setting.key, value };
   const answer = await attempt(() => api("/api/settings", { method: "PUT", body }),
     `Could not save ${setting.key}`);
   if (!answer) return;
@@ -1195,6 +1198,10 @@ function renderStatus(status) {
   parts.push(`${(status.chunks ?? 0).toLocaleString()} chunks`, bytes(status.index_bytes));
   $("status-counts").textContent = parts.join(" · ");
   $("status-model").textContent = status.embedding_model ?? "";
+  // a settings change that would wipe the index, held until confirmed: the index keeps its model meanwhile
+  state.unconfirmedChange = status.unconfirmed_change ?? "";
+  $("status-held").hidden = !status.unconfirmed_change;
+  $("status-held").title = status.unconfirmed_change ?? "";
   const notices = status.notices ?? [];
   $("status-notices").hidden = !notices.length;
   $("status-notices").textContent = `${notices.length} notice${notices.length === 1 ? "" : "s"}`;
