@@ -185,3 +185,43 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         assert "library.txt" in leaves and set(leaves) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
         plain = engine.run(SearchParams("library in notes", literal=True))
         assert plain.understood is None and {"libraries.md", "library-card.txt"} & set(_names(plain))
+
+
+def _last_july() -> tuple[float, float]:
+    """A day of the July that "im Juli" reads (the latest one begun), and a day of March before it."""
+    now = datetime.now()
+    year = now.year if now.month >= 7 else now.year - 1
+    return datetime(year, 7, 15, 12).timestamp(), datetime(year, 3, 10, 12).timestamp()
+
+
+@pytest.fixture(scope="module")
+def holiday(tmp_path_factory, write_tree, make_engine):
+    """Notes of a holiday written in March, a report of July, and two roots below folders called Work and Notes."""
+    base = tmp_path_factory.mktemp("holiday")
+    root, other = base / "Work" / "files", base / "Notes" / "files"
+    files = write_tree(root, {
+        "Reisen/sardinien.txt": "Urlaub auf Sardinien: zwei Wochen Strand, Meer und Pizza mit der Familie.",
+        "Arbeit/bericht.txt": "Quartalsbericht: Umsatz, Kosten und Ausblick auf das dritte Quartal.",
+        "Arbeit/liste.txt": "Einkaufsliste für die Woche: Milch, Brot, Eier und Kaffee.",
+        "Projects/Work/plan.txt": "The garden project plan for the spring planting, week by week.",
+    })
+    write_tree(other, {"garden.txt": "Planting plan for the villa garden: roses, lavender and two olive trees."})
+    july, march = _last_july()
+    for name, when in [("Reisen/sardinien.txt", march), ("Arbeit/bericht.txt", july), ("Arbeit/liste.txt", march)]:
+        os.utime(files[name], (when, when))
+    with make_engine(base / "data", root, other, settings={"retrieval.rerank": False}) as engine:
+        yield root, other, engine
+
+
+def test_a_folder_above_the_roots_is_no_folder_said(holiday):
+    """Issue 42: with the root .../Work/files, "in Work" scoped the search to the folder above the root and
+    found nothing. Only folders at or under a root are read; a root itself is one."""
+    root, other, engine = holiday
+    inner = engine.run(SearchParams("garden plan in Work"))
+    assert inner.understood["folder"] == str(root / "Projects" / "Work"), inner.understood
+    assert _names(inner) == ["plan.txt"]
+    own = engine.run(SearchParams("garden plan in files"))  # both roots' own name: both roots
+    assert own.understood["folder"] in (str(root), str(other)) and any("2 folders are called files" in n
+                                                                       for n in own.notices), own.notices
+    above = engine.run(SearchParams("garden plan in Notes"))  # only the folder above a root is so called
+    assert above.understood is None and "garden.txt" in _names(above), (above.understood, above.notices)

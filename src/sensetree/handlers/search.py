@@ -99,7 +99,7 @@ def _understood(ctx: Context, query: str, literal: bool, scope: str | None) -> U
 
 
 def _folders_named(ctx: Context, name: str, scope: str | None) -> list[str]:
-    """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
+    """The folders at or under a root (and under the scope) called ``name``, whatever its case, shallowest first."""
     found = ctx.storage.recovering(lambda: ctx.catalog.files.folders_named(name))
     return sorted(
         (f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/") + f.count("\\"), f)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..paths import folds_case, is_under
+from ..paths import folds_case, is_under, name_of
 from .catalog_rows import COLUMNS, FAILED, INDEXED, KEYWORD, PENDING, STATUSES, DiskState, FileRow
 from .catalog_sql import UNDER, Sql, bounds
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` as a LIKE pattern matches it (with ``ESCAPE '\\'``): its wildcards and escapes taken as written."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class Files:
@@ -33,25 +38,28 @@ class Files:
         ]
 
     def folders_named(self, name: str, limit: int = 20) -> list[str]:
-        """Folders holding indexed files whose own name is ``name``, whatever its case (a folder said in
-        a query: "invoices in Work"); at most ``limit``. SQLite's LIKE folds ASCII letters only: a name
-        differing from the folder's in the case of another letter ("über", "Über") is not found."""
+        """Folders at or under a root, holding indexed files, whose own name is ``name``, whatever its case (a
+        folder said in a query: "invoices in Work"); at most ``limit``. A folder above a root is none of
+        them: with the root ~/Work/files, "in Work" is no folder to search. SQLite's LIKE folds ASCII letters
+        only: a name differing from the folder's in the case of another letter ("über", "Über") is not found."""
         wanted = name.casefold()
-        like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        like = _like_escaped(name)
+        below = "substr(path, length(root) + 1)"
         rows = self._sql.run(
-            "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' LIMIT 5000",
+            f"SELECT path, root FROM files WHERE {below} LIKE ? ESCAPE '\\' OR {below} LIKE ? ESCAPE '\\' LIMIT 5000",
             (f"%/{like}/%", f"%\\\\{like}\\\\%"),
         )  # Windows paths: an escaped backslash
-        found: dict[str, None] = {}
-        for (path,) in rows:
+        roots = [root for (root,) in self._sql.run("SELECT path FROM roots")]
+        found: dict[str, None] = {root: None for root in roots if name_of(root).casefold() == wanted}
+        for path, root in rows:
             sep = "\\" if "\\" in path and "/" not in path else "/"
-            parts = path.split(sep)
+            parts = path[len(root) :].split(sep)
             for end, part in enumerate(parts[:-1]):
-                if part.casefold() == wanted:
-                    found[sep.join(parts[: end + 1])] = None
+                if part and part.casefold() == wanted:
+                    found[root + sep.join(parts[: end + 1])] = None
             if len(found) >= limit:
                 break
-        return list(found)
+        return list(found)[:limit]
 
     def blocks(self) -> list[str]:
         return [r[0] for r in self._sql.run("SELECT path FROM files WHERE kind = 'block'")]
