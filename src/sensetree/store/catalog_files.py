@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from ..paths import folds_case, is_under, name_of
 from .catalog_rows import COLUMNS, FAILED, INDEXED, KEYWORD, PENDING, STATUSES, DiskState, FileRow
 from .catalog_sql import UNDER, Sql, bounds
+
+NAMES_READ = 20_000  # names read for one word at most (a LIKE over 100,000 paths takes a few tens of ms)
 
 
 def _like_escaped(text: str) -> str:
@@ -60,6 +62,20 @@ class Files:
             if len(found) >= limit:
                 break
         return list(found)[:limit]
+
+    def names_like(self, fragments: Sequence[str], limit: int = NAMES_READ) -> list[str]:
+        """The paths below their roots (the names of the files and folders under a root, ``/Fotos/urlaub.jpg``)
+        that may hold one of ``fragments``: those holding it in any case of ASCII letters (LIKE), and every one
+        with a character beyond ASCII, which LIKE neither folds nor unaccents (the caller compares their
+        words: a word typed that a name holds is no typo, search/spelling.py); at most ``limit``, no block."""
+        below = "substr(path, length(root) + 1)"
+        patterns = [f"%{_like_escaped(fragment)}%" for fragment in fragments]
+        likes = "".join(f"{below} LIKE ? ESCAPE '\\' OR " for _ in patterns)
+        rows = self._sql.run(
+            f"SELECT {below} FROM files WHERE kind != 'block' AND ({likes}{below} GLOB ?) LIMIT ?",
+            (*patterns, "*[^\x01-\x7f]*", limit),
+        )
+        return [r[0] for r in rows]
 
     def blocks(self) -> list[str]:
         return [r[0] for r in self._sql.run("SELECT path FROM files WHERE kind = 'block'")]
