@@ -90,7 +90,8 @@ def test_only_unknown_words_are_corrected():
     assert ["invoice"] not in asked  # a known word never looks for neighbours
     assert respelled("Marchetty INVOICE", {"marchetty": "Marchetti"}) == "Marchetti INVOICE"
     assert notice("marchetty invoice", {"marchetty": "marchetti"}) == (
-        'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty")')
+        'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty"; '
+        'search again with literal=true for the words as typed)')
 
 
 def test_a_question_in_another_language_than_the_files_is_not_corrected():
@@ -157,8 +158,8 @@ def test_a_typo_in_a_name_finds_its_file_through_bm25(named):
     for typed in ("Marchetta", "Marhcetti", "Marchettti"):
         typo = engine.run(SearchParams(typed))
         assert typo.spelled == {typed.lower(): "marchetti"}
-        assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}")' \
-            in typo.notices
+        assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}"; ' \
+            "search again with literal=true for the words as typed)" in typo.notices
         top = typo.results[0]
         assert top.path == str(root / "supplier.txt") and "bm25" in top.legs
         assert typo.as_dict()["spelled"] == {typed.lower(): "marchetti"}

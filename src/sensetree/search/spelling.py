@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import regex
 
+from ..notices import AS_TYPED
 from ..store.terms import sure_language
 from . import lexicon
 from .intent import QUOTED
@@ -224,6 +225,10 @@ def in_names(forms: Sequence[str], names: Callable[[list[str]], Iterable[str]]) 
 
 
 def notice(query: str, spelled: Mapping[str, str]) -> str:
-    """What the person is told: the query searched, and why."""
+    """What the person is told: the query searched, why, and how to search the words as typed (named as
+    each surface names it: ``notices.for_surface``)."""
     missing = ", ".join(f'"{word}"' for word in spelled)
-    return f'showing results for "{respelled(query, spelled)}" (searched for "{query}": no file has {missing})'
+    return (
+        f'showing results for "{respelled(query, spelled)}" (searched for "{query}": no file has {missing}; '
+        f"search again with {AS_TYPED} for the words as typed)"
+    )
