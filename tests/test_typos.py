@@ -243,8 +243,8 @@ def test_a_word_of_any_name_is_never_respelled(parts, joints, data):
     word = data.draw(st.sampled_from(typed))
     word = "".join(c.upper() if data.draw(st.booleans()) else c for c in word)
     near = {word.lower()[:-1] + "x": 9, word.lower() + "s": 9}  # terms one edit away: a correction otherwise
-    found = corrections(word, lambda w: [w], lambda forms: in_names(forms, lambda fragments: [name]),
-                        lambda forms, edits: near, is_word=lambda w: False)
+    found = corrections(word, lambda w: [w], lambda forms: False, lambda forms, edits: near, is_word=lambda w: False,
+                        named=lambda forms: in_names(forms, lambda fragments: [name]))
     assert found == {}, (name, word)
 
 

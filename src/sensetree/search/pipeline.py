@@ -177,13 +177,13 @@ class Retriever:
         read only when a word would be corrected: most queries need no correction, and the first reading of
         a process loads the language identifier (a second or more), which the BM25 leg then loads beside
         the dense leg's model rather than before both."""
-        queries = self.store.queries
+        queries, names = self.store.queries, self.names
 
-        def known(forms: list[str]) -> bool:
-            return queries.known(forms) or (self.names is not None and in_names(forms, self.names))
+        def named(forms: list[str]) -> bool:
+            return names is not None and in_names(forms, names)
 
         try:
-            found = corrections(query, queries.term_forms, known, queries.near, queries.holding)
+            found = corrections(query, queries.term_forms, queries.known, queries.near, queries.holding, named=named)
             if not found or in_another_language(query, queries.main_languages()):
                 return query
             response.spelled = {word: queries.written(term) for word, term in found.items()}

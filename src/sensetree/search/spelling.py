@@ -43,6 +43,7 @@ SHORT_WORD = 5  # up to this many letters one edit is forgiven, two beyond it
 STEM_END = 4  # a stemmer drops at most this many letters of a word's end ("-ational")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHABETIC = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}]+")
+_MARKS = regex.compile(r"\p{M}+")
 _NAME_RUN = regex.compile(r"[\p{L}\p{M}\p{N}]+")  # "_", "-", "." and the separators split a name
 _CAMEL_HUMP = regex.compile(r"\p{Lu}?[\p{Ll}\p{M}]+|\p{Lu}+(?![\p{Ll}])|\p{N}+")  # "UrlaubJuli2024": Urlaub, Juli, 2024
 
@@ -145,14 +146,16 @@ def corrections(
     near: Callable[[list[str], int], Mapping[str, int]],
     count: Callable[[str], int] | None = None,
     is_word: Callable[[str], bool] = lexicon.is_word,
+    named: Callable[[list[str]], bool] = lambda forms: False,
 ) -> dict[str, str]:
     """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds and
     that are no word of the language (``is_word``: lexicon.py; "last" is not "list" misspelt); none where
     ``FOREIGN_WORDS`` or more of them are unknown (the query is in another language).
 
-    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk (or
-    name) hold one of them, asked first of the word as typed, which spares analysing the words the index
-    holds as written (the first analysis of a process loads the language identifier, a second or more);
+    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk hold
+    one of them, asked first of the word as typed, which spares analysing the words the index holds as
+    written (the first analysis of a process loads the language identifier, a second or more);
+    ``named(forms)``: does the name of a file or folder hold one of them (``in_names``), asked last, once;
     ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
     again with the word's beginnings when none is near its forms); ``count(term)``: the chunks holding a
     term, to settle a tie."""
@@ -162,7 +165,7 @@ def corrections(
             continue
         terms = forms(word) or [word]
         others = [term for term in terms if term != word]
-        if not others or not known(others):
+        if not (others and known(others)) and not named(terms):
             unknown[word] = terms
     if len(unknown) >= FOREIGN_WORDS:
         return {}  # another language than the files': nothing to correct
@@ -203,7 +206,7 @@ def respelled(query: str, spelled: Mapping[str, str]) -> str:
 
 def folded(text: str) -> str:
     """``text`` in lower case without accents: a name's word and a query word compared alike."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
 
 
 def name_words(name: str) -> set[str]:
@@ -221,7 +224,13 @@ def in_names(forms: Sequence[str], names: Callable[[list[str]], Iterable[str]]) 
     """Whether the name of a file or folder holds one of a word's ``forms`` as a word of its own.
     ``names(fragments)``: the names (paths below their roots) that may hold one of ``fragments``."""
     wanted = sorted({folded(form) for form in forms if form})
-    return bool(wanted) and any(name_words(name).intersection(wanted) for name in names(wanted))
+    if not wanted:
+        return False
+    for name in names(wanted):
+        plain = folded(name)  # a word of the name is in the whole name folded: most names go no further
+        if any(word in plain for word in wanted) and name_words(name).intersection(wanted):
+            return True
+    return False
 
 
 def notice(query: str, spelled: Mapping[str, str]) -> str:
