@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
 from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
-                                       in_another_language, in_names, max_edits, name_words, notice, probes,
+                                       folded, in_another_language, in_names, max_edits, name_words, notice, probes,
                                        respelled)
 from sensetree.search.types import SearchResponse
 from sensetree.operations import SetParams
@@ -223,6 +223,15 @@ def test_the_words_of_a_name_are_its_runs_and_humps_folded():
     names = ["/Reisen/Urlaub_Sardinien/strand.jpg", "/Arbeit/umlaut.txt"]
     assert in_names(["urlaub"], lambda fragments: names) and in_names(["Sardinien"], lambda fragments: names)
     assert not in_names(["urlau"], lambda fragments: names)  # a piece of a word is no word of the name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_every_word_of_any_name_lies_in_the_whole_name_folded(name):
+    """in_names looks at a name's words only when the whole name, folded, holds the word: sound for any name,
+    hostile ones included (marks, surrogates, scripts mixed, case that folds to several letters)."""
+    whole = folded(name)
+    assert all(word and word in whole for word in name_words(name))
 
 
 _NAME_PART = st.text(alphabet="abcdefghijklmnopqrstuvwxyzäéöüßçñABCDEFGHIJKLMNOPQRSTUVWXYZÄÉÖÜ", min_size=1,
