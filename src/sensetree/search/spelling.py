@@ -76,11 +76,12 @@ def edit_distance(a: str, b: str, cap: int | None = None) -> int:
 
 def checked_words(query: str) -> list[str]:
     """The query's words that may be corrected, lower case, each once: outside quotes (a quoted word is
-    searched as typed), MIN_LETTERS or more, all letters of the Latin, Greek or Cyrillic alphabets. Not Arabic script, where clitics attach to words and plurals
-    are broken (جوائز, جائزة) beyond what the keyword analysis folds, so a form no file has is seldom a
-    typo: on XQuAD's Arabic questions a third of the queries were "corrected" ("ماذا" into "ماخذ") and
-    hybrid nDCG@10 fell 0.970 -> 0.961, where Russian rose 0.967 -> 0.970 (E5, 300 queries each). Nor the
-    scripts written without spaces or with their own segmentation (Thai, CJK, Indic)."""
+    searched as typed), MIN_LETTERS or more, all letters of the Latin, Greek or Cyrillic alphabets. Not
+    Arabic script, where clitics attach to words and plurals are broken (جوائز, جائزة) beyond what the
+    keyword analysis folds, so a form no file has is seldom a typo: on XQuAD's Arabic questions a third of
+    the queries were "corrected" ("ماذا" into "ماخذ") and hybrid nDCG@10 fell 0.970 -> 0.961, where Russian
+    rose 0.967 -> 0.970 (E5, 300 queries each). Nor the scripts written without spaces or with their own
+    segmentation (Thai, CJK, Indic)."""
     unquoted = QUOTED.sub(" ", query.lower())
     words = (w for w in _WORD.findall(unquoted) if len(w) >= MIN_LETTERS and _ALPHABETIC.fullmatch(w))
     return list(dict.fromkeys(words))
