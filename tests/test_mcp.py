@@ -95,6 +95,17 @@ def test_stdio_tools_search_tree_read_and_list(index):
             assert results and results[0]["path"] == str(files["markdown"]) and len(results) <= 3
             assert all(r["path"].startswith(str(root / "notes") + os.sep) for r in results)
 
+            # issue 39: the notice names this tool's own control, and the tool has it
+            assert tools["search_files"].input_schema["properties"]["literal"]["type"] == "boolean"
+            said = await client.call_tool("search_files", {"query": "on-call rotation and WAL archiving in notes"})
+            told = [n for n in said.structured_content["notices"] if "read as a filter" in n]
+            assert told and "literal=true" in told[0] and "--literal" not in told[0], told
+            typed = await client.call_tool("search_files", {"query": "on-call rotation and WAL archiving in notes",
+                                                            "literal": True})
+            assert not any("read as a filter" in n for n in typed.structured_content["notices"])
+            assert any(not r["path"].startswith(str(root / "notes") + os.sep)
+                       for r in typed.structured_content["results"])
+
             mapped = await client.call_tool("meaning_tree", {"query": "quarterly revenue report of Hollowbrook"})
             tree = mapped.structured_content["tree"]
             assert tree["path"] == str(root) and tree["is_dir"]

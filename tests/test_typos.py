@@ -3,12 +3,16 @@ word, and the answer says so; the pure stage on its own, then the engine on a re
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensetree.operations import SearchParams
 from sensetree.search.spelling import (MIN_LETTERS, checked_words, choose, corrections, distance, edit_distance,
-                                       in_another_language, max_edits, notice, probes, respelled)
+                                       folded, in_another_language, in_names, max_edits, name_words, notice, probes,
+                                       respelled)
 from sensetree.search.types import SearchResponse
 from sensetree.operations import SetParams
 
@@ -86,7 +90,8 @@ def test_only_unknown_words_are_corrected():
     assert ["invoice"] not in asked  # a known word never looks for neighbours
     assert respelled("Marchetty INVOICE", {"marchetty": "Marchetti"}) == "Marchetti INVOICE"
     assert notice("marchetty invoice", {"marchetty": "marchetti"}) == (
-        'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty")')
+        'showing results for "marchetti invoice" (searched for "marchetty invoice": no file has "marchetty"; '
+        'search again with literal=true for the words as typed)')
 
 
 def test_a_question_in_another_language_than_the_files_is_not_corrected():
@@ -147,44 +152,36 @@ def test_the_spelling_survives_a_served_answer():
     assert SearchResponse.from_dict(older).spelled == {}
 
 
-def test_a_typo_in_a_name_finds_its_file_through_bm25(tmp_path, make_engine, write_tree):
-    root = tmp_path / "docs"
-    files = write_tree(root, {
-        "supplier.txt": "Payment terms agreed with Luca Marchetti for the spring delivery of olive oil.",
-        "garden.txt": "Notes on pruning the apple trees and planting tomatoes in the spring.",
-        "recipes.txt": "A recipe for risotto with mushrooms, parmesan and a glass of white wine.",
-        "travel.txt": "Train times from Milan to Florence, and a list of museums to visit.",
-        "budget.txt": "Monthly household budget: rent, groceries, electricity and savings.",
-    })
-    with make_engine(tmp_path / "data", root, settings={"retrieval.rerank": False}) as engine:
-        # ("Marchetty" needs no correction: English stemming already makes it "marchetti")
-        for typed in ("Marchetta", "Marhcetti", "Marchettti"):
-            typo = engine.run(SearchParams(typed))
-            assert typo.spelled == {typed.lower(): "marchetti"}
-            assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}")' \
-                in typo.notices
-            top = typo.results[0]
-            assert top.path == str(files["supplier.txt"]) and "bm25" in top.legs
-            assert typo.as_dict()["spelled"] == {typed.lower(): "marchetti"}
+def test_a_typo_in_a_name_finds_its_file_through_bm25(named):
+    root, engine = named
+    # ("Marchetty" needs no correction: English stemming already makes it "marchetti")
+    for typed in ("Marchetta", "Marhcetti", "Marchettti"):
+        typo = engine.run(SearchParams(typed))
+        assert typo.spelled == {typed.lower(): "marchetti"}
+        assert f'showing results for "marchetti" (searched for "{typed}": no file has "{typed.lower()}"; ' \
+            "search again with literal=true for the words as typed)" in typo.notices
+        top = typo.results[0]
+        assert top.path == str(root / "supplier.txt") and "bm25" in top.legs
+        assert typo.as_dict()["spelled"] == {typed.lower(): "marchetti"}
 
-        right = engine.run(SearchParams("Marchetti"))
-        assert right.spelled == {} and not any("showing results for" in n for n in right.notices)
-        assert right.results[0].path == str(files["supplier.txt"])
+    right = engine.run(SearchParams("Marchetti"))
+    assert right.spelled == {} and not any("showing results for" in n for n in right.notices)
+    assert right.results[0].path == str(root / "supplier.txt")
 
-        far = engine.run(SearchParams("zyxwvutqp"))
-        assert far.spelled == {} and not any("showing results for" in n for n in far.notices)
+    far = engine.run(SearchParams("zyxwvutqp"))
+    assert far.spelled == {} and not any("showing results for" in n for n in far.notices)
 
-        engine.run(SetParams("retrieval.spelling", "off"))  # the setting: every word searched as typed
-        typed_as_is = engine.run(SearchParams("Marhcetti"))
-        assert typed_as_is.spelled == {} and not any("showing results for" in n for n in typed_as_is.notices)
+    engine.run(SetParams("retrieval.spelling", "off"))  # the setting: every word searched as typed
+    typed_as_is = engine.run(SearchParams("Marhcetti"))
+    assert typed_as_is.spelled == {} and not any("showing results for" in n for n in typed_as_is.notices)
 
-        literal = engine.run(SearchParams("Marhcetti", literal=True))  # --literal: as typed, no correction
-        assert literal.spelled == {} and not any("showing results for" in n for n in literal.notices)
-        engine.run(SetParams("retrieval.spelling", "both"))
-        assert engine.run(SearchParams("Marhcetti")).spelled == {"marhcetti": "marchetti"}
-        assert engine.run(SearchParams("Marhcetti", literal=True)).spelled == {}
-        # a common word no file has is not a typo of one that some file has ("last" is not "list")
-        assert engine.run(SearchParams("the last museums")).spelled == {}
+    literal = engine.run(SearchParams("Marhcetti", literal=True))  # --literal: as typed, no correction
+    assert literal.spelled == {} and not any("showing results for" in n for n in literal.notices)
+    engine.run(SetParams("retrieval.spelling", "both"))
+    assert engine.run(SearchParams("Marhcetti")).spelled == {"marhcetti": "marchetti"}
+    assert engine.run(SearchParams("Marhcetti", literal=True)).spelled == {}
+    # a common word no file has is not a typo of one that some file has ("last" is not "list")
+    assert engine.run(SearchParams("the last museums")).spelled == {}
 
 
 def test_a_common_word_of_the_language_is_never_corrected():
@@ -209,3 +206,103 @@ def test_no_word_of_the_lexicon_is_ever_corrected(data):
     typed = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
     near_terms = data.draw(st.dictionaries(st.sampled_from(pool), st.integers(1, 50), max_size=8))
     assert corrections(" ".join(typed), lambda w: [w], lambda forms: False, lambda f, e: near_terms) == {}
+
+
+def test_words_in_quotes_are_searched_as_typed():
+    """A quoted word is what the person means, typo or not: never checked, never replaced."""
+    assert checked_words('"Marhcetti" invoice Marhcettu') == ["invoice", "marhcettu"]
+    assert checked_words("„Marhcetti“ «lighthuose» “Strnad”") == []
+    assert respelled('"Marhcetti" and Marhcetti', {"marhcetti": "marchetti"}) == '"Marhcetti" and marchetti'
+
+
+def test_the_words_of_a_name_are_its_runs_and_humps_folded():
+    assert name_words("/Fotos/Urlaub_Sardinien-2024.JPG") == {"fotos", "urlaub", "sardinien", "2024", "jpg"}
+    assert name_words("ReisekostenAbrechnung.xlsx") >= {"reisekostenabrechnung", "reisekosten", "abrechnung"}
+    assert name_words("HTTPServer") >= {"httpserver", "http", "server"}
+    assert name_words("Übersicht Café отчёт") == {"ubersicht", "cafe", "отчет"}
+    names = ["/Reisen/Urlaub_Sardinien/strand.jpg", "/Arbeit/umlaut.txt"]
+    assert in_names(["urlaub"], lambda fragments: names) and in_names(["Sardinien"], lambda fragments: names)
+    assert not in_names(["urlau"], lambda fragments: names)  # a piece of a word is no word of the name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_every_word_of_any_name_lies_in_the_whole_name_folded(name):
+    """in_names looks at a name's words only when the whole name, folded, holds the word: sound for any name,
+    hostile ones included (marks, surrogates, scripts mixed, case that folds to several letters)."""
+    whole = folded(name)
+    assert all(word and word in whole for word in name_words(name))
+
+
+_NAME_PART = st.text(alphabet="abcdefghijklmnopqrstuvwxyzäéöüßçñABCDEFGHIJKLMNOPQRSTUVWXYZÄÉÖÜ", min_size=1,
+                     max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(_NAME_PART, min_size=1, max_size=5), joints=st.lists(st.sampled_from(["_", "-", ".", " ", "/"]),
+       min_size=4, max_size=4), data=st.data())
+def test_a_word_of_any_name_is_never_respelled(parts, joints, data):
+    """Whatever a file or folder is called, a query word that is one of its name's words, in any case, is
+    left as typed, however near an indexed term lies (the pure stage, the names looked up as the engine does)."""
+    name = "/" + "".join(part + joint for part, joint in zip(parts, joints + [""]))
+    words = sorted(w for w in name_words(name) if w.isalpha())
+    typed = [w for w in words if checked_words(w)]
+    if not typed:
+        return
+    word = data.draw(st.sampled_from(typed))
+    word = "".join(c.upper() if data.draw(st.booleans()) else c for c in word)
+    near = {word.lower()[:-1] + "x": 9, word.lower() + "s": 9}  # terms one edit away: a correction otherwise
+    found = corrections(word, lambda w: [w], lambda forms: False, lambda forms, edits: near, is_word=lambda w: False,
+                        named=lambda forms: in_names(forms, lambda fragments: [name]))
+    assert found == {}, (name, word)
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory, write_tree, make_engine):
+    """Files whose names hold words their text does not, and the reverse."""
+    base = tmp_path_factory.mktemp("named")
+    root = base / "files"
+    write_tree(root, {
+        "Reisen/Urlaub_Sardinien/strand.txt": "Zwei Wochen Strand, Meer und Pizza mit der Familie.",
+        "Arbeit/umlaut.txt": "Der Umlaut in Dateinamen und wie man ihn schreibt: ä, ö, ü.",
+        "Arbeit/ReisekostenAbrechnung.txt": "Hotel, Bahn und Taxi für die Messe in Leipzig.",
+        "Übersicht-Quartal.md": "Umsatz und Kosten des dritten Quartals, nach Monaten.",
+        "notes/Haeundae beach.txt": "Morning walk along the sand, then fish soup at the market.",
+        "supplier.txt": "Payment terms agreed with Luca Marchetti for the spring delivery of olive oil.",
+        "garden.txt": "Notes on pruning the apple trees and planting tomatoes in the spring.",
+        "recipes.txt": "A recipe for risotto with mushrooms, parmesan and a glass of white wine.",
+        "travel.txt": "Train times from Milan to Florence, and a list of museums to visit.",
+        "budget.txt": "Monthly household budget: rent, groceries, electricity and savings.",
+    })
+    with make_engine(base / "data", root, settings={"retrieval.rerank": False}) as engine:
+        yield root, engine
+
+
+def test_a_word_a_file_or_folder_name_holds_is_never_respelled(named):
+    """Issue 39: "Urlaub im Juli" became "umlaut" though a folder is called Urlaub_Sardinien; a typo no name
+    or text holds is still corrected, except in quotes."""
+    _, engine = named
+    for typed in ("Urlaub im Juli", "Urlaub", "sardinien strand", "Reisekosten Leipzig", "Abrechnung",
+                  "Übersicht", "Ubersicht", "Haeundae"):
+        response = engine.run(SearchParams(typed))
+        assert response.spelled == {} and not any("showing results for" in n for n in response.notices), typed
+    assert engine.run(SearchParams("Marhcetti olive")).spelled == {"marhcetti": "marchetti"}
+    quoted = engine.run(SearchParams('"Marhcetti" olive'))
+    assert quoted.spelled == {} and not any("showing results for" in n for n in quoted.notices)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_any_word_of_a_name_or_a_text_is_never_rewritten(named, data):
+    """The engine on real files: whatever word of a file's name or text is typed, in any case, it is searched
+    as typed."""
+    root, engine = named
+    names, texts = set(), set()
+    for path in root.rglob("*"):
+        names |= name_words(str(path.relative_to(root)))
+        if path.is_file():
+            texts |= {w.lower() for w in re.findall(r"\w+", path.read_text(encoding="utf-8"))}
+    pool = data.draw(st.sampled_from([sorted(w for w in words if checked_words(w)) for words in (names, texts)]))
+    typed = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+    query = " ".join(w.upper() if data.draw(st.booleans()) else w for w in typed)
+    assert engine.run(SearchParams(query)).spelled == {}, query

@@ -108,7 +108,7 @@ def test_a_type_that_is_the_topic_is_not_a_filter_and_a_thin_filter_says_so(offi
     thin = engine.run(SearchParams("garden spreadsheets", limit=10))  # one spreadsheet; the words find more
     assert thin.understood["types"] == ["xlsx", "xls", "ods"] and _names(thin) == ["hours.xlsx"]
     assert thin.understood["literal_results"] >= 3
-    assert any('"spreadsheets" read as a filter: 1 file found' in n and "--literal" in n for n in thin.notices)
+    assert any('"spreadsheets" read as a filter: 1 file found' in n and "literal=true" in n for n in thin.notices)
 
 
 def test_no_filter_word_leaves_search_as_it_was(office):
@@ -135,6 +135,7 @@ def test_cli_prints_what_it_understood_and_literal_turns_it_off(office, cli):
     _, engine = office
     shown = cli.run(engine.data_dir, "search", "Marchetti invoice pdf")
     assert "understood: pdf" in " ".join(shown.stderr.split()) and "invoice_scan.pdf" in shown.stdout
+    assert "search again with --literal" in " ".join(shown.stderr.split()) and "literal=true" not in shown.stderr
     answer = json.loads(cli.run(engine.data_dir, "search", "Marchetti invoice pdf", "--json").stdout)
     assert answer["understood"]["said"] == ["pdf"] and answer["query"] == "Marchetti invoice pdf"
     literal = json.loads(cli.run(engine.data_dir, "search", "Marchetti invoice pdf", "--literal", "--json").stdout)
@@ -148,6 +149,7 @@ def test_http_search_and_tree_carry_what_was_understood(office):
     found = client.get("/api/search", params={"q": "Marchetti invoice pdf"}).json()
     assert found["understood"]["types"] == ["pdf"] and [Path(r["path"]).name for r in found["results"]] == [
         "invoice_scan.pdf"]
+    assert any("search again with literal=true" in n for n in found["notices"]), found["notices"]
     literal = client.get("/api/search", params={"q": "Marchetti invoice pdf", "literal": "true"}).json()
     assert literal["understood"] is None
     tree = client.get("/api/tree", params={"q": "invoice in Work"}).json()
@@ -175,7 +177,7 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         assert any("2 folders are called notes" in n for n in said.notices), said.notices
         assert said.understood["literal_results"] >= 3
         told = [n for n in said.notices if '"in notes" read as a filter' in n]
-        assert told and "--literal" in told[0] and "as search words" in told[0], said.notices
+        assert told and "literal=true" in told[0] and "as search words" in told[0], said.notices
         tree = engine.run(TreeParams("library in notes"))  # the meaning tree reads the same: both notes/
         leaves, stack = [], [tree.tree]
         while stack:
@@ -185,3 +187,59 @@ def test_a_folder_said_scopes_to_every_folder_of_that_name_and_says_when_it_chan
         assert "library.txt" in leaves and set(leaves) <= {"groceries.txt", "dentist.txt", "car.txt", "library.txt"}
         plain = engine.run(SearchParams("library in notes", literal=True))
         assert plain.understood is None and {"libraries.md", "library-card.txt"} & set(_names(plain))
+
+
+def _last_july() -> tuple[float, float]:
+    """A day of the July that "im Juli" reads (the latest one begun), and a day of March before it."""
+    now = datetime.now()
+    year = now.year if now.month >= 7 else now.year - 1
+    return datetime(year, 7, 15, 12).timestamp(), datetime(year, 3, 10, 12).timestamp()
+
+
+@pytest.fixture(scope="module")
+def holiday(tmp_path_factory, write_tree, make_engine):
+    """Notes of a holiday written in March, a report of July, and two roots below folders called Work and Notes."""
+    base = tmp_path_factory.mktemp("holiday")
+    root, other = base / "Work" / "files", base / "Notes" / "files"
+    files = write_tree(root, {
+        "Reisen/sardinien.txt": "Urlaub auf Sardinien: zwei Wochen Strand, Meer und Pizza mit der Familie.",
+        "Arbeit/bericht.txt": "Quartalsbericht: Umsatz, Kosten und Ausblick auf das dritte Quartal.",
+        "Arbeit/liste.txt": "Einkaufsliste für die Woche: Milch, Brot, Eier und Kaffee.",
+        "Projects/Work/plan.txt": "The garden project plan for the spring planting, week by week.",
+    })
+    write_tree(other, {"garden.txt": "Planting plan for the villa garden: roses, lavender and two olive trees."})
+    july, march = _last_july()
+    for name, when in [("Reisen/sardinien.txt", march), ("Arbeit/bericht.txt", july), ("Arbeit/liste.txt", march)]:
+        os.utime(files[name], (when, when))
+    with make_engine(base / "data", root, other, settings={"retrieval.rerank": False}) as engine:
+        yield root, other, engine
+
+
+def test_a_filter_that_takes_away_every_file_holding_the_words_shows_the_words_alone(holiday):
+    """Issue 39: "Urlaub im Juli" read "im Juli" as a time, and the notes of the holiday, written in March,
+    were gone: no result, or only July's files, none of them about the holiday. The words alone are shown,
+    and the notice says why; a filter that keeps a file holding the words still filters."""
+    _, _, engine = holiday
+    none_held = engine.run(SearchParams("Urlaub im Juli"))  # July has a file, about something else
+    assert _names(none_held)[0] == "sardinien.txt" and none_held.understood is None, _names(none_held)
+    assert any('"im Juli" read as a filter: no file found holds "Urlaub"' in n and "words alone" in n
+               for n in none_held.notices), none_held.notices
+    nothing = engine.run(SearchParams("Urlaub im Juni"))  # no file of June at all
+    assert _names(nothing)[0] == "sardinien.txt"
+    assert any('"im Juni" read as a filter: no file found' in n for n in nothing.notices), nothing.notices
+    kept = engine.run(SearchParams("Quartalsbericht im Juli"))  # July's file holds the words: filtered
+    assert kept.understood["said"] == ["im Juli"] and _names(kept) == ["bericht.txt"]
+
+
+def test_a_folder_above_the_roots_is_no_folder_said(holiday):
+    """Issue 42: with the root .../Work/files, "in Work" scoped the search to the folder above the root and
+    found nothing. Only folders at or under a root are read; a root itself is one."""
+    root, other, engine = holiday
+    inner = engine.run(SearchParams("garden plan in Work"))
+    assert inner.understood["folder"] == str(root / "Projects" / "Work"), inner.understood
+    assert _names(inner) == ["plan.txt"]
+    own = engine.run(SearchParams("garden plan in files"))  # both roots' own name: both roots
+    assert own.understood["folder"] in (str(root), str(other)) and any("2 folders are called files" in n
+                                                                       for n in own.notices), own.notices
+    above = engine.run(SearchParams("garden plan in Notes"))  # only the folder above a root is so called
+    assert above.understood is None and "garden.txt" in _names(above), (above.understood, above.notices)

@@ -533,6 +533,9 @@ def test_filters_said_in_words_show_as_chips_that_give_the_words_back(page, site
     expect(chip).to_have_count(1)
     expect(chip).to_contain_text("pdf")
     assert result_paths(page) and all(path.endswith(".pdf") for path in result_paths(page))
+    # the notice names this page's own control: the switch, by its label (issue 39)
+    expect(page.get_by_test_id("search-notices")).to_contain_text("search again with “filters and typos from words” off")
+    expect(page.get_by_test_id("search-notices")).not_to_contain_text("literal")
     chip.get_by_role("button").click()  # the words back into the query, in quotes: no filter
     expect(page.get_by_test_id("search-input")).to_have_value('quarterly revenue report "pdf"')
     expect(page.get_by_test_id("understood")).to_be_hidden()

@@ -168,6 +168,7 @@ class Context:
             dense_model=self._kept_model() or self.models.expected_identity(),
             spelling="off" if literal else self.settings["retrieval.spelling"],
             on_demand=self._meaning_on_demand().vectors,
+            names=lambda fragments: self.catalog.files.names_like(fragments),
         )
 
     def _meaning_on_demand(self) -> MeaningOnDemand:

@@ -49,3 +49,15 @@ def meaning_sentence(files: int, embedded: int, eta_seconds: float | None, now: 
     done = time.localtime((time.time() if now is None else now) + eta_seconds)
     when = time.strftime("%H:%M" if eta_seconds < 20 * 3600 else "%a %H:%M", done)
     return f"{said}; the rest by about {when}"
+
+
+# How each surface names the control that searches the words as typed (no filter read from them, no typo
+# corrected). A notice says it as an answer's callers give it (HTTP's query parameter, MCP's tool argument);
+# the CLI and the web app put their own control in its place (``for_surface``; the web app its switch's label).
+AS_TYPED = "literal=true"
+AS_TYPED_CONTROLS = {"http": AS_TYPED, "mcp": AS_TYPED, "cli": "--literal"}
+
+
+def for_surface(notice: str, surface: str) -> str:
+    """A notice as ``surface`` tells it: naming the control the person there has, never another surface's."""
+    return notice.replace(AS_TYPED, AS_TYPED_CONTROLS[surface])

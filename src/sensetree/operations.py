@@ -269,7 +269,10 @@ After = Annotated[str | None, Doc("Only files modified on or after this day (YYY
 Before = Annotated[str | None, Doc("Only files modified on or before this day (YYYY-MM-DD).")]
 AsWritten = Annotated[
     bool,
-    Doc("Take every word of the query as a search word: no file type, time or folder is read from it.", tools=False),
+    Doc(
+        "Search the words as typed: no file type, time or folder is read from them, no typo corrected"
+        " (a notice names the words read or corrected otherwise)."
+    ),
 ]
 
 

@@ -11,12 +11,13 @@ from .. import overview, paths
 from ..context import Context
 from ..errors import BadInput
 from ..filters import parse_filters
-from ..notices import meaning_sentence
+from ..notices import AS_TYPED, meaning_sentence
 from ..operations import SearchParams, SimilarParams, TreeParams
 from ..reader import absent, on_disk
 from ..search.facts import coverage, list_copies, offline_notices, scope_problem
 from ..search.intent import Understood, narrowed, understand
-from ..search.types import Coverage, Filters, SearchResponse, SimilarResponse, TreeResponse
+from ..search.spelling import respelled
+from ..search.types import Coverage, Filters, SearchResponse, SearchResult, SimilarResponse, TreeResponse
 from .registry import handles
 
 
@@ -32,12 +33,18 @@ def _rank_consistent(response: SearchResponse) -> None:
 def search(ctx: Context, params: SearchParams) -> SearchResponse:
     """The one search every interface uses; ``hybrid``/``rerank`` override the settings per call.
     Unless ``literal``, filters said in the query's words (search/intent.py) narrow it, to every
-    folder of a name said; whenever they change what the words alone find, the answer says so
-    and how many files the words alone find (``literal_results``)."""
+    folder of a name said, and a word no file has is searched as the nearest one a file has
+    (search/spelling.py). What a person typed is never taken away: where filters were read, the words
+    alone (every word a search word, no filter read) are searched too, and shown instead when the
+    filters lose what they find (``_words_alone_win``), with a notice; whenever the filters change what
+    the words alone find, the answer says so and how many files the words alone find
+    (``literal_results``). A correction needs no second search: it replaces only a word that no file
+    holds, in its text or its name, by one some file holds, so its keyword leg finds every file the
+    words as typed find, and its dense leg as many."""
     filters = parse_filters(params.types, params.modified_after, params.modified_before)
     scope = params.scope or None
     understood = _understood(ctx, params.query, params.literal, scope)
-    if understood is None:
+    if understood is None:  # no filter read: a correction alone cannot lose what the words as typed find
         return _search(ctx, params, params.query, filters, scope)
     response = _search(
         ctx, params, understood.query, narrowed(filters, understood.filters()), understood.scope or scope
@@ -49,20 +56,56 @@ def search(ctx: Context, params: SearchParams) -> SearchResponse:
             f"searched all of them ({', '.join(understood.folders)})"
         )
     wider = max(params.limit, 10)
-    plain = _search(ctx, replace(params, limit=wider), params.query, filters, scope)
+    plain = _search(ctx, replace(params, limit=wider), params.query, filters, scope)  # the words alone
+    said = ", ".join(f'"{words}"' for words in understood.said)
+    read_as = f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}"
+    why = _words_alone_win(response, plain, ctx, respelled(understood.query, response.spelled))
+    if why:
+        plain.results = plain.results[: params.limit]
+        plain.notices.append(
+            f"{read_as}: {why}; showing what the words alone find, {plain.results[0].name} first (put those "
+            "words in quotes to keep them search words)"
+        )
+        return plain
     found, shown = len(response.results), [r.path for r in response.results]
     if shown != [r.path for r in plain.results[: params.limit]]:  # the filters changed what is found
         response.understood["literal_results"] = len(plain.results)
-        said = ", ".join(f'"{words}"' for words in understood.said)
         first = next((r for r in plain.results if r.path not in shown), None) if plain.results else None
         top = f"; the words alone rank {paths.name_of(first.path)} first" if first is plain.results[0] and first else ""
         response.notices.append(
-            f"{said} read as {'filters' if len(understood.said) > 1 else 'a filter'}: {found} file"
-            f"{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
-            f"{'+' if len(plain.results) == wider else ''}{top} (search again with --literal, or "
+            f"{read_as}: {found} file{'s' if found != 1 else ''} found; as search words {len(plain.results)}"
+            f"{'+' if len(plain.results) == wider else ''}{top} (search again with {AS_TYPED}, or "
             "put those words in quotes)"
         )
     return response
+
+
+def _words_alone_win(found: SearchResponse, alone: SearchResponse, ctx: Context, rest: str) -> str | None:
+    """Why the words alone (``alone``: every word a search word) are shown instead of what the filters read
+    from them found (``found``, searched for the ``rest`` of the words), or None. They are when the filters
+    find nothing, and when no file found holds a word of the rest while the file the words alone rank first
+    does: the filters took away every file holding the words ("Urlaub im Juli", the holiday's notes written
+    in March; with vectors, July's files were found by meaning, none about the holiday). A filter that keeps
+    files holding the words is what was asked, whatever the words alone rank first: "invoices pdf" shows
+    PDFs though the words rank a DOCX first, and "gnu license since 2020" the licences of those years though
+    the words alone rank first one whose text names 2020."""
+    if not alone.results:
+        return None
+    if not found.results:
+        return "no file found"
+    first = alone.results[0]
+    if any(_holds_words(r) for r in found.results) or not _holds_words(first):
+        return None
+    try:
+        holds = ctx.storage.recovering(lambda: ctx.store.queries.sparse_among(rest, [first.path]))
+    except (ValueError, RuntimeError):  # no keyword index: nothing to tell the files apart by
+        return None
+    return f'no file found holds "{rest}"' if holds else None
+
+
+def _holds_words(result: SearchResult) -> bool:
+    """Whether a result was found by its words (the keyword leg ranked it, or scored it above 0)."""
+    return "bm25" in result.legs or bool(result.signals and result.signals.get("bm25"))
 
 
 def _search(
@@ -99,7 +142,7 @@ def _understood(ctx: Context, query: str, literal: bool, scope: str | None) -> U
 
 
 def _folders_named(ctx: Context, name: str, scope: str | None) -> list[str]:
-    """The folders under the roots (and the scope) called ``name``, whatever its case, shallowest first."""
+    """The folders at or under a root (and under the scope) called ``name``, whatever its case, shallowest first."""
     found = ctx.storage.recovering(lambda: ctx.catalog.files.folders_named(name))
     return sorted(
         (f for f in found if scope is None or paths.is_under(f, scope)), key=lambda f: (f.count("/") + f.count("\\"), f)

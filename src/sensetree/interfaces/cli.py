@@ -28,6 +28,7 @@ from rich.text import Text
 
 from ..answers import Download, FileContents, PageImage, Queue, Roots, Status
 from ..errors import BadInput, DataDirReadOnly, SenseTreeError
+from ..notices import for_surface
 from ..operations import OPERATIONS
 from ..safe_text import printable, without_surrogates
 from ..search.types import SearchResponse, SimilarResponse, TreeNode, TreeResponse
@@ -444,7 +445,7 @@ def _print_understood(understood: dict | None) -> None:
 def _print_results(response: SearchResponse, explain: bool) -> None:
     _print_understood(response.understood)
     for notice in response.notices:
-        errors.print(f"[yellow]{escape(notice)}[/]")
+        errors.print(f"[yellow]{escape(for_surface(notice, 'cli'))}[/]")
     if explain and response.coverage:
         errors.print(
             f"[dim]still indexing: {escape(response.coverage.meaning)}; a file without a vector yet is judged by "

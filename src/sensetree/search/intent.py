@@ -457,7 +457,7 @@ _NUMBERED = {
 }
 _WORD_RE = re.compile(r"[\w'&+/–-]+|[^\w\s]")
 # A phrase in quotes is taken as written, never as a filter: how a person (or a removed chip) says "pdf" is the topic.
-_QUOTED_RE = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
+QUOTED = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
 _PLURAL_UNITS = {
     "days",
     "weeks",
@@ -539,7 +539,7 @@ def understand(query: str, *, now: datetime, folders: Callable[[str], list[str]]
         if folders is not None:
             found += _folders(text, folders, found)
     found += _bounded(text, _types(text, found))
-    quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
+    quoted = [m.span() for m in QUOTED.finditer(text)]
     found = [r for r in found if not any(start <= r.start and r.end <= end for start, end in quoted)]
     read = [r for r in _apply_rules(text, found) if _resolve(r, now)]
     rest = _without(text, read)

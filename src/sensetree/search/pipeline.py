@@ -24,7 +24,7 @@ from .legs import dense_leg, pool_size, sparse_leg
 from .rerank import Scorer, rerank
 from .tree import build_tree, tree_limit
 from .snippets import place, snippet
-from .spelling import corrections, in_another_language, notice, respelled
+from .spelling import corrections, in_another_language, in_names, notice, respelled
 from .types import Candidate, Filters, SearchResponse, SearchResult, SimilarResponse, TreeNode, Version
 from .versions import VERSION_SHARE, shared, shingles
 
@@ -66,6 +66,9 @@ class Retriever:
     # Meaning on demand (ingest/on_demand.py through the engine): (chunk keys) -> (their vectors, a report
     # with ``as_dict``); None embeds nothing for a search.
     on_demand: Callable[[list[tuple[str, int]]], tuple[dict, Any]] | None = None
+    # The names of files and folders (paths below their roots) that may hold one of some words (the catalog's
+    # ``names_like``): a word a name holds is never respelled, whatever the keyword index holds of names.
+    names: Callable[[list[str]], list[str]] | None = None
 
     def search(
         self,
@@ -176,13 +179,18 @@ class Retriever:
 
     def _respell(self, query: str, response: SearchResponse) -> str:
         """The query the BM25 leg searches: each word no file has replaced by the nearest indexed word
-        (search/spelling.py), said in ``response`` (``spelled`` and a notice)."""
-        queries = self.store.queries
+        (search/spelling.py), said in ``response`` (``spelled`` and a notice). The query's language is
+        read only when a word would be corrected: most queries need no correction, and the first reading of
+        a process loads the language identifier (a second or more), which the BM25 leg then loads beside
+        the dense leg's model rather than before both."""
+        queries, names = self.store.queries, self.names
+
+        def named(forms: list[str]) -> bool:
+            return names is not None and in_names(forms, names)
+
         try:
-            if in_another_language(query, queries.main_languages()):
-                return query
-            found = corrections(query, queries.term_forms, queries.known, queries.near, queries.holding)
-            if not found:
+            found = corrections(query, queries.term_forms, queries.known, queries.near, queries.holding, named=named)
+            if not found or in_another_language(query, queries.main_languages()):
                 return query
             response.spelled = {word: queries.written(term) for word, term in found.items()}
         except Exception as exc:  # best-effort: the query as typed

@@ -13,7 +13,9 @@ before those near the beginning, then the nearest win, then the one in the most 
 must begin with the word's first letter: typos seldom hit it, and a real word the files lack
 ("letter") would otherwise become another one ("butter"). Words the index knows are never touched, nor
 common words of the language (``lexicon.py``: "last" is no typo of "list"), nor words with no term
-near enough.
+near enough. What a person typed is never taken away (issue 39): a word that a file's or folder's name
+under a root holds is known too, even to an index whose keyword terms hold no names ("Urlaub" named a
+folder of holiday photos and became "umlaut"), and words in quotes are searched as typed.
 
 This module is pure: the lookups are passed in (the lexicon by default), so it is tested without an index.
 """
@@ -21,12 +23,15 @@ This module is pure: the lookups are passed in (the lexicon by default), so it i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import regex
 
+from ..notices import AS_TYPED
 from ..store.terms import sure_language
 from . import lexicon
+from .intent import QUOTED
 
 MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edit apart
 # A typo is the exception in a query. When this many of its checked words are unknown to the index, the query
@@ -38,6 +43,9 @@ SHORT_WORD = 5  # up to this many letters one edit is forgiven, two beyond it
 STEM_END = 4  # a stemmer drops at most this many letters of a word's end ("-ational")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHABETIC = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}]+")
+_MARKS = regex.compile(r"\p{M}+")
+_NAME_RUN = regex.compile(r"[\p{L}\p{M}\p{N}]+")  # "_", "-", "." and the separators split a name
+_CAMEL_HUMP = regex.compile(r"\p{Lu}?[\p{Ll}\p{M}]+|\p{Lu}+(?![\p{Ll}])|\p{N}+")  # "UrlaubJuli2024": Urlaub, Juli, 2024
 
 
 def max_edits(word: str) -> int:
@@ -67,13 +75,15 @@ def edit_distance(a: str, b: str, cap: int | None = None) -> int:
 
 
 def checked_words(query: str) -> list[str]:
-    """The query's words that may be corrected, lower case, each once: MIN_LETTERS or more, all letters of
-    the Latin, Greek or Cyrillic alphabets. Not Arabic script, where clitics attach to words and plurals
-    are broken (جوائز, جائزة) beyond what the keyword analysis folds, so a form no file has is seldom a
-    typo: on XQuAD's Arabic questions a third of the queries were "corrected" ("ماذا" into "ماخذ") and
-    hybrid nDCG@10 fell 0.970 -> 0.961, where Russian rose 0.967 -> 0.970 (E5, 300 queries each). Nor the
-    scripts written without spaces or with their own segmentation (Thai, CJK, Indic)."""
-    words = (w for w in _WORD.findall(query.lower()) if len(w) >= MIN_LETTERS and _ALPHABETIC.fullmatch(w))
+    """The query's words that may be corrected, lower case, each once: outside quotes (a quoted word is
+    searched as typed), MIN_LETTERS or more, all letters of the Latin, Greek or Cyrillic alphabets. Not
+    Arabic script, where clitics attach to words and plurals are broken (جوائز, جائزة) beyond what the
+    keyword analysis folds, so a form no file has is seldom a typo: on XQuAD's Arabic questions a third of
+    the queries were "corrected" ("ماذا" into "ماخذ") and hybrid nDCG@10 fell 0.970 -> 0.961, where Russian
+    rose 0.967 -> 0.970 (E5, 300 queries each). Nor the scripts written without spaces or with their own
+    segmentation (Thai, CJK, Indic)."""
+    unquoted = QUOTED.sub(" ", query.lower())
+    words = (w for w in _WORD.findall(unquoted) if len(w) >= MIN_LETTERS and _ALPHABETIC.fullmatch(w))
     return list(dict.fromkeys(words))
 
 
@@ -137,19 +147,27 @@ def corrections(
     near: Callable[[list[str], int], Mapping[str, int]],
     count: Callable[[str], int] | None = None,
     is_word: Callable[[str], bool] = lexicon.is_word,
+    named: Callable[[list[str]], bool] = lambda forms: False,
 ) -> dict[str, str]:
     """word -> the indexed term it is searched as, for the words of ``query`` that no chunk holds and
     that are no word of the language (``is_word``: lexicon.py; "last" is not "list" misspelt); none where
     ``FOREIGN_WORDS`` or more of them are unknown (the query is in another language).
 
-    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk
-    hold one of them; ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
+    ``forms(word)``: the word's analysed terms (as written, stemmed); ``known(forms)``: does any chunk hold
+    one of them, asked first of the word as typed, which spares analysing the words the index holds as
+    written (the first analysis of a process loads the language identifier, a second or more);
+    ``named(forms)``: does the name of a file or folder hold one of them (``in_names``), asked last, once;
+    ``near(forms, edits)``: indexed terms near them, with their chunk counts (asked
     again with the word's beginnings when none is near its forms); ``count(term)``: the chunks holding a
     term, to settle a tie."""
-    checked = checked_words(query)
-    unknown = {
-        word: terms for word in checked if not is_word(word) for terms in [forms(word) or [word]] if not known(terms)
-    }
+    unknown: dict[str, list[str]] = {}
+    for word in checked_words(query):
+        if is_word(word) or known([word]):
+            continue
+        terms = forms(word) or [word]
+        others = [term for term in terms if term != word]
+        if not (others and known(others)) and not named(terms):
+            unknown[word] = terms
     if len(unknown) >= FOREIGN_WORDS:
         return {}  # another language than the files': nothing to correct
     found: dict[str, str] = {}
@@ -173,13 +191,54 @@ def in_another_language(query: str, index_languages: Sequence[str]) -> bool:
 
 
 def respelled(query: str, spelled: Mapping[str, str]) -> str:
-    """The query with each corrected word (any case) replaced by its correction."""
+    """The query with each corrected word (any case) outside quotes replaced by its correction."""
     if not spelled:
         return query
-    return _WORD.sub(lambda m: spelled.get(m.group().lower(), m.group()), query)
+
+    def words(text: str) -> str:
+        return _WORD.sub(lambda m: spelled.get(m.group().lower(), m.group()), text)
+
+    parts, done = [], 0
+    for quoted in QUOTED.finditer(query):
+        parts += [words(query[done : quoted.start()]), quoted.group()]
+        done = quoted.end()
+    return "".join([*parts, words(query[done:])])
+
+
+def folded(text: str) -> str:
+    """``text`` in lower case without accents: a name's word and a query word compared alike."""
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
+
+
+def name_words(name: str) -> set[str]:
+    """The words of a file's or folder's name (or a path of them), folded: its runs of letters and digits
+    ("urlaub_juli-2024.txt": urlaub, juli, 2024, txt), and the humps of a run in camel case as well
+    ("UrlaubJuli": urlaubjuli, urlaub, juli)."""
+    words = set()
+    for run in _NAME_RUN.findall(name):
+        words.add(folded(run))
+        words.update(folded(hump) for hump in _CAMEL_HUMP.findall(run))
+    return words
+
+
+def in_names(forms: Sequence[str], names: Callable[[list[str]], Iterable[str]]) -> bool:
+    """Whether the name of a file or folder holds one of a word's ``forms`` as a word of its own.
+    ``names(fragments)``: the names (paths below their roots) that may hold one of ``fragments``."""
+    wanted = sorted({folded(form) for form in forms if form})
+    if not wanted:
+        return False
+    for name in names(wanted):
+        plain = folded(name)  # a word of the name is in the whole name folded: most names go no further
+        if any(word in plain for word in wanted) and name_words(name).intersection(wanted):
+            return True
+    return False
 
 
 def notice(query: str, spelled: Mapping[str, str]) -> str:
-    """What the person is told: the query searched, and why."""
+    """What the person is told: the query searched, why, and how to search the words as typed (named as
+    each surface names it: ``notices.for_surface``)."""
     missing = ", ".join(f'"{word}"' for word in spelled)
-    return f'showing results for "{respelled(query, spelled)}" (searched for "{query}": no file has {missing})'
+    return (
+        f'showing results for "{respelled(query, spelled)}" (searched for "{query}": no file has {missing}; '
+        f"search again with {AS_TYPED} for the words as typed)"
+    )

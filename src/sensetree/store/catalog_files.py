@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
-from ..paths import folds_case, is_under
+from ..paths import folds_case, is_under, name_of
 from .catalog_rows import COLUMNS, FAILED, INDEXED, KEYWORD, PENDING, STATUSES, DiskState, FileRow
 from .catalog_sql import UNDER, Sql, bounds
+
+NAMES_READ = 20_000  # names read for one word at most: over 100,000 paths, half beyond ASCII, about 0.2 s
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` as a LIKE pattern matches it (with ``ESCAPE '\\'``): its wildcards and escapes taken as written."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class Files:
@@ -33,25 +40,42 @@ class Files:
         ]
 
     def folders_named(self, name: str, limit: int = 20) -> list[str]:
-        """Folders holding indexed files whose own name is ``name``, whatever its case (a folder said in
-        a query: "invoices in Work"); at most ``limit``. SQLite's LIKE folds ASCII letters only: a name
-        differing from the folder's in the case of another letter ("über", "Über") is not found."""
+        """Folders at or under a root, holding indexed files, whose own name is ``name``, whatever its case (a
+        folder said in a query: "invoices in Work"); at most ``limit``. A folder above a root is none of
+        them: with the root ~/Work/files, "in Work" is no folder to search. SQLite's LIKE folds ASCII letters
+        only: a name differing from the folder's in the case of another letter ("über", "Über") is not found."""
         wanted = name.casefold()
-        like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        like = _like_escaped(name)
+        below = "substr(path, length(root) + 1)"
         rows = self._sql.run(
-            "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' LIMIT 5000",
+            f"SELECT path, root FROM files WHERE {below} LIKE ? ESCAPE '\\' OR {below} LIKE ? ESCAPE '\\' LIMIT 5000",
             (f"%/{like}/%", f"%\\\\{like}\\\\%"),
         )  # Windows paths: an escaped backslash
-        found: dict[str, None] = {}
-        for (path,) in rows:
+        roots = [root for (root,) in self._sql.run("SELECT path FROM roots")]
+        found: dict[str, None] = {root: None for root in roots if name_of(root).casefold() == wanted}
+        for path, root in rows:
             sep = "\\" if "\\" in path and "/" not in path else "/"
-            parts = path.split(sep)
+            parts = path[len(root) :].split(sep)
             for end, part in enumerate(parts[:-1]):
-                if part.casefold() == wanted:
-                    found[sep.join(parts[: end + 1])] = None
+                if part and part.casefold() == wanted:
+                    found[root + sep.join(parts[: end + 1])] = None
             if len(found) >= limit:
                 break
-        return list(found)
+        return list(found)[:limit]
+
+    def names_like(self, fragments: Sequence[str], limit: int = NAMES_READ) -> list[str]:
+        """The paths below their roots (the names of the files and folders under a root, ``/Fotos/urlaub.jpg``)
+        that may hold one of ``fragments``: those holding it in any case of ASCII letters (LIKE), and every one
+        with a character beyond ASCII, which LIKE neither folds nor unaccents (the caller compares their
+        words: a word typed that a name holds is no typo, search/spelling.py); at most ``limit``, no block."""
+        below = "substr(path, length(root) + 1)"
+        patterns = [f"%{_like_escaped(fragment)}%" for fragment in fragments]
+        likes = "".join(f"{below} LIKE ? ESCAPE '\\' OR " for _ in patterns)
+        rows = self._sql.run(
+            f"SELECT {below} FROM files WHERE kind != 'block' AND ({likes}{below} GLOB ?) LIMIT ?",
+            (*patterns, "*[^\x01-\x7f]*", limit),
+        )
+        return [r[0] for r in rows]
 
     def blocks(self) -> list[str]:
         return [r[0] for r in self._sql.run("SELECT path FROM files WHERE kind = 'block'")]

@@ -211,8 +211,10 @@ async function moreLikeThis(path) {
   renderResults();
 }
 
-/** A notice on one line; a click shows all of it, the cross dismisses it. */
-function noticeLine(text) {
+/** A notice on one line; a click shows all of it, the cross dismisses it. A notice names the control that
+ * searches the words as typed as an API caller gives it (notices.AS_TYPED); here it is the switch, by its label. */
+function noticeLine(notice) {
+  const text = notice.replaceAll("literal=true", `“${$("read-words-name").textContent}” off`);
   const close = h("button.notice-close", { type: "button", "aria-label": "Dismiss", "data-testid": "notice-dismiss" }, "×");
   const line = h("div.notice.folded", { title: text, "data-testid": "notice" }, h("span", null, text), close);
   line.addEventListener("click", () => line.classList.toggle("folded"));
