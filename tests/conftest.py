@@ -15,12 +15,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from sensetree.engine import Engine
 from sensetree.operations import AddRootParams, SetParams
 
 COMMAND = [sys.executable, "-m", "sensetree.interfaces.cli"]
+
+# Property tests judge what a function answers, not how fast: on two cores shared with an indexer, hypothesis's
+# default deadline (200 ms an example) failed pure functions that take 5 ms on a quiet machine.
+settings.register_profile("sensetree", deadline=None)
+settings.load_profile("sensetree")
 
 # The tests index at full speed whatever the machine's battery says (tests/test_pace.py injects its
 # own power source); every process they start inherits it.

@@ -218,6 +218,7 @@ def name_words(name: str) -> set[str]:
     for run in _NAME_RUN.findall(name):
         words.add(folded(run))
         words.update(folded(hump) for hump in _CAMEL_HUMP.findall(run))
+    words.discard("")  # a run of marks alone folds to nothing
     return words
 
 
