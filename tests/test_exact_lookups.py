@@ -178,3 +178,23 @@ def test_a_piece_of_a_version_does_not_outweigh_the_whole(folder):
     ranked = [r.path for r in engine.run(SearchParams("1.7.3.3", limit=10)).results]
     assert ranked.index(paths["changes/versions.txt"]) < ranked.index(paths["changes/NEWS"])
     assert np.isfinite([r.score for r in engine.run(SearchParams("1.7.3.3", limit=10)).results]).all()
+
+
+def test_an_index_from_before_gets_its_names_on_the_next_run(tmp_path, make_engine, write_tree):
+    """A table written before the names existed answers searches as it did, and the next indexing run analyses
+    it again (its vectors kept): then a file's name finds it."""
+    root = tmp_path / "docs"
+    written = write_tree(root, {"RelNotes/2.15.1.txt": FILLER + "Release notes of a fix release.\n",
+                                "changes/changelog": FILLER + "2.15.1 fixes 2.15.1 txt handling; 2.15.1 again.\n"})
+    with make_engine(tmp_path / "data", root) as engine:
+        table = engine.store.table.handle
+        table.drop_index("names_idx")
+        table.drop_columns(["names"])
+        engine.store.table.reopen()
+        assert engine.store.upkeep.unanalysed()
+        assert engine.run(SearchParams("2.15.1.txt", limit=5)).results  # no error: the names are not asked
+        vectors = engine.store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"]))
+        engine.index()
+        assert not engine.store.upkeep.unanalysed()
+        assert _first(engine, "2.15.1.txt") == [str(written["RelNotes/2.15.1.txt"])]
+        assert (engine.store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"])) == vectors).all()

@@ -140,6 +140,8 @@ def _index_once(
         ctx.store.table.reopen()  # the last writer may have been another process that dropped the table
         storage.recovering(storage.check_vectors)  # or someone deleted it
         ctx.follow_model(confirm)
+        if ctx.store.upkeep.unanalysed():  # an earlier version's table: its keyword columns before anything else
+            storage.recovering(ctx.store.upkeep.build_fts_index)
         ctx.scan()
         storage.reread_archives_once(is_archive)  # members now follow the disk's rules (issue 33)
         options = index_options(ctx.settings)

@@ -203,7 +203,7 @@ class ChunkQueries:
                             "content_hash",
                             "mtime",
                             *(f.name for f in FILE_FIELDS),
-                            *(f.name for f in ANALYSIS_FIELDS),
+                            *(f.name for f in ANALYSIS_FIELDS if f.name in table.schema.names),
                         ]
                     )
                     .limit(None)

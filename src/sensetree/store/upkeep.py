@@ -129,6 +129,11 @@ class ChunkUpkeep:
         table.create_index("doc_type", config=Bitmap(), replace=True)
         table.create_index("mtime", config=BTree(), replace=True)
 
+    def unanalysed(self) -> bool:
+        """Whether the table was written before one of the keyword columns existed (``build_fts_index``
+        migrates it)."""
+        return self.table.read(lambda table: any(f.name not in table.schema.names for f in ANALYSIS_FIELDS), False)
+
     def has_fts_index(self) -> bool:
         return self.table.read(
             lambda table: {(c,) for c in KEYWORD_COLUMNS} <= {tuple(i.columns) for i in table.list_indices()}, False
