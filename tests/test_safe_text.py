@@ -16,7 +16,7 @@ from rich.text import Text
 from sensetree.engine import Engine
 from sensetree.ingest.walker import is_hidden
 from sensetree.interfaces.terminal import escape
-from sensetree.safe_text import printable, without_surrogates
+from sensetree.safe_text import clean_json, cleaned, has_surrogates, printable, without_surrogates
 from sensetree.operations import AddRootParams
 from sensetree.handlers.files import explorer as explorer_of
 
@@ -128,3 +128,37 @@ def _utf8(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+SHORT_ODD_TEXT = st.lists(st.sampled_from(["a", "\ud800", "\udcff", "\ud83d\ude00", "\n", '"', "\\", "é"]),
+                          max_size=6).map("".join)
+JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), SHORT_ODD_TEXT),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(SHORT_ODD_TEXT, inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=60)
+@given(JSON_VALUES)
+def test_a_json_message_with_lone_surrogates_is_read_as_an_http_body_is(value):
+    """What ``sensetree mcp`` reads from a client: each lone surrogate as U+FFFD, the rest as it was, and
+    the message still one line that a strict reader takes."""
+    message = json.dumps(value)  # a lone surrogate written as its escape, as a client may send it
+    read = clean_json(message)
+    assert "\n" not in read
+    sent = json.loads(message)  # two halves side by side are one character (U+1F600), not two lone ones
+    assert json.loads(read.encode("utf-8")) == cleaned(sent)  # strict UTF-8: no lone surrogate is left
+    if not any(has_surrogates(text) for text in _texts(sent)):
+        assert json.loads(read) == sent
+    assert clean_json("{not json") == "{not json"
+
+
+def _texts(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _texts(item)

@@ -8,13 +8,16 @@ and says which.
 """
 
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, AsyncIterator, Optional
 
+import anyio
 import typer
 
+from ..safe_text import clean_json
 from .open import open_engine
 
 log = logging.getLogger("sensetree.mcp")
@@ -52,9 +55,37 @@ def mcp(
             if http:
                 _serve_http(server, engine.data_dir, DEFAULT_PORT if port is None else port)
             else:
-                server.run("stdio")
+                anyio.run(_serve_stdio, server)
         except KeyboardInterrupt:
             pass
+
+
+async def _serve_stdio(server) -> None:
+    """stdio as the SDK serves it, but each message read as every door reads a client's JSON
+    (``safe_text.clean_json``): the SDK's own reader refuses a message holding a lone surrogate
+    escape (``"\\ud800"``) as no JSON at all, and a refused request has no id to answer, so the
+    client waited for good. fd 0 points at the null device meanwhile, as the SDK does with its own
+    reader, so that nothing else in this process or its children reads the client's messages."""
+    from mcp.server.stdio import stdio_server
+
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        with open(wire, encoding="utf-8", errors="replace", closefd=False) as messages:
+            lines = _cleaned(anyio.wrap_file(messages))
+            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]  # it reads lines
+                lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, on these streams
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+    finally:
+        os.dup2(wire, 0)
+        os.close(wire)
+
+
+async def _cleaned(lines: Any) -> AsyncIterator[str]:
+    async for line in lines:
+        yield clean_json(line) + "\n"
 
 
 def _serve_http(server, data_dir: Path, port: int) -> None:
