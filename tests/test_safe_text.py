@@ -17,7 +17,8 @@ from sensetree.engine import Engine
 from sensetree.ingest.walker import is_hidden
 from sensetree.interfaces.terminal import escape
 from sensetree.safe_text import clean_json, cleaned, has_surrogates, printable, without_surrogates
-from sensetree.operations import AddRootParams
+from sensetree.errors import SenseTreeError
+from sensetree.operations import AddRootParams, FileParams, SimilarParams
 from sensetree.handlers.files import explorer as explorer_of
 
 BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -77,7 +78,7 @@ def explorer(tmp_path_factory):
     root.mkdir()
     engine = Engine(base / "data")
     engine.run(AddRootParams(str(root)))
-    yield explorer_of(engine), root, base
+    yield explorer_of(engine), root, base, engine
     engine.close()
 
 
@@ -86,7 +87,7 @@ def explorer(tmp_path_factory):
 def test_a_folder_of_any_names_is_listed_without_failing(explorer, entries):
     """Every entry that is not hidden is listed, once, with a name JSON can carry; one that cannot be
     read or indexed (a link loop, a name that is not UTF-8) says why; links out of the root are left out."""
-    view, root, base = explorer
+    view, root, base, _ = explorer
     folder = os.fsencode(tempfile.mkdtemp(dir=root))
     expected = []
     for raw, kind in entries:
@@ -120,6 +121,32 @@ def test_a_folder_of_any_names_is_listed_without_failing(explorer, entries):
             assert any(error and "not valid UTF-8" in error for error in problems)
         elif kind in ("file", "folder"):
             assert None in problems
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=NAME, is_dir=st.booleans())
+def test_file_and_similar_answer_any_name_in_words(explorer, raw, is_dir):
+    """Issue 42: a name that is not UTF-8 made ``file`` and ``similar`` fail with an internal
+    UnicodeEncodeError; each now answers (a detail, or an error of its own kind) with the name shown safely."""
+    _, root, _, engine = explorer
+    path = os.path.join(os.fsencode(tempfile.mkdtemp(dir=root)), raw)
+    try:
+        os.mkdir(path) if is_dir else open(path, "wb").close()
+    except OSError:
+        assume(False)
+    name = os.fsdecode(path)
+    for params in (FileParams(name), SimilarParams(name)):
+        try:
+            answer = engine.run(params)
+        except SenseTreeError as exc:
+            str(exc).encode("utf-8")  # a message any interface can show
+            if not _utf8(raw):
+                assert "not valid UTF-8" in str(exc), str(exc)
+            elif isinstance(params, SimilarParams) and is_dir and not is_hidden(os.fsdecode(raw)):
+                assert "is a folder" in str(exc), str(exc)
+        else:
+            assert isinstance(params, FileParams) and _utf8(raw)
+            json.dumps(answer.as_dict(), ensure_ascii=False).encode("utf-8")
 
 
 def _utf8(raw: bytes) -> bool:

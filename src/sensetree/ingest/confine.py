@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import fs_rules, paths
 from ..errors import BadInput
+from ..safe_text import without_surrogates
 from .extract.archives import ignore_files
 from .walker import InnerIgnores, inner_ignores, skip_reason
 
@@ -87,7 +88,7 @@ class RootGuard:
             None,
         )
         if reason:
-            raise NotServed(f"{paths.name_of(norm)}: {reason}")
+            raise NotServed(f"{without_surrogates(paths.name_of(norm))}: {reason}")  # a name not UTF-8, shown safely
         return norm
 
     def _ignores_of(self, archive: Path) -> InnerIgnores:

@@ -339,6 +339,8 @@ class FolderRules:
         """Why the walk skips the entry ``name``, or None."""
         if is_hidden(name):
             return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
+        if has_surrogates(name):  # as the walk skips it (_walk_folder)
+            return "its name is not valid UTF-8: not indexed, not served (rename it to index it)"
         base = _ignored_by(self.folder / name, is_dir, self.specs)
         if base is None:
             return None
