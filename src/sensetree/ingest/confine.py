@@ -130,7 +130,7 @@ class RootGuard:
             opened = os.fstat(file.fileno())
             if opened.st_size > max_bytes:
                 return Contents(None, opened)
-            data = file.read(max_bytes + 1)  # one byte past the limit: the file may have grown
+            data = fs_rules.read_at_most(file, max_bytes + 1)  # one byte past the limit: the file may have grown
         return Contents(data if len(data) <= max_bytes else None, opened)
 
     def _inside_real(self, real: str) -> bool:
