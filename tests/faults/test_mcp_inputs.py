@@ -26,7 +26,7 @@ from tests.support.hostile import STRINGS
 pytestmark = pytest.mark.slow  # a server process
 
 ANSWER_SECONDS = 15  # a call's answer; the first search loads the model, so the session is warmed first
-CASES = 40  # hypothesis examples, each one tool call
+CASES = 100  # hypothesis examples, each one tool call
 
 
 class Wire:

@@ -85,7 +85,7 @@ async def _serve_stdio(server) -> None:
 
 async def _cleaned(lines: Any) -> AsyncIterator[str]:
     async for line in lines:
-        yield clean_json(line) + "\n"
+        yield clean_json(line.rstrip("\r\n")) + "\n"
 
 
 def _serve_http(server, data_dir: Path, port: int) -> None:
