@@ -88,6 +88,42 @@ async def _cleaned(lines: Any) -> AsyncIterator[str]:
         yield clean_json(line.rstrip("\r\n")) + "\n"
 
 
+class _CleanBodies:
+    """Each message a client POSTs over ``--http`` read as those on stdio are (``safe_text.clean_json``)
+    before the SDK parses it: its parser answers a lone surrogate escape with a parse error. A body
+    past the SDK's own limit goes on as it came, for the SDK to refuse."""
+
+    def __init__(self, app):
+        from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+        self.app = app
+        self.limit = DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages, size = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            size += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body") or size > self.limit:
+                break
+        whole = messages[-1]["type"] == "http.request" and not messages[-1].get("more_body")
+        body = b"".join(m.get("body", b"") for m in messages)
+        cleaned = clean_json(body.decode("utf-8", "replace")).encode() if whole else body
+        if cleaned != body:
+            messages = [{"type": "http.request", "body": cleaned, "more_body": False}]
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+            scope = {**scope, "headers": [*headers, (b"content-length", str(len(cleaned)).encode())]}
+
+        async def replayed():
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replayed, send)
+
+
 def _serve_http(server, data_dir: Path, port: int) -> None:
     """Streamable HTTP on 127.0.0.1, every request checked for the token (as ``serve``'s /api/ is)."""
     import uvicorn
@@ -112,7 +148,11 @@ def _serve_http(server, data_dir: Path, port: int) -> None:
     hint = (
         f"send the token `sensetree mcp --http` printed (also in {data_dir / 'server.token'}) as Authorization: Bearer"
     )
-    app = Guard(server.streamable_http_app(host="127.0.0.1"), refusal_rules(token, ServerOptions(port=port), hint), "/")
+    app = Guard(
+        _CleanBodies(server.streamable_http_app(host="127.0.0.1")),
+        refusal_rules(token, ServerOptions(port=port), hint),
+        "/",
+    )
     print(f"SenseTree MCP server on http://127.0.0.1:{port}/mcp (Ctrl-C to stop)", file=sys.stderr)
     print(f"token: {token} (send it as the header `Authorization: Bearer {token}`)", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[listener])
