@@ -7,6 +7,7 @@ come back as a tool error, with nothing of the file behind it and no traceback a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -287,6 +288,18 @@ def test_streamable_http_needs_the_servers_token_and_port_0_takes_a_free_one(ind
                     await client.call_tool("read_file", {"path": str(index["files"]["email"])})
 
         run(session)
+
+        # a lone surrogate in a tool call is read as U+FFFD, as over stdio and in a web API body (issue 42)
+        signed = {**accept, "Authorization": f"Bearer {token}"}
+        opened = httpx.post(url, json=hello, headers=signed, timeout=30)
+        signed["mcp-session-id"] = opened.headers["mcp-session-id"]
+        httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=signed, timeout=30)
+        call = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_files", ' \
+               b'"arguments": {"query": "invoice \\ud800 for March consulting"}}}'
+        answered = httpx.post(url, content=call, headers=signed, timeout=60)
+        assert answered.status_code == 200, answered.text
+        data = json.loads(next(line[5:] for line in answered.text.splitlines() if line.startswith("data:")))
+        assert data["result"]["structuredContent"]["query"] == "invoice \ufffd for March consulting"
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=30)

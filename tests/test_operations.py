@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from sensetree.chat.tools import SCHEMAS, Sources, Toolbox
-from sensetree.errors import BadInput
+from sensetree.errors import BadInput, WrongKind
 from sensetree.ingest.confine import OutsideRoots
 from sensetree.interfaces.api import ServerOptions, create_app
 from sensetree.interfaces.mcp_tools import build_server
@@ -153,5 +153,5 @@ def test_a_file_still_waiting_for_its_vectors_says_so(tmp_path, write_tree, make
             assert len(stored.chunks.queries.vectors_of(quinces)) == 0
         response = engine.run(SimilarParams(quinces))
         assert response.results == [] and "waiting for its vectors" in response.notices[0]
-        with pytest.raises(BadInput, match="not in the index"):
+        with pytest.raises(WrongKind, match="is a folder, not a file .*give it as the scope"):  # issue 42
             engine.run(SimilarParams(str(root / "orchard")))

@@ -10,6 +10,8 @@ spelling on disk) runs for real.
 
 from __future__ import annotations
 
+import errno
+import io
 import ntpath
 import os
 import threading
@@ -312,3 +314,41 @@ def test_the_user_folders_follow_the_platform(monkeypatch, tmp_path):
     assert default_data_dir() == tmp_path / "xdg" / "sensetree"
     monkeypatch.setenv("SENSETREE_HOME", str(tmp_path / "mine"))
     assert default_data_dir() == Path(tmp_path / "mine")
+
+
+class KernelFile(io.RawIOBase):
+    """A file the kernel makes as it is read (``/proc/sys``): a read that asks for more than it can
+    allocate at once fails with ENOMEM, however little it holds; smaller reads get a piece at a time."""
+
+    def __init__(self, content: bytes, piece: int):
+        self.content, self.at, self.piece = content, 0, piece
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if len(buffer) > 4 * fs_rules.READ_PIECE:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        taken = self.content[self.at : self.at + min(len(buffer), self.piece)]
+        buffer[: len(taken)] = taken
+        self.at += len(taken)
+        return len(taken)
+
+
+@settings(max_examples=50)
+@given(content=st.binary(max_size=3000), limit=st.integers(0, 60 * 1024 * 1024), piece=st.integers(1, 700))
+def test_a_file_made_on_read_is_read_to_its_end_or_the_limit(content, limit, piece):
+    """Issue 42: such files (size 0 to stat) failed with "Cannot allocate memory" for the whole-file read."""
+    assert fs_rules.read_at_most(io.BufferedReader(KernelFile(content, piece)), limit) == content[:limit]
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/sys/fs/file-max"), reason="no /proc/sys here")
+def test_proc_files_are_read_by_the_guard_and_the_extractor():
+    """The real thing, read-only: a sysctl file refuses a read of 16 MB with ENOMEM."""
+    from sensetree.ingest.extract import extract
+
+    path = "/proc/sys/fs/file-max"
+    assert os.stat(path).st_size == 0
+    number = RootGuard(["/proc/sys/fs"]).read(path, 50 * 1024 * 1024).data
+    assert number and number.strip().isdigit()
+    assert extract(Path(path), max_bytes=50 * 1024 * 1024).text.strip() == number.decode().strip()

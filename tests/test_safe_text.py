@@ -16,8 +16,9 @@ from rich.text import Text
 from sensetree.engine import Engine
 from sensetree.ingest.walker import is_hidden
 from sensetree.interfaces.terminal import escape
-from sensetree.safe_text import printable, without_surrogates
-from sensetree.operations import AddRootParams
+from sensetree.safe_text import clean_json, cleaned, has_surrogates, printable, without_surrogates
+from sensetree.errors import SenseTreeError
+from sensetree.operations import AddRootParams, FileParams, SimilarParams
 from sensetree.handlers.files import explorer as explorer_of
 
 BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -77,7 +78,7 @@ def explorer(tmp_path_factory):
     root.mkdir()
     engine = Engine(base / "data")
     engine.run(AddRootParams(str(root)))
-    yield explorer_of(engine), root, base
+    yield explorer_of(engine), root, base, engine
     engine.close()
 
 
@@ -86,7 +87,7 @@ def explorer(tmp_path_factory):
 def test_a_folder_of_any_names_is_listed_without_failing(explorer, entries):
     """Every entry that is not hidden is listed, once, with a name JSON can carry; one that cannot be
     read or indexed (a link loop, a name that is not UTF-8) says why; links out of the root are left out."""
-    view, root, base = explorer
+    view, root, base, _ = explorer
     folder = os.fsencode(tempfile.mkdtemp(dir=root))
     expected = []
     for raw, kind in entries:
@@ -122,9 +123,69 @@ def test_a_folder_of_any_names_is_listed_without_failing(explorer, entries):
             assert None in problems
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=NAME, is_dir=st.booleans())
+def test_file_and_similar_answer_any_name_in_words(explorer, raw, is_dir):
+    """Issue 42: a name that is not UTF-8 made ``file`` and ``similar`` fail with an internal
+    UnicodeEncodeError; each now answers (a detail, or an error of its own kind) with the name shown safely."""
+    _, root, _, engine = explorer
+    path = os.path.join(os.fsencode(tempfile.mkdtemp(dir=root)), raw)
+    try:
+        os.mkdir(path) if is_dir else open(path, "wb").close()
+    except OSError:
+        assume(False)
+    name = os.fsdecode(path)
+    for params in (FileParams(name), SimilarParams(name)):
+        try:
+            answer = engine.run(params)
+        except SenseTreeError as exc:
+            str(exc).encode("utf-8")  # a message any interface can show
+            if not _utf8(raw):
+                assert "not valid UTF-8" in str(exc), str(exc)
+            elif isinstance(params, SimilarParams) and is_dir and not is_hidden(os.fsdecode(raw)):
+                assert "is a folder" in str(exc), str(exc)
+        else:
+            assert isinstance(params, FileParams) and _utf8(raw)
+            json.dumps(answer.as_dict(), ensure_ascii=False).encode("utf-8")
+
+
 def _utf8(raw: bytes) -> bool:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
         return False
     return True
+
+
+SHORT_ODD_TEXT = st.lists(st.sampled_from(["a", "\ud800", "\udcff", "\ud83d\ude00", "\n", '"', "\\", "é"]),
+                          max_size=6).map("".join)
+JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), SHORT_ODD_TEXT),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(SHORT_ODD_TEXT, inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=60)
+@given(JSON_VALUES)
+def test_a_json_message_with_lone_surrogates_is_read_as_an_http_body_is(value):
+    """What ``sensetree mcp`` reads from a client: each lone surrogate as U+FFFD, the rest as it was, and
+    the message still one line that a strict reader takes."""
+    message = json.dumps(value)  # a lone surrogate written as its escape, as a client may send it
+    read = clean_json(message)
+    assert "\n" not in read
+    sent = json.loads(message)  # two halves side by side are one character (U+1F600), not two lone ones
+    assert json.loads(read.encode("utf-8")) == cleaned(sent)  # strict UTF-8: no lone surrogate is left
+    if not any(has_surrogates(text) for text in _texts(sent)):
+        assert json.loads(read) == sent
+    assert clean_json("{not json") == "{not json"
+
+
+def _texts(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _texts(item)

@@ -892,3 +892,37 @@ def test_a_scoped_dense_search_past_the_vector_index_threshold_stays_inside_its_
         assert store.table.count(where) == count and len(hits) == 10 and all(h["path"].startswith(scope) for h in hits)
         found = {(h["path"], h["chunk_index"]) for h in hits} & {(paths_of[n], n % 4) for n in nearest}
         assert len(found) >= (10 if count < 300 else 8)  # exact, or the index's approximate nearest
+
+
+TIED = [f"{letter}/note.txt" for letter in "qwertyuiop"]  # two texts, five files each: their scores tie
+
+
+def _ranked_in(base: Path, embedder, order: list[str], steps: int) -> tuple[list[str], list[str]]:
+    """Search and similar over the tied files, their rows written in ``order`` in ``steps`` writes."""
+    texts = ["The crimson beacon signal was seen at the harbour.", "Crimson beacon: the signal log of the harbour."]
+    vectors = embedder.embed_passages(texts)
+    for relative in TIED:
+        (base / relative).parent.mkdir(parents=True, exist_ok=True)
+        (base / relative).write_text("text")
+    store = ChunkStore(base / f"db-{steps}")
+    rows = [ChunkRow(str(base / r), 0, texts[TIED.index(r) % 2], vectors[TIED.index(r) % 2], f"hash-{r}", 0.0)
+            for r in order]
+    for part in np.array_split(np.arange(len(rows)), steps):  # one write per step, as indexing in runs does
+        batch = [rows[i] for i in part]
+        store.writes.replace_files([r.path for r in batch], batch, embedder.identity, embedder.dimension)
+    store.upkeep.optimize()  # as a run ends: new rows folded into the indexes
+    retriever = Retriever(store, embedder.embed_query, lambda: None, store.upkeep.build_fts_index)
+    found = retriever.search("crimson beacon signal", limit=20, rerank_on=False).results
+    like = retriever.similar(str(base / TIED[0]), vectors[:1], None, 20, False, frozenset())
+    return [r.path for r in found], [r.path for r in like.results] + [v.path for v in like.versions]
+
+
+def test_equal_scores_rank_alike_however_the_index_was_built(tmp_path, embedder):
+    """Issue 42: files that score alike came back in the table's own order, which differs between an index
+    built in steps and a clean one; each leg now breaks a tie by path and chunk, so the order is one."""
+    clean = _ranked_in(tmp_path, embedder, TIED, 1)
+    shuffled = TIED[:]
+    random.Random(42).shuffle(shuffled)
+    for order, steps in ((TIED[::-1], 3), (shuffled, 2)):
+        assert _ranked_in(tmp_path, embedder, order, steps) == clean, (order, steps)
+    assert len(clean[0]) == len(TIED) and len(clean[1]) == len(TIED) - 1

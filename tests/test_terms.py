@@ -196,3 +196,41 @@ def test_snippets_and_the_assistant_read_words_through_the_one_module():
     assert match_keys("Invoices, invoiced!") == {"invoi"}
     assert match_keys("Café") == {"cafe"}
     assert content_words("The invoice of Ana's shop is 42 euros") == ["invoice", "ana", "shop", "42", "euros"]
+
+
+REFUSE_TEMPORARY_FILES = """
+import json, sys, tempfile
+def refuse(*args, **kwargs):
+    raise OSError(28, "No space left on device (the temporary folder)")
+tempfile.TemporaryFile = refuse  # what py3langid's own loader unpacks its 65 MB into, every time
+from sensetree.store import terms
+print(json.dumps(terms.text_languages(sys.argv[1])))
+"""
+
+
+def test_the_language_model_is_unpacked_once_per_user_not_into_the_temporary_folder(tmp_path):
+    """Issue 42: every process unpacked py3langid's model (65 MB) into the temporary folder, about 0.6 s
+    before its first query; now the user's cache holds it unpacked, named by the packed file's hash."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    text = "Das ist ein deutscher Satz über Häuser, Bäume und die Straßenbahn der Stadt."
+    answers = []
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", REFUSE_TEMPORARY_FILES, text], capture_output=True, text=True,
+                             env=environment, timeout=120)
+        assert run.returncode == 0, run.stderr
+        answers.append(json.loads(run.stdout))
+        unpacked = list((tmp_path / "cache" / "sensetree" / "models").glob("py3langid-*/*.npy"))
+        assert len(unpacked) == 6
+        if len(answers) == 1:
+            written = {path: path.stat().st_mtime_ns for path in unpacked}
+    assert {path: path.stat().st_mtime_ns for path in unpacked} == written  # the second process only read it
+    wheel = dict(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True).rank(text))
+    assert answers[0] == answers[1] and max(answers[0], key=answers[0].get) == "de"
+    assert answers[0] == pytest.approx({lang: p for lang, p in wheel.items() if lang in answers[0]}, rel=1e-4)

@@ -1,4 +1,4 @@
-"""What the file system under a path allows: case, long names, reserved names, network mounts.
+"""What the file system under a path allows: case, long names, reserved names, network mounts, reads.
 
 One place that knows each system's rules, so that scope, confinement, the catalog and the watcher
 agree. Case is a property of the file system, not of the operating system: macOS (APFS, HFS+) and
@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from typing import BinaryIO
 
 # Windows refuses these names, with any extension (``NUL.txt``), in any case (design §4).
 _RESERVED = re.compile(r"^(?:CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|CONOUT\$)(?:\..*)?$", re.IGNORECASE)
@@ -45,6 +46,23 @@ NETWORK_FS = frozenset(
         "lustre",
     }
 )
+
+
+# The most one read asks for: a file the kernel makes as it is read (``/proc/sys``, size 0 to stat) refuses
+# a read of more than it can allocate at once (ENOMEM for 16 MB), however little it holds.
+READ_PIECE = 1024 * 1024
+
+
+def read_at_most(file: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``file`` (all of it when shorter), read ``READ_PIECE`` at a time."""
+    pieces, left = [], limit
+    while left > 0:
+        piece = file.read(min(left, READ_PIECE))
+        if not piece:
+            break
+        pieces.append(piece)
+        left -= len(piece)
+    return b"".join(pieces)
 
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")

@@ -9,7 +9,9 @@ raw, ``\\x1b[31m`` recolours the user's terminal, ``\\r`` rewrites the line.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -22,6 +24,28 @@ def has_surrogates(text: str) -> bool:
 def without_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (an undecodable byte of a name, a broken client string) as U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def cleaned(value: Any) -> Any:
+    """``value`` with every string in it (list items, dict keys and values) free of lone surrogates."""
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, list):
+        return [cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {cleaned(k): cleaned(v) for k, v in value.items()}
+    return value
+
+
+def clean_json(message: str) -> str:
+    """A JSON message as every door reads a client's JSON: Python's reader takes a lone surrogate
+    escape (``"\\ud800"``) where stricter ones refuse the whole message, and each one becomes U+FFFD,
+    as in an HTTP body. What is not JSON comes back as it is, for the reader behind to refuse."""
+    try:
+        value = json.loads(message)
+    except ValueError:
+        return message
+    return json.dumps(cleaned(value), ensure_ascii=False)
 
 
 def printable(text: str, *, lines: bool = False) -> str:

@@ -15,43 +15,10 @@ import pytest
 from sensetree.engine import Engine
 from sensetree.search.types import SearchResponse
 from tests.support.corpus import build_corpus
+from tests.support.hostile import QUERIES
 from sensetree.operations import SearchParams, TreeParams
 
 pytestmark = pytest.mark.slow  # a fault suite
-
-QUERIES = {
-    "empty": "",
-    "whitespace": " \t\n \u3000 ",
-    "10k characters": ("tender submission deadline " * 400)[:10_000],
-    "one 10k word": "a" * 10_000,
-    "only stop words": "the of and a to in is it",
-    "only punctuation": "!!! ??? ... ,,, ;;; --- ***",
-    "sql injection": "' OR 1=1 --",
-    "sql comment": "x'; DROP TABLE chunks; --",
-    "like wildcards": "%_%",
-    "backslash": "\\",
-    "double quote": '"',
-    "unclosed phrase": '"unclosed phrase',
-    "quoted path predicate": "a' AND path LIKE '%",
-    "fts operators": "tender AND (roof OR NOT heating)",
-    "fts syntax alone": "AND OR NOT ( ) * ~ ^ :",
-    "fts field": "text:tender title:foo",
-    "fts fuzzy and boost": "tender~2 roof^3 tend*",
-    "fts must and must not": "+tender -roof",
-    "json": '{"$where": "1"} [] null',
-    "emoji": "😀🔥 🏳️‍🌈 👩‍💻",
-    "rtl arabic": "مرحبا بالعالم الفاتورة",
-    "rtl hebrew": "שלום עולם חשבונית",
-    "mixed direction": "invoice \u202efdp.exe\u202c IBAN",
-    "nul characters": "invoice\x00IBAN\x00",
-    "only nul": "\x00\x00",
-    "lone surrogates": "caf\udce9 \ud800 invoice",
-    "zero width": "\u200b\u200c\u200d\ufeff",
-    "combining marks only": "\u0301\u0308\u0323",
-    "control characters": "\x1b[31mred\x1b[0m \x07\x08",
-    "cjk": "入札の締め切り",
-    "decomposed accents": "cafe\u0301 menu",
-}
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ checked, retrieval (``search/pipeline.py``), then what the catalog adds (``searc
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import replace
 from datetime import datetime
@@ -173,6 +174,8 @@ def similar(ctx: Context, params: SimilarParams) -> SimilarResponse:
     name = paths.name_of(path)
     if not on_disk(path):  # deleted since it was indexed: its vectors stay until the next scan
         raise absent(path)
+    if os.path.isdir(path):
+        raise absent(path, why="similar finds files like one file; to look only inside a folder, give it as the scope")
     problem = ctx.storage.recovering(lambda: _scope_problem(ctx, params.scope))
     if problem:
         return SimilarResponse(query=path, notices=[*ctx.notices.take(), problem])

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import fs_rules, paths
 from ..errors import BadInput
+from ..safe_text import without_surrogates
 from .extract.archives import ignore_files
 from .walker import InnerIgnores, inner_ignores, skip_reason
 
@@ -87,7 +88,7 @@ class RootGuard:
             None,
         )
         if reason:
-            raise NotServed(f"{paths.name_of(norm)}: {reason}")
+            raise NotServed(f"{without_surrogates(paths.name_of(norm))}: {reason}")  # a name not UTF-8, shown safely
         return norm
 
     def _ignores_of(self, archive: Path) -> InnerIgnores:
@@ -129,7 +130,7 @@ class RootGuard:
             opened = os.fstat(file.fileno())
             if opened.st_size > max_bytes:
                 return Contents(None, opened)
-            data = file.read(max_bytes + 1)  # one byte past the limit: the file may have grown
+            data = fs_rules.read_at_most(file, max_bytes + 1)  # one byte past the limit: the file may have grown
         return Contents(data if len(data) <= max_bytes else None, opened)
 
     def _inside_real(self, real: str) -> bool:

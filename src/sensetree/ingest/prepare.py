@@ -250,14 +250,17 @@ def _members(job: Job, archive_mtime: float, sent: Sent | None, notes: list[str]
         try:
             opened = os.fdopen(RootGuard(job.roots).open(job.path), "rb")
             with os.fdopen(RootGuard(job.roots).open(job.path), "rb") as first:
-                ignores = inner_ignores(ignore_files(job.path, file=first))  # its own .gitignore files
+                ignores = inner_ignores(ignore_files(job.path, file=first, max_member_bytes=job.max_file_bytes))
         except (OSError, OutsideRoots) as exc:
             if opened is not None:
                 opened.close()
             log.warning("skipped the members of %s: %s", printable(job.path), printable(str(exc)))
             return
     else:
-        ignores = inner_ignores(ignore_files(job.path, data=sent.data if sent else None))
+        ignores = inner_ignores(
+            ignore_files(job.path, data=sent.data if sent else None, max_member_bytes=job.max_file_bytes)
+        )
+    notes += [why for why in ignores.values() if isinstance(why, str)]  # folders held back, for the queue
     for member in archive_members(
         job.path, max_member_bytes=job.max_file_bytes, notes=notes, data=sent.data if sent else None, file=opened
     ):

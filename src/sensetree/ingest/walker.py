@@ -24,6 +24,9 @@ from ..safe_text import has_surrogates
 
 log = logging.getLogger(__name__)
 IGNORE_FILES = (".gitignore", ".sensetreeignore")
+MAX_IGNORE_BYTES = 256 * 1024
+"""An ignore file inside an archive larger than this is not read (decompressed, and compiled pattern by
+pattern: 256 KB of patterns take seconds); the members below its folder are held back instead."""
 OS_LITTER = {".ds_store", "thumbs.db", "desktop.ini", "icon\r"}
 
 BLOCK_NAMES = {
@@ -290,14 +293,24 @@ def _ignored_by(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathS
     return None
 
 
-InnerIgnores = Mapping[str, pathspec.PathSpec]  # an archive's own ignore files, by the folder inside holding them
+InnerIgnores = Mapping[str, "pathspec.PathSpec | str"]
+"""An archive's own ignore files, by the folder inside holding them; a text where they could not be read:
+why that folder's members are held back."""
 
 
-def inner_ignores(found: Mapping[str, Mapping[str, str]]) -> dict[str, pathspec.PathSpec]:
-    """The ignore files an archive holds (``archives.ignore_files``), each folder's read as on disk."""
-    specs: dict[str, pathspec.PathSpec] = {}
+def inner_ignores(found: Mapping[str, Mapping[str, str | None]]) -> dict[str, pathspec.PathSpec | str]:
+    """The ignore files an archive holds (``archives.ignore_files``), each folder's read as on disk; a
+    folder whose ignore file was too large to read is held back whole, never indexed as if it had none."""
+    specs: dict[str, pathspec.PathSpec | str] = {}
     for folder, files in found.items():
-        lines = [line for name in IGNORE_FILES for line in files.get(name, "").splitlines()]
+        unread = [name for name, text in files.items() if text is None and name in IGNORE_FILES]
+        if unread:
+            specs[folder] = (
+                f"held back: the {unread[0]} in {folder or 'the archive'} is larger than "
+                f"{MAX_IGNORE_BYTES // 1024} KB, so its rules were not read: not indexed, not served"
+            )
+            continue
+        lines = [line for name in IGNORE_FILES for line in (files.get(name) or "").splitlines()]
         if lines:
             specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
     return specs
@@ -326,6 +339,8 @@ class FolderRules:
         """Why the walk skips the entry ``name``, or None."""
         if is_hidden(name):
             return f"hidden {'folder' if is_dir else 'file'}: not indexed, not served"
+        if has_surrogates(name):  # as the walk skips it (_walk_folder)
+            return "its name is not valid UTF-8: not indexed, not served (rename it to index it)"
         base = _ignored_by(self.folder / name, is_dir, self.specs)
         if base is None:
             return None
@@ -380,20 +395,25 @@ def member_reason(
     its files are not indexed one by one). ``ignores``: the archive's own ignore files (``inner_ignores``),
     each applying below its folder as on disk."""
     ignores = ignores or {}
-    rules = _inside_archive(rules, "", ignores)
+    inside: FolderRules | str = _inside_archive(rules, "", ignores)
     for depth, part in enumerate(inner):
+        if isinstance(inside, str):  # a folder on the way whose ignore file could not be read
+            return inside
         last = depth == len(inner) - 1
-        reason = rules.reason(part, not last)
+        reason = inside.reason(part, not last)
         if reason:
             return reason
         if not last and part.lower() in BLOCK_NAMES:
             return f"inside a {part} folder (a block, not indexed file by file): not indexed, not served"
-        rules = _inside_archive(FolderRules(rules.folder / part, rules.specs), "/".join(inner[: depth + 1]), ignores)
+        below = FolderRules(inside.folder / part, inside.specs)
+        inside = _inside_archive(below, "/".join(inner[: depth + 1]), ignores)
     return None
 
 
-def _inside_archive(rules: FolderRules, folder: str, ignores: InnerIgnores) -> FolderRules:
+def _inside_archive(rules: FolderRules, folder: str, ignores: InnerIgnores) -> FolderRules | str:
     spec = ignores.get(folder)
+    if isinstance(spec, str):
+        return spec
     return FolderRules(rules.folder, rules.specs + [(rules.folder, spec)]) if spec is not None else rules
 
 

@@ -17,7 +17,7 @@ def pool_size(limit: int) -> int:
 
 def dense_leg(store: ChunkStore, query_vector: np.ndarray, k: int, where: str | None) -> list[Candidate]:
     """Nearest chunks by cosine; score = 1 - distance, clamped to [0, 1], never remapped."""
-    hits = store.queries.dense(query_vector, k, where)
+    hits = _ranked(store.queries.dense(query_vector, k, where), lambda h: float(h["_distance"]))
     return [
         _candidate(h, dense_rank=rank, cosine=min(1.0, max(0.0, 1.0 - float(h["_distance"]))))
         for rank, h in enumerate(hits, start=1)
@@ -41,8 +41,15 @@ def sparse_leg(
         hits = store.queries.sparse(query, k, where, with_vectors)
     return [
         _candidate(h, bm25_rank=rank, bm25=float(h["_score"]), vector=h.get("vector"))
-        for rank, h in enumerate(hits, start=1)
+        for rank, h in enumerate(_ranked(hits, lambda h: -float(h["_score"])), start=1)
     ]
+
+
+def _ranked(hits: list[dict], worse: Callable[[dict], float]) -> list[dict]:
+    """A leg's hits best first (``worse``: lower is better), a tie broken by path and chunk: the table's own
+    order of equal scores differs between an index built in steps and a clean one, and the leg's ranks
+    break the fusion's ties (``fusion._order``)."""
+    return sorted(hits, key=lambda h: (worse(h), h["path"], int(h["chunk_index"])))
 
 
 def _candidate(hit: dict, **found: Any) -> Candidate:

@@ -166,7 +166,9 @@ class Storage:
                 raise
         return operation()
 
-    ARCHIVE_RULES = "disk-rules-1"  # issue 33: archive members follow the disk's rules (walker.member_reason)
+    # issue 33: archive members follow the disk's rules (walker.member_reason); issue 42: a nested archive's
+    # own ignore files too, and a folder whose ignore file is too large to read is held back
+    ARCHIVE_RULES = "disk-rules-2"
 
     def reread_archives_once(self, is_archive: Callable[[str], bool]) -> int:
         """Once per data dir, after the rule for archive members changed: every archive is read again, so

@@ -36,8 +36,12 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import regex
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Languages that LanceDB's tokenizer can stem and has stop words for, by ISO 639-1 code.
 STEMMED = {
@@ -462,14 +466,72 @@ _LOADED: list = []
 
 
 def _identifier():
-    """py3langid's model (97 languages, in its wheel), loaded once: it takes about a second."""
+    """py3langid's model (97 languages, in its wheel), loaded once per process from the arrays unpacked
+    once per user (``_unpacked_model``); the wheel's own loader, which unpacks its 65 MB into the temporary
+    folder each time (about 0.6 s), only where that cache cannot be had."""
     if not _LOADED:
         with _LOCK:
             if not _LOADED:
-                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+                import logging
 
-                _LOADED.append(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+                from py3langid.modelio import _to_array
+
+                try:
+                    model = _unpacked_model()
+                    identifier = LanguageIdentifier(  # as py3langid's modelio.load_model reads the same arrays
+                        model["ptc"],
+                        model["pc"],
+                        model["classes"].tolist(),
+                        _to_array(model["nextmove"]),
+                        model["out_feat"].tolist(),
+                        norm_probs=True,
+                        tk_row=_to_array(model["nextmove_row"]),
+                    )
+                except (OSError, ValueError, KeyError) as exc:
+                    logging.getLogger(__name__).warning("language model cache unusable (%s): unpacking it again", exc)
+                    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+                _LOADED.append(identifier)
     return _LOADED[0]
+
+
+_MODEL_ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
+
+
+def _unpacked_model(cache: Path | None = None) -> dict:
+    """py3langid's model as arrays mapped from ``.npy`` files in the user's cache folder (the models'
+    cache), unpacked from the wheel's ``model.npz.xz`` the first time, in a folder named by that file's
+    sha256: another py3langid, another folder. Written aside and renamed into place whole, so a process
+    that reads it never sees half of it."""
+    import hashlib
+    import io
+    import lzma
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+    import platformdirs
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+
+    packed = (MODEL_DIR / MODEL_FILE).read_bytes()
+    cache = cache or Path(platformdirs.user_cache_dir("sensetree", appauthor=False)) / "models"
+    folder = cache / f"py3langid-{hashlib.sha256(packed).hexdigest()[:16]}"
+    if not folder.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        aside = Path(tempfile.mkdtemp(prefix=".py3langid-", dir=cache))
+        try:
+            with np.load(io.BytesIO(lzma.decompress(packed)), allow_pickle=False) as arrays:
+                for name in _MODEL_ARRAYS:
+                    np.save(aside / f"{name}.npy", arrays[name], allow_pickle=False)
+            os.rename(aside, folder)
+        except OSError:
+            if not folder.is_dir():  # another process put it there first: use theirs
+                raise
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+    return {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _MODEL_ARRAYS}
 
 
 # --- the words people see marked, and the words a claim is checked by -------------------------------------

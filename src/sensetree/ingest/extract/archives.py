@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Protocol
 
-from ..walker import BLOCK_NAMES, is_hidden
+from ..walker import BLOCK_NAMES, MAX_IGNORE_BYTES, is_hidden
 from . import limits
 from .base import Block, ExtractionError, Job, human_size, reason
 from .zipguard import most_compressed_bytes
@@ -176,23 +176,35 @@ def read_archive(data: bytes, job: Job) -> Iterator[Block]:
 
 
 IGNORE_NAMES = (".gitignore", ".sensetreeignore")  # walker.IGNORE_FILES
-MAX_IGNORE_BYTES = 256 * 1024
 
 
 def ignore_files(
-    path: Path | str, *, data: bytes | None = None, file: BinaryIO | None = None
-) -> dict[str, dict[str, str]]:
-    """The ignore files an archive holds (not those of archives inside it), by the folder inside that holds
-    them ("" for its top): {folder: {file name: text}}. An archive that cannot be read holds none."""
-    found: dict[str, dict[str, str]] = {}
+    path: Path | str,
+    *,
+    data: bytes | None = None,
+    file: BinaryIO | None = None,
+    max_member_bytes: int = limits.MAX_FILE_BYTES,
+) -> dict[str, dict[str, str | None]]:
+    """The ignore files an archive holds, those of the archives inside it included (as a folder on disk
+    holds those of its subfolders), by the folder that holds them, its path inside this archive ("" for
+    its top, ``inner.zip/docs`` inside a nested one): {folder: {file name: text}}. The text is None for
+    one larger than ``walker.MAX_IGNORE_BYTES``, which is not read (``walker.inner_ignores`` holds its
+    folder back). An archive that cannot be read holds none; ``max_member_bytes`` bounds a nested archive
+    as indexing does."""
+    found: dict[str, dict[str, str | None]] = {}
+    top = str(Path(path))
     try:
-        for member in archive_members(path, max_member_bytes=MAX_IGNORE_BYTES, data=data, file=file, nested=False):
-            folder, _, name = member.name.rpartition("/")
-            if name in IGNORE_NAMES and member.refused is None:
-                try:
-                    found.setdefault(folder, {})[name] = member.read().decode("utf-8", "replace")
-                except ExtractionError:
-                    continue
+        for member in archive_members(path, max_member_bytes=max_member_bytes, data=data, file=file):
+            folder, _, name = member.path[len(top) + 1 :].rpartition("/")
+            if name not in IGNORE_NAMES:
+                continue
+            try:
+                text = None if member.size > MAX_IGNORE_BYTES else member.read()
+            except ExtractionError:
+                text = None if member.refused else b""  # refused: too large; unreadable: no rules, as on disk
+            if text is not None and len(text) > MAX_IGNORE_BYTES:  # a header that lied about its size
+                text = None
+            found.setdefault(folder, {})[name] = None if text is None else text.decode("utf-8", "replace")
     except ExtractionError:
         pass
     return found

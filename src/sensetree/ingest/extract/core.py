@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from ...fs_rules import read_at_most
 from . import limits
 from .archives import read_virtual
 from .base import (
@@ -56,7 +57,7 @@ def extract(path: Path, *, max_bytes: int = limits.MAX_FILE_BYTES, ocr: OcrChoic
             return _context_only(path, doc_type, f"file too large to index ({human_size(info.st_size)})")
         with path.open("rb") as file:
             # Read one byte past the limit: the file may have grown since stat().
-            data = file.read(max_bytes + 1)
+            data = read_at_most(file, max_bytes + 1)
     except NotADirectoryError:  # a folder on the way is a file: perhaps an archive holding this member
         data = read_virtual(path, max_bytes)
     except OSError as exc:

@@ -13,9 +13,9 @@ from fastapi.staticfiles import StaticFiles
 from ...chat.sessions import ChatSessions
 from ...engine import Engine
 from ...errors import SenseTreeError
+from ...safe_text import cleaned
 from ..background import BackgroundIndexer
 from . import chat, operations
-from .bodies import cleaned
 from .context import ApiContext
 from .security import Guard, ServerOptions, refusal_rules
 from .statuses import status_of

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from ...safe_text import without_surrogates
+from ...safe_text import cleaned
 
 
 class Body(BaseModel):
@@ -17,14 +17,3 @@ class Body(BaseModel):
     @classmethod
     def _as_text(cls, value: Any) -> Any:
         return cleaned(value)
-
-
-def cleaned(value: Any) -> Any:
-    """``value`` with every string in it (list items, dict keys and values) free of lone surrogates."""
-    if isinstance(value, str):
-        return without_surrogates(value)
-    if isinstance(value, list):
-        return [cleaned(v) for v in value]
-    if isinstance(value, dict):
-        return {cleaned(k): cleaned(v) for k, v in value.items()}
-    return value
