@@ -143,6 +143,27 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoin
     assert not worker.is_alive()
 
 
+def test_keyword_search_never_waits_for_an_endpoint_down_at_the_first_run(tmp_path, server, write_tree, make_engine):
+    """Issue 42: the endpoint refuses connections from the first run on (no table yet, no vector size known):
+    every file is stored for keyword search all the same while the semantic phase says why it waits; when the
+    endpoint is back, serving another size than the one the table started with (768-d), the vectors fill in."""
+    write_tree(tmp_path / "tree", topics())
+    server.stop()
+    settings = {"embedding.base_url": server.url, "retrieval.rerank": False}
+    with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings, index=False) as engine:
+        paused: list[str] = []
+        with pytest.raises(IndexingPaused, match="unreachable"):
+            engine.index(on_update=lambda p: p.paused and paused.append(p.paused), max_endpoint_wait=2)
+        assert paused and "unreachable" in paused[0]
+        assert all(status == "keyword" for status, _ in assert_whole(engine).values())
+        assert_keywords_only(engine)
+        server.fail("wrong_dim")
+        server.start()
+        assert engine.index(max_endpoint_wait=10).failed == 0
+        assert all(status == "indexed" for status, _ in assert_whole(engine).values())
+        assert_meaning_search(engine)
+
+
 def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server, endpoint_engine, write_tree, cli):
     with endpoint_engine() as engine:
         engine.index()

@@ -163,12 +163,14 @@ def _index_once(
 
 def indexing_embedder(ctx: Context) -> Embedder:
     """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
+    cluster = ctx.cluster
+
+    def load(dimension: int | None) -> Embedder:
+        return cluster.embedder(dimension) if cluster is not None else ctx.models.embedder_for(dimension)
+
     try:
-        embedder: Embedder
-        if ctx.cluster is not None:
-            embedder = ctx.cluster.embedder(ctx.store.table.dimension)
-        else:
-            embedder = ctx.models.embedder_for(ctx.store.table.dimension)
+        ctx.store.writes.resize(load(None).dimension)  # a table made while the model was away takes its size
+        embedder = load(ctx.store.table.dimension)  # refused when the table holds vectors of another size
     except EndpointUnavailable:
         raise
     except EmbeddingError as exc:

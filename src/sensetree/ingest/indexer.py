@@ -16,9 +16,11 @@ returns within a fraction of a second, keeping every commit made), or ``interrup
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from typing import Callable
 
+from ..errors import SenseTreeError
 from ..models.embeddings import Embedder
 from ..store.catalog import Catalog
 from ..store.chunks import ChunkStore
@@ -34,8 +36,11 @@ from .workers import Pool, Stopped, call_interruptibly
 
 __all__ = ["Indexer", "IndexingPaused", "IndexOptions", "Progress"]
 
+log = logging.getLogger(__name__)
+
 FOLD_AFTER_CHUNKS = 2_000  # a keyword round that stored this many folds them into the full-text index at once
 OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps both indexes' unindexed tails short
+UNKNOWN_DIMENSION = 384  # the bundled models' vector size: a table made before the model answers starts with it
 
 
 class Indexer:
@@ -124,8 +129,19 @@ class Indexer:
         return self._embedder
 
     def _dimension(self) -> int:
-        """The vector size of the table: its own, or the model's when the first write creates it."""
-        return self.store.table.dimension or self._embedder_for_run().dimension
+        """The vector size of the table: its own; for the first write, which creates it, the model's if it loads
+        at once, else the bundled models' (the table takes the model's size with its first vector:
+        ``ChunkWrites.resize``). The keyword phase never waits for the model (design §7.2)."""
+        known = self.store.table.dimension
+        if known:
+            return known
+        if self._embedder is None:
+            try:
+                self._embedder = self._load_embedder()
+            except SenseTreeError as exc:  # the semantic phase waits for it, or says why it cannot
+                log.warning("the keyword phase goes on without the embedding model: %s", exc)
+                return UNKNOWN_DIMENSION
+        return self._embedder.dimension
 
 
 def _on_low_priority_thread(work: Callable[[], Progress], stop: threading.Event) -> Progress:
