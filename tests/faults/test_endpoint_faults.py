@@ -25,7 +25,7 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 from sensetree.operations import IndexParams, SearchParams, TreeParams
-from sensetree.operations import SenseParams, SetParams
+from sensetree.operations import SenseParams, SetParams, StatusParams
 from tests.support.index import embedded_chunks, stored_chunks, table_rows
 
 pytestmark = pytest.mark.slow  # a fault suite
@@ -151,17 +151,25 @@ def test_keyword_search_never_waits_for_an_endpoint_down_at_the_first_run(tmp_pa
     server.stop()
     settings = {"embedding.base_url": server.url, "retrieval.rerank": False}
     with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings, index=False) as engine:
-        paused: list[str] = []
+        told: list[str] = []  # what `status` said while the semantic phase waited
+
+        def waiting(progress) -> None:
+            if progress.paused and not told:
+                told.append(engine.run(StatusParams()).phases.meaning)
+
         with pytest.raises(IndexingPaused, match="unreachable"):
-            engine.index(on_update=lambda p: p.paused and paused.append(p.paused), max_endpoint_wait=2)
-        assert paused and "unreachable" in paused[0]
+            engine.index(on_update=waiting, max_endpoint_wait=2)
+        assert told and "unreachable" in told[0] and "retrying" in told[0]
         assert all(status == "keyword" for status, _ in assert_whole(engine).values())
         assert_keywords_only(engine)
+        with Engine(tmp_path / "data") as other:  # another process's `status`, after the run gave up
+            assert "unreachable" in other.run(StatusParams()).phases.meaning
         server.fail("wrong_dim")
         server.start()
         assert engine.index(max_endpoint_wait=10).failed == 0
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
         assert_meaning_search(engine)
+        assert "waiting" not in engine.run(StatusParams()).phases.meaning
 
 
 def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server, endpoint_engine, write_tree, cli):

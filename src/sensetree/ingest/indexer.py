@@ -27,7 +27,7 @@ from ..store.chunks import ChunkStore
 from .keyword import KeywordPhase
 from .options import IndexOptions
 from .pace import PACE_META, Pace, Power, lower_priority, read_power
-from .pause import IndexingPaused, wait_for_endpoint
+from .pause import WAIT_META, IndexingPaused, wait_for_endpoint
 from .progress import Progress
 from .reuse import VectorReuse
 from .semantic import SemanticPhase
@@ -124,7 +124,13 @@ class Indexer:
     def _embedder_for_run(self) -> Embedder:
         if self._embedder is None:
             self._embedder = wait_for_endpoint(
-                self._load_embedder, self._progress, self.options.max_endpoint_wait, self._stop, self._notify
+                self._load_embedder,
+                self._progress,
+                self.options.max_endpoint_wait,
+                self._stop,
+                self._notify,
+                self.catalog.set_meta,
+                cleared=True,
             )
         return self._embedder
 
@@ -141,6 +147,7 @@ class Indexer:
             except SenseTreeError as exc:  # the semantic phase waits for it, or says why it cannot
                 log.warning("the keyword phase goes on without the embedding model: %s", exc)
                 return UNKNOWN_DIMENSION
+            self.catalog.set_meta(WAIT_META, "")  # it answers: nothing waits for it (``wait_for_endpoint``)
         return self._embedder.dimension
 
 
