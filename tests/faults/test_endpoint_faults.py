@@ -304,7 +304,7 @@ def test_meaning_on_demand_keeps_its_budget_with_a_slow_endpoint(tmp_path, serve
         assert response.results[0].name == "regatta.txt" and report["wanted"] > 0
         assert response.timings_ms["dense_ms"] >= delay * 1000  # the query's own embedding
         assert response.timings_ms["complete_ms"] < (budget + 0.3) * 1000, response.timings_ms
-        assert wall < delay + budget + 1.5, (wall, response.timings_ms)
+        assert wall < delay + budget + 2.0, (wall, response.timings_ms)  # the rest of the search, on a busy machine
         assert report["embedded"] == 0 and report["why_not_kept"] == "the search answered before they were stored"
         assert wait_for(lambda: embedded_chunks(cold) > before, 4 * delay)  # kept late
 

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 FOLD_AFTER_CHUNKS = 2_000  # a keyword round that stored this many folds them into the full-text index at once
 OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps both indexes' unindexed tails short
 UNKNOWN_DIMENSION = 384  # the bundled models' vector size: a table made before the model answers starts with it
+GUESSED_META = "vector_size_guessed"  # set while the table's size is that guess, until the model gives its own
 
 
 class Indexer:
@@ -136,8 +137,8 @@ class Indexer:
 
     def _dimension(self) -> int:
         """The vector size of the table: its own; for the first write, which creates it, the model's if it loads
-        at once, else the bundled models' (the table takes the model's size with its first vector:
-        ``ChunkWrites.resize``). The keyword phase never waits for the model (design §7.2)."""
+        at once, else the bundled models', said in ``GUESSED_META`` (the model's own size replaces it before the
+        first vector: ``handlers.indexing``). The keyword phase never waits for the model (design §7.2)."""
         known = self.store.table.dimension
         if known:
             return known
@@ -146,8 +147,10 @@ class Indexer:
                 self._embedder = self._load_embedder()
             except SenseTreeError as exc:  # the semantic phase waits for it, or says why it cannot
                 log.warning("the keyword phase goes on without the embedding model: %s", exc)
+                self.catalog.set_meta(GUESSED_META, str(UNKNOWN_DIMENSION))
                 return UNKNOWN_DIMENSION
             self.catalog.set_meta(WAIT_META, "")  # it answers: nothing waits for it (``wait_for_endpoint``)
+        self.catalog.set_meta(GUESSED_META, None)
         return self._embedder.dimension
 
 
