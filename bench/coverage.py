@@ -102,7 +102,8 @@ def run(dataset: Path, model: str, queries_from: Path | None, sample: int, level
 def measure(engine: Engine, queries: list[dict], qrels: dict, mapping: dict[str, str],
             seconds: float) -> tuple[dict[str, float], dict[str, list[float]]]:
     retriever = engine.retriever()
-    demand = MeaningOnDemand(lambda: engine.catalog, engine.store, lambda: engine.embedder, seconds, lambda: None)
+    demand = MeaningOnDemand(lambda: engine.catalog, lambda: engine.store, lambda: engine.embedder, lambda: seconds,
+                             lambda: None)
     totals = dict.fromkeys(MODES, 0.0)
     latencies: dict[str, list[float]] = {mode: [] for mode in MODES}
     for query in queries:

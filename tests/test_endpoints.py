@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sensetree.engine import Engine
 from sensetree.ingest.indexer import IndexingPaused, Progress
+from sensetree.ingest.pause import recorded_wait
 from tests.support.endpoint_server import EndpointServer
 from sensetree.operations import SearchParams, SenseParams
 from tests.support.index import chunk_count, detail, status_counts, stores, texts
@@ -146,7 +150,8 @@ def test_a_refused_key_or_missing_model_pauses_instead_of_failing_files(tmp_path
         server.fail(mode)
         with pytest.raises(IndexingPaused, match=message):
             engine.index(max_endpoint_wait=3)
-        assert status_counts(engine)["failed"] == 0 and chunk_count(engine) == 0
+        counts = status_counts(engine)  # the text is in, findable by keyword while the vectors wait (design §7.2)
+        assert counts["failed"] == 0 and counts["keyword"] == len(TOPICS)
         server.fail("ok")
         progress = engine.index(max_endpoint_wait=3)
         assert progress.failed == 0 and status_counts(engine)["indexed"] == len(TOPICS)
@@ -160,3 +165,29 @@ def test_search_degrades_to_keywords_when_the_query_cannot_be_embedded(tmp_path,
         assert any("keyword" in n for n in response.notices)
         assert response.results and response.results[0].name == "gamma.txt"
         assert response.results[0].legs == ["bm25"]
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), st.text(), JSON.map(json.dumps),
+                 st.fixed_dictionaries({"reason": JSON, "until": JSON}).map(json.dumps)))
+def test_a_recorded_wait_of_any_shape_reads_as_words_or_nothing(value):
+    """Why the vectors wait (``WAIT_META``) is read back by `status` from the catalog: a damaged or foreign
+    value reads as nothing, never as an error."""
+    said = recorded_wait(value)
+    assert isinstance(said, str)
+    assert not said or said == json.loads(value)["reason"]
+
+
+def test_a_recorded_wait_holds_until_its_retry_is_past():
+    now = time.time()
+    assert recorded_wait(json.dumps({"reason": "endpoint down; retrying in 4 s", "until": now + 30})) == \
+        "endpoint down; retrying in 4 s"
+    assert recorded_wait(json.dumps({"reason": "endpoint down; retrying in 4 s", "until": now - 1})) == ""
+    assert recorded_wait(json.dumps({"reason": "gave up, files stay pending", "until": None})) == \
+        "gave up, files stay pending"
+    assert recorded_wait("") == recorded_wait(None) == ""

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from sensetree.ingest import semantic
 from sensetree.operations import QueueParams, SearchParams
-from tests.support.index import catalog_row, chunk_count, embedded_chunks, stores
+from tests.support.index import catalog_row, chunk_count, embedded_chunks, stores, texts
 
 TOPICS = ["harbour ledger tides cargo", "orchard apples pruning frost", "violin strings bow rosin",
           "glacier ice moraine valley", "bread dough yeast oven", "comet orbit telescope night"]
+# a budget no busy machine overruns, for the tests of what is kept (tests/faults/test_endpoint_faults.py holds it)
+WAITING = {"retrieval.rerank": False, "retrieval.on_demand_seconds": 30.0}
 
 
 def _tree(root: Path, paragraphs: int = 1) -> list[Path]:
@@ -36,8 +38,7 @@ def _keyword_phase_only(engine, monkeypatch) -> None:
 
 def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(tmp_path, monkeypatch, make_engine):
     files = _tree(tmp_path / "tree")
-    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
-                     index=False) as engine:
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings=WAITING, index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
         before = embedded_chunks(engine)
         response = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
@@ -58,11 +59,11 @@ def test_a_search_embeds_its_keyword_hits_and_keeps_them_for_the_semantic_phase(
 
 
 def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch, make_engine):
-    """Another process indexes (the writer lock is taken): the vectors serve the query and are not kept;
-    the files move forward in the semantic queue instead."""
+    """The writer lock is taken (here by this process's own indexing, as in a server): the vectors serve the
+    query and are not kept, the files move forward in the semantic queue instead, and the report names who
+    holds the lock."""
     files = _tree(tmp_path / "tree")
-    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
-                     index=False) as engine:
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings=WAITING, index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
         embedded_before = embedded_chunks(engine)
         held, release = threading.Event(), threading.Event()
@@ -82,7 +83,9 @@ def test_a_search_that_may_not_write_uses_the_vectors_once(tmp_path, monkeypatch
             thread.join()
         assert response.results[0].path == str(files[2])
         assert response.results[0].signals["meaning"] == "on demand"
-        assert response.fusion["on_demand"]["kept"] == 0 and response.fusion["on_demand"]["why_not_kept"]
+        report = response.fusion["on_demand"]
+        assert report["kept"] == 0
+        assert report["why_not_kept"] == f"this sensetree process is already indexing {engine.data_dir}"
         assert embedded_chunks(engine) == embedded_before
         assert engine.run(QueueParams(limit=1)).keyword[0].path == str(files[2])  # first in line now
 
@@ -127,8 +130,7 @@ def test_files_a_search_returns_without_meaning_go_first_in_the_semantic_queue(t
 def test_a_store_that_refuses_the_vectors_never_fails_the_search(tmp_path, monkeypatch, make_engine):
     """Keeping the vectors is a courtesy to the semantic phase: a commit LanceDB refuses leaves them used once."""
     files = _tree(tmp_path / "tree")
-    with make_engine(tmp_path / "data", tmp_path / "tree", settings={"retrieval.rerank": False},
-                     index=False) as engine:
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings=WAITING, index=False) as engine:
         _keyword_phase_only(engine, monkeypatch)
 
         def refused(*args, **kwargs):
@@ -140,3 +142,31 @@ def test_a_store_that_refuses_the_vectors_never_fails_the_search(tmp_path, monke
         assert response.results[0].signals["meaning"] == "on demand"
         assert response.fusion["on_demand"]["kept"] == 0
         assert response.fusion["on_demand"]["why_not_kept"] == "the index refused them"
+
+
+def test_a_file_indexed_again_while_its_chunks_were_embedded_keeps_its_new_text(tmp_path, monkeypatch, make_engine):
+    """Fault injection (issue 42): the file is edited and indexed again after the search read its chunks and
+    before it takes the writer lock. The vectors of the old text are not written back over the new text."""
+    files = _tree(tmp_path / "tree")
+    glacier = files[3]
+    with make_engine(tmp_path / "data", tmp_path / "tree", settings=WAITING, index=False) as engine:
+        _keyword_phase_only(engine, monkeypatch)
+        old = texts(engine, glacier)
+        writer = engine.on_demand.writer
+
+        def edited_then_writer():  # between the read and the write: the file changes and is indexed again
+            glacier.write_text("Field notes on a glacier: crevasse, serac and firn above the moraine.\n", encoding="utf-8")
+            _keyword_phase_only(engine, monkeypatch)
+            return writer()
+
+        monkeypatch.setattr(engine.on_demand, "writer", edited_then_writer)
+        response = engine.run(SearchParams("what does a glacier leave in the valley", limit=3))
+        now = texts(engine, glacier)
+        assert any("crevasse, serac and firn" in text for text in now)
+        assert not set(now) & set(old)  # no stale row
+        assert response.fusion["on_demand"]["embedded"] >= 1
+        assert response.fusion["on_demand"]["why_not_kept"] == "their files changed while they were embedded"
+        monkeypatch.setattr(engine.on_demand, "writer", writer)
+        assert engine.run(SearchParams("serac firn crevasse", limit=1)).results[0].path == str(glacier)
+        engine.index()  # the semantic phase embeds the new text, and the file is whole
+        assert texts(engine, glacier) == now and catalog_row(engine, glacier).status == "indexed"

@@ -78,6 +78,7 @@ class Context:
         self.cluster: RayPool | None = None
         # a process that holds a chat model (the web app's assistant) lends it to summaries; else each opens one
         self.chat_models: Callable[[], AbstractContextManager[ChatModel]] | None = None
+        self.on_demand = self._meaning_on_demand()
 
     def _named_storage(self) -> Storage | None:
         """The storage where ``storage.uri`` says (a folder read against the data dir). One it names that cannot
@@ -132,6 +133,7 @@ class Context:
         self.settings.values.update(manifest.settings)
 
     def close(self) -> None:
+        self.on_demand.close()
         self.pool.stop()
         if self.cluster is not None:
             self.cluster.shutdown()
@@ -167,13 +169,14 @@ class Context:
             fusion=self.settings["retrieval.fusion"],
             dense_model=self._kept_model() or self.models.expected_identity(),
             spelling="off" if literal else self.settings["retrieval.spelling"],
-            on_demand=self._meaning_on_demand().vectors,
+            on_demand=self.on_demand.vectors,
             names=lambda fragments: self.catalog.files.names_like(fragments),
         )
 
     def _meaning_on_demand(self) -> MeaningOnDemand:
         """A search's keyword candidates embedded now (``ingest/on_demand.py``), with the model the index was
-        built with; their vectors kept when this process can take the writer lock, used once when not."""
+        built with; their vectors kept when this process can take the writer lock, used once when not. One per
+        context: its searches share the model, and ``close`` waits for a late write."""
 
         def writer() -> AbstractContextManager[None] | None:
             if not isinstance(self.storage, Storage) or self.storage.read_only or self.storage.full:
@@ -182,9 +185,9 @@ class Context:
 
         return MeaningOnDemand(
             lambda: self.catalog,
-            self.store,
+            lambda: self.store,
             lambda: self.models.embedder_for(self.store.table.dimension),
-            self.settings["retrieval.on_demand_seconds"],
+            lambda: self.settings["retrieval.on_demand_seconds"],
             writer,
         )
 

@@ -13,6 +13,7 @@ from typing import Any
 from .answers import Phases, Queue, QueuedFile, Status
 from .config import Settings
 from .ingest.pace import PACE_META, recorded_pace
+from .ingest.pause import WAIT_META, recorded_wait
 from .ingest.semantic import RATE_META
 from .models.devices import DEVICE_META, describe_devices, recorded_placement
 from .models.manager import Models
@@ -34,7 +35,11 @@ def phases(catalog: Catalog) -> Phases:
     except (ValueError, TypeError, AttributeError):
         pass
     eta = round(left / rate, 1) if rate > 0 and left else None
-    return Phases(files, keyword, semantic, left, round(rate, 3), eta, meaning_sentence(files, semantic, eta))
+    meaning = meaning_sentence(files, semantic, eta)
+    waiting = recorded_wait(catalog.meta(WAIT_META)) if semantic < files else ""
+    if waiting:  # the embedding endpoint is down: why, as the indexing process said it
+        meaning = f"{meaning}; waiting for the embedding model: {waiting}"
+    return Phases(files, keyword, semantic, left, round(rate, 3), eta, meaning)
 
 
 def queue(catalog: Catalog, ignored: list[str], limit: int | None = None) -> Queue:

@@ -25,8 +25,8 @@ from tests.support.endpoint_server import EndpointServer
 from tests.support.realtree import snapshot
 from tests.support.waiting import wait_for
 from sensetree.operations import IndexParams, SearchParams, TreeParams
-from sensetree.operations import SenseParams, SetParams
-from tests.support.index import stored_chunks, table_rows
+from sensetree.operations import SenseParams, SetParams, StatusParams
+from tests.support.index import embedded_chunks, stored_chunks, table_rows
 
 pytestmark = pytest.mark.slow  # a fault suite
 
@@ -143,6 +143,35 @@ def test_a_long_outage_in_watch_mode_resumes_by_itself(tmp_path, server, endpoin
     assert not worker.is_alive()
 
 
+def test_keyword_search_never_waits_for_an_endpoint_down_at_the_first_run(tmp_path, server, write_tree, make_engine):
+    """Issue 42: the endpoint refuses connections from the first run on (no table yet, no vector size known):
+    every file is stored for keyword search all the same while the semantic phase says why it waits; when the
+    endpoint is back, serving another size than the one the table started with (768-d), the vectors fill in."""
+    write_tree(tmp_path / "tree", topics())
+    server.stop()
+    settings = {"embedding.base_url": server.url, "retrieval.rerank": False}
+    with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings, index=False) as engine:
+        told: list[str] = []  # what `status` said while the semantic phase waited
+
+        def waiting(progress) -> None:
+            if progress.paused and not told:
+                told.append(engine.run(StatusParams()).phases.meaning)
+
+        with pytest.raises(IndexingPaused, match="unreachable"):
+            engine.index(on_update=waiting, max_endpoint_wait=2)
+        assert told and "unreachable" in told[0] and "retrying" in told[0]
+        assert all(status == "keyword" for status, _ in assert_whole(engine).values())
+        assert_keywords_only(engine)
+        with Engine(tmp_path / "data") as other:  # another process's `status`, after the run gave up
+            assert "unreachable" in other.run(StatusParams()).phases.meaning
+        server.fail("wrong_dim")
+        server.start()
+        assert engine.index(max_endpoint_wait=10).failed == 0
+        assert all(status == "indexed" for status, _ in assert_whole(engine).values())
+        assert_meaning_search(engine)
+        assert "waiting" not in engine.run(StatusParams()).phases.meaning
+
+
 def test_max_endpoint_wait_pauses_with_everything_pending(tmp_path, server, endpoint_engine, write_tree, cli):
     with endpoint_engine() as engine:
         engine.index()
@@ -253,6 +282,31 @@ def test_a_slow_endpoint_indexes_everything(tmp_path, server, write_tree, make_e
         assert not indexing.is_alive()
         assert all(status == "indexed" for status, _ in assert_whole(engine).values())
         assert engine.run(SearchParams("rowing club regatta")).results[0].name == "regatta.txt"
+
+
+def test_meaning_on_demand_keeps_its_budget_with_a_slow_endpoint(tmp_path, server, write_tree, make_engine):
+    """3 s per call (issue 42): a new process's search answers within the budget plus its own query's embedding,
+    however slow the first model call of meaning on demand; what the model finishes late is kept after the answer."""
+    delay, budget = 3.0, 0.5
+    write_tree(tmp_path / "tree", topics())
+    settings = {"embedding.base_url": server.url, "embedding.dimensions": 384, "retrieval.rerank": False,
+                "retrieval.spelling": "off", "retrieval.on_demand_seconds": budget}
+    with make_engine(tmp_path / "data", tmp_path / "tree", model="test-embed", settings=settings, index=False) as engine:
+        stop = threading.Event()  # the keyword phase only: the vectors wait
+        engine.index(on_update=lambda p: stop.set() if p.phase == "semantic" else None, stop=stop)
+    before = embedded_chunks(engine)
+    server.delay = delay
+    with Engine(tmp_path / "data") as cold:
+        started = time.monotonic()
+        response = cold.run(SearchParams("rowing club regatta"))
+        wall = time.monotonic() - started
+        report = response.fusion["on_demand"]
+        assert response.results[0].name == "regatta.txt" and report["wanted"] > 0
+        assert response.timings_ms["dense_ms"] >= delay * 1000  # the query's own embedding
+        assert response.timings_ms["complete_ms"] < (budget + 0.3) * 1000, response.timings_ms
+        assert wall < delay + budget + 2.0, (wall, response.timings_ms)  # the rest of the search, on a busy machine
+        assert report["embedded"] == 0 and report["why_not_kept"] == "the search answered before they were stored"
+        assert wait_for(lambda: embedded_chunks(cold) > before, 4 * delay)  # kept late
 
 
 def test_a_hung_endpoint_does_not_hang_search(tmp_path, server, endpoint_engine):

@@ -12,7 +12,7 @@ from ..answers import Indexed
 from ..context import Context
 from ..errors import SenseTreeError
 from ..ingest.extract import is_archive
-from ..ingest.indexer import Indexer, IndexingPaused, Progress
+from ..ingest.indexer import GUESSED_META, Indexer, IndexingPaused, Progress
 from ..ingest.options import index_options
 from ..ingest.reuse import vector_reuse
 from ..ingest.sense import sense_writer
@@ -165,12 +165,16 @@ def _index_once(
 
 def indexing_embedder(ctx: Context) -> Embedder:
     """The embedder for a run: a down endpoint is worth waiting for; any other problem is the user's to fix."""
+    cluster = ctx.cluster
+
+    def load(dimension: int | None) -> Embedder:
+        return cluster.embedder(dimension) if cluster is not None else ctx.models.embedder_for(dimension)
+
     try:
-        embedder: Embedder
-        if ctx.cluster is not None:
-            embedder = ctx.cluster.embedder(ctx.store.table.dimension)
-        else:
-            embedder = ctx.models.embedder_for(ctx.store.table.dimension)
+        if ctx.catalog.meta(GUESSED_META):  # the table was made while the model was away: it takes the model's size
+            ctx.store.writes.resize(load(None).dimension)
+            ctx.catalog.set_meta(GUESSED_META, None)
+        embedder = load(ctx.store.table.dimension)  # refused when the table holds vectors of another size
     except EndpointUnavailable:
         raise
     except EmbeddingError as exc:

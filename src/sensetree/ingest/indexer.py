@@ -16,16 +16,18 @@ returns within a fraction of a second, keeping every commit made), or ``interrup
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from typing import Callable
 
+from ..errors import SenseTreeError
 from ..models.embeddings import Embedder
 from ..store.catalog import Catalog
 from ..store.chunks import ChunkStore
 from .keyword import KeywordPhase
 from .options import IndexOptions
 from .pace import PACE_META, Pace, Power, lower_priority, read_power
-from .pause import IndexingPaused, wait_for_endpoint
+from .pause import WAIT_META, IndexingPaused, wait_for_endpoint
 from .progress import Progress
 from .reuse import VectorReuse
 from .semantic import SemanticPhase
@@ -34,8 +36,12 @@ from .workers import Pool, Stopped, call_interruptibly
 
 __all__ = ["Indexer", "IndexingPaused", "IndexOptions", "Progress"]
 
+log = logging.getLogger(__name__)
+
 FOLD_AFTER_CHUNKS = 2_000  # a keyword round that stored this many folds them into the full-text index at once
 OPTIMIZE_EVERY_CHUNKS = 20_000  # vectors written between two compactions: keeps both indexes' unindexed tails short
+UNKNOWN_DIMENSION = 384  # the bundled models' vector size: a table made before the model answers starts with it
+GUESSED_META = "vector_size_guessed"  # set while the table's size is that guess, until the model gives its own
 
 
 class Indexer:
@@ -119,13 +125,33 @@ class Indexer:
     def _embedder_for_run(self) -> Embedder:
         if self._embedder is None:
             self._embedder = wait_for_endpoint(
-                self._load_embedder, self._progress, self.options.max_endpoint_wait, self._stop, self._notify
+                self._load_embedder,
+                self._progress,
+                self.options.max_endpoint_wait,
+                self._stop,
+                self._notify,
+                self.catalog.set_meta,
+                cleared=True,
             )
         return self._embedder
 
     def _dimension(self) -> int:
-        """The vector size of the table: its own, or the model's when the first write creates it."""
-        return self.store.table.dimension or self._embedder_for_run().dimension
+        """The vector size of the table: its own; for the first write, which creates it, the model's if it loads
+        at once, else the bundled models', said in ``GUESSED_META`` (the model's own size replaces it before the
+        first vector: ``handlers.indexing``). The keyword phase never waits for the model (design §7.2)."""
+        known = self.store.table.dimension
+        if known:
+            return known
+        if self._embedder is None:
+            try:
+                self._embedder = self._load_embedder()
+            except SenseTreeError as exc:  # the semantic phase waits for it, or says why it cannot
+                log.warning("the keyword phase goes on without the embedding model: %s", exc)
+                self.catalog.set_meta(GUESSED_META, str(UNKNOWN_DIMENSION))
+                return UNKNOWN_DIMENSION
+            self.catalog.set_meta(WAIT_META, "")  # it answers: nothing waits for it (``wait_for_endpoint``)
+        self.catalog.set_meta(GUESSED_META, None)
+        return self._embedder.dimension
 
 
 def _on_low_priority_thread(work: Callable[[], Progress], stop: threading.Event) -> Progress:

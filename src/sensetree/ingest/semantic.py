@@ -313,6 +313,7 @@ class SemanticPhase:
                         self._max_wait,
                         stop,
                         notify,
+                        self.catalog.set_meta,
                     )
                 )
         except Stopped:

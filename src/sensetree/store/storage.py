@@ -100,10 +100,9 @@ class Storage:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.data_dir))
         try:
             self._writer_lock.acquire(timeout=wait)
-        except Timeout:
-            raise WriterBusy(
-                f"another sensetree process is indexing {self.data_dir}; wait for it to finish or stop it"
-            ) from None
+        except Timeout:  # held by another thread of this process (a server indexing), or by another process
+            holder = "this sensetree process is already" if self._depth else "another sensetree process is"
+            raise WriterBusy(f"{holder} indexing {self.data_dir}; wait for it to finish or stop it") from None
         except OSError as exc:
             if exc.errno not in WRITE_REFUSED:
                 raise

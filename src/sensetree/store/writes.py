@@ -83,6 +83,29 @@ class ChunkWrites:
                 return
             table.merge_insert(["path", "chunk_index"]).when_matched_update_all().execute(data)
 
+    def resize(self, dimension: int) -> None:
+        """Give a table that holds no vector yet ``dimension``-d vectors: one stored while the model was away
+        (design §7.2) took a guessed size. Its rows are written again in one commit (every vector still null),
+        and its indexes made again. A table holding vectors of another size is left as it is: they never mix."""
+        with self.table.write_lock:
+            table = self.table.handle
+            if table is None or table.schema.field("vector").type.list_size == dimension:
+                return
+            if table.count_rows("vector IS NOT NULL"):
+                return
+            self.upkeep.migrate(table)
+            stored = table.to_arrow()
+            wanted = schema(dimension)
+            columns = {
+                name: pa.nulls(stored.num_rows, wanted.field(name).type) if name == "vector" else stored[name]
+                for name in wanted.names
+            }
+            resized = self.table.db.create_table(
+                TABLE, pa.table(columns, schema=wanted), mode="overwrite", on_bad_vectors="null"
+            )
+            self.table.reopen()
+            self.upkeep.create_indexes(resized)
+
     @staticmethod
     def _arrow(rows: Sequence[ChunkRow], model: str, dimension: int) -> pa.Table:
         """Rows as an Arrow table of the schema; a row without a vector gets a null one (and no model)."""
