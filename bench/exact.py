@@ -166,6 +166,16 @@ class Indexing:
     keyword_ready: int
     semantic: int
     chunks_left: int
+    total_seconds: float = 0.0  # the whole run (with the semantic phase, where it ran)
+    built_seconds: float = 0.0  # the run that built the index, this one or an earlier (WHERE.indexing.json)
+
+    def remembered(self, where: Path) -> Indexing:
+        """This run's figures with the time the index took to build, kept beside it for reruns."""
+        record = where.with_name(where.name + ".indexing.json")
+        if not self.reused:
+            record.write_text(json.dumps({"built_seconds": self.seconds}))
+        self.built_seconds = json.loads(record.read_text())["built_seconds"] if record.exists() else float("nan")
+        return self
 
 
 def sensetree_index(data: Path, root: Path, model: str | None, keyword_only: bool) -> Indexing:
@@ -190,10 +200,11 @@ def sensetree_index(data: Path, root: Path, model: str | None, keyword_only: boo
                     stop.set()
 
         engine.index(on_update=heard, stop=stop)
-        seconds = keyword_done[0] if keyword_done else time.perf_counter() - started
+        total = time.perf_counter() - started
+        seconds = keyword_done[0] if keyword_done else total
         after = engine.run(StatusParams()).phases
     return Indexing(seconds, before.keyword_ready > 0, after.files, after.keyword_ready, after.semantic,
-                    after.chunks_left)
+                    after.chunks_left, total).remembered(data)
 
 
 def preview(engine: Engine, path: Path):
@@ -215,7 +226,7 @@ def recoll_index(conf: Path, copy: Path) -> tuple[Indexing, set[str]]:
     subprocess.run(["recollindex", "-c", str(conf)], check=True, capture_output=True)
     seconds = time.perf_counter() - started
     held = {os.path.relpath(p, copy) for p in recoll_query(conf, f'dir:"{copy}"', 0)}
-    return Indexing(seconds, reused, len(held), len(held), 0, 0), held
+    return Indexing(seconds, reused, len(held), len(held), 0, 0).remembered(conf), held
 
 
 def recoll_query(conf: Path, query: str, limit: int) -> list[str]:
@@ -323,11 +334,22 @@ class Corpus:
                 continue
             if not all(PHRASE_GAP.fullmatch(text[a.end():b.start()]) for a, b in zip(run, run[1:])):
                 continue
-            pattern = re.compile(r"(?<![a-z0-9])" + r"[^a-z0-9\x00]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
-            within = set.intersection(*(self.words[w] for w in words))
-            if {g for g in within if pattern.search(self.lower[g])} == {f}:
+            # the words in this order with anything but letters and digits between them, as both tools read it
+            pattern = re.compile(r"[^a-z0-9\x00]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
+            within = set.intersection(*(self.words[w] for w in words)) - {f}
+            if _holds(self.lower[f], pattern) and not any(_holds(self.lower[g], pattern) for g in within):
                 return '"' + " ".join(m.group() for m in run) + '"', f"{size} words"
         return None
+
+
+def _holds(text: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` (led by a literal word, which keeps the scan fast) matches where a word starts."""
+    at = pattern.search(text)
+    while at is not None:
+        if at.start() == 0 or not ("a" <= text[at.start() - 1] <= "z" or text[at.start() - 1].isdigit()):
+            return True
+        at = pattern.search(text, at.start() + 1)
+    return False
 
 
 def name_probes(files: list[str], rng: random.Random) -> dict[str, tuple[str, str]]:
@@ -456,7 +478,9 @@ def main() -> None:
 
 def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
     files = make_copy(args.folder.resolve(), copy, args.files, args.seed)
-    keyword = sensetree_index(data / "keyword", copy, args.model, keyword_only=True)
+    model = (args.model or "default").replace("/", "-")
+    keyword_data = data / f"keyword-{model}"
+    keyword = sensetree_index(keyword_data, copy, args.model, keyword_only=True)
     print(f"SenseTree keyword phase: {keyword.seconds:.1f} s{' (a rescan of the index already there)' if keyword.reused else ''}"
           f"; {keyword.keyword_ready}/{keyword.files} files keyword-ready, {keyword.semantic} with every vector")
     recoll, recoll_held = recoll_index(work / "recoll", copy)
@@ -464,7 +488,7 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
 
     texts: dict[str, str] = {}
     by_python, unread = 0, []
-    with Engine(data / "keyword") as engine:
+    with Engine(keyword_data) as engine:
         for rel in files:
             shown = preview(engine, copy / rel)
             if not shown.text.strip():
@@ -488,7 +512,7 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
           + ", ".join(f"{sum(p.kind == k for p in probes)} {k}" for k in KINDS))
 
     latencies = {}
-    with Engine(data / "keyword") as engine:
+    with Engine(keyword_data) as engine:
         sensetree_query(engine, "warm up")  # the models load once
         latencies["sensetree"] = ask(probes, "sensetree", lambda q: sensetree_query(engine, q), copy, set(files))
         values = engine.run(SettingsParams()).values()
@@ -501,42 +525,74 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
     print("\nquery ms        p50     p95")
     for tool, values in latencies.items():
         print(f"{tool:12}{percentile(values, 50):>7.0f}{percentile(values, 95):>8.0f}")
-    print(f"index seconds: SenseTree keyword phase {keyword.seconds:.1f}, recollindex {recoll.seconds:.1f}")
+    print(f"index seconds (when built): SenseTree keyword phase {keyword.built_seconds:.1f}, "
+          f"recollindex {recoll.built_seconds:.1f}")
 
-    embedded = None
+    embedded: dict = {}
     if not args.keyword_only:
-        root = copy
-        subset = set(files)
-        if args.embed_files and args.embed_files < len(files):
-            rng = random.Random(f"{args.seed}:embed")
-            wanted = sorted({p.file for p in probes})
-            rest = sorted(set(files) - set(wanted))
-            subset = set((rng.sample(wanted, len(wanted)) + rng.sample(rest, len(rest)))[:args.embed_files])
-            root = work / f"subset-{args.embed_files}"
-            if not root.exists():
-                for rel in sorted(subset):
-                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(copy / rel, root / rel)
-        embedded = sensetree_index(data / f"embedded-{len(subset)}", root, args.model, keyword_only=False)
-        print(f"\nSenseTree, every vector: indexed {embedded.files} files in {embedded.seconds:.0f} s to the keyword "
-              f"phase; {embedded.semantic}/{embedded.files} with every vector, {embedded.chunks_left} chunks without")
-        theirs = [p for p in probes if p.file in subset]
-        with Engine(data / f"embedded-{len(subset)}") as engine:
-            sensetree_query(engine, "warm up")
-            latencies["sensetree embedded"] = ask(theirs, "embedded", lambda q: sensetree_query(engine, q), root, subset)
-        print(f"\n== every vector present · {len(subset)} files{' (a subset: Recoll searched the whole copy)' if root != copy else ''}")
-        table["embedded"] = report(theirs, ["embedded", "sensetree", "recoll"], args.show)
-        print(f"query ms p50 {percentile(latencies['sensetree embedded'], 50):.0f}, "
-              f"p95 {percentile(latencies['sensetree embedded'], 95):.0f}")
+        embedded = every_vector(args, work, data / f"embedded-{model}", copy, files, probes, latencies)
+        table["embedded"] = embedded["table"]
 
     if args.json:
         args.json.write_text(json.dumps({
             "args": {k: str(v) for k, v in vars(args).items()}, "settings": settings,
             "indexing": {"sensetree keyword phase": asdict(keyword), "recoll": asdict(recoll),
-                         **({"sensetree embedded": asdict(embedded)} if embedded else {})},
+                         **{f"every vector: {k}": v for k, v in embedded.get("indexing", {}).items()}},
             "latency_ms": {t: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for t, v in latencies.items()},
             "table": table, "probes": [asdict(p) for p in probes],
+            "probes with every vector": embedded.get("probes", []),
         }, indent=1))
+
+
+def every_vector(args: argparse.Namespace, work: Path, data: Path, copy: Path, files: list[str], probes: list[Probe],
+                 latencies: dict[str, list[float]]) -> dict:
+    """The probes again on a data dir indexed to the end: the whole copy, or ``--embed-files`` of its files (the
+    probes' files first), then with Recoll and the keyword phase on those same files."""
+    root, subset = copy, set(files)
+    if args.embed_files and args.embed_files < len(files):
+        rng = random.Random(f"{args.seed}:embed")
+        wanted = sorted({p.file for p in probes})
+        rest = sorted(set(files) - set(wanted))
+        subset = set((rng.sample(wanted, len(wanted)) + rng.sample(rest, len(rest)))[:args.embed_files])
+        root = work / f"subset-{len(subset)}"
+        if not root.exists():
+            for rel in sorted(subset):
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(copy / rel, root / rel)
+    data = data.with_name(f"{data.name}-{len(subset)}")
+    theirs = [Probe(p.kind, p.query, p.file, p.sort) for p in probes if p.file in subset]
+    indexing = {}
+    if root == copy:  # the same files as the keyword-phase run: its figures stand
+        for p, q in zip(theirs, probes):
+            p.found = {"keyword phase": q.found["sensetree"], "recoll": q.found["recoll"]}
+    else:
+        recoll, _ = recoll_index(work / f"recoll-{len(subset)}", root)
+        indexing["recoll"] = asdict(recoll)
+        ask(theirs, "recoll", lambda q: [[p] for p in recoll_query(work / f"recoll-{len(subset)}", q, LIMIT)],
+            root, subset)
+        first = sensetree_index(data, root, args.model, keyword_only=True)
+        indexing["keyword phase"] = asdict(first)
+        if first.semantic == 0:  # a fresh data dir (a rerun finds it embedded: no keyword phase to measure)
+            with Engine(data) as engine:
+                sensetree_query(engine, "warm up")
+                ask(theirs, "keyword phase", lambda q: sensetree_query(engine, q), root, subset)
+    done = sensetree_index(data, root, args.model, keyword_only=False)
+    indexing["every vector"] = asdict(done)
+    print(f"\nSenseTree to the end on {len(subset)} files: {done.total_seconds:.0f} s"
+          f"{' (its keyword phase done before)' if done.reused else ''}; {done.semantic}/{done.files} files with every vector, "
+          f"{done.chunks_left} chunks without")
+    with Engine(data) as engine:
+        sensetree_query(engine, "warm up")
+        latencies["sensetree, every vector"] = ask(theirs, "every vector", lambda q: sensetree_query(engine, q),
+                                                   root, subset)
+    tools = ["every vector", *(["keyword phase"] if all("keyword phase" in p.found for p in theirs) else []),
+             "recoll"]
+    print(f"\n== every vector present · {len(subset)} files, {len(theirs)} probes "
+          f"({'a subset of the copy: SenseTree and Recoll indexed these files alone' if root != copy else 'the copy'})")
+    table = report(theirs, tools, args.show)
+    values = latencies["sensetree, every vector"]
+    print(f"query ms p50 {percentile(values, 50):.0f}, p95 {percentile(values, 95):.0f}")
+    return {"table": table, "indexing": indexing, "probes": [asdict(p) for p in theirs]}
 
 
 if __name__ == "__main__":
