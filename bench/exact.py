@@ -31,6 +31,8 @@ first), the keyword phase's time and query p50/p95; ``--json`` writes every prob
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import gzip
 import html.parser
 import json
@@ -71,7 +73,16 @@ PHRASE_WORD_FILES = 5  # files each word of a phrase is in
 MIN_WORD = 5
 MIN_NAME = 4
 SHOWN_SETTINGS = ("embedding.model", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling")
-SEP = "\n\x00\n"  # between a file's path and its text: no phrase runs across it
+SEP = "\n\x00\n"
+# Recoll types many plain-text files of /usr/share/doc by what `file` says (text/x-changelog for changelog.gz,
+# text/x-readme, text/x-authors...) and its default mimeconf has no reader for those: it indexes their names
+# only. Its config dir here tells it to read them as text, so that it sees what SenseTree sees; a file of a
+# type it still cannot read stays out of the probe pool.
+RECOLL_AS_TEXT = ("text/x-changelog", "text/x-readme", "text/x-authors", "text/x-makefile", "text/x-matlab",
+                  "text/x-csrc", "text/x-chdr", "text/x-c++src", "text/x-c++hdr", "text/x-diff", "text/x-news",
+                  "text/x-todo", "text/x-copying", "text/x-install", "text/x-credits", "text/x-asm", "text/x-java",
+                  "text/x-lisp", "text/x-tex", "text/x-po", "text/x-objective-c", "text/x-script.python",
+                  "text/x-ruby", "text/x-tcl", "text/x-lua", "text/x-patch", "text/x-ssa")  # between a file's path and its text: no phrase runs across it
 
 LETTERS = re.compile(r"[A-Za-z]+")
 CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -217,16 +228,42 @@ def preview(engine: Engine, path: Path):
     return engine.run(PreviewParams(str(path)))
 
 
-def recoll_index(conf: Path, copy: Path) -> tuple[Indexing, set[str]]:
-    """``recollindex`` on the copy with its own config dir; the files it holds (relative paths)."""
+def recoll_index(conf: Path, copy: Path) -> tuple[Indexing, dict[str, str]]:
+    """``recollindex`` on the copy with its own config dir (a changed config indexes afresh); each entry it holds
+    (relative path) with the MIME type it gave it."""
     conf.mkdir(parents=True, exist_ok=True)
-    reused = (conf / "xapiandb").exists()
-    (conf / "recoll.conf").write_text(f"topdirs = {copy}\nloglevel = 1\n")
+    config = {"recoll.conf": f"topdirs = {copy}\nloglevel = 1\n",
+              "mimeconf": "[index]\n" + "".join(f"{m} = internal text/plain\n" for m in RECOLL_AS_TEXT)}
+    reused = (conf / "xapiandb").exists() and all((conf / n).exists() and (conf / n).read_text() == t
+                                                  for n, t in config.items())
+    for name, text in config.items():
+        (conf / name).write_text(text)
     started = time.perf_counter()
-    subprocess.run(["recollindex", "-c", str(conf)], check=True, capture_output=True)
+    subprocess.run(["recollindex", "-c", str(conf), *([] if reused else ["-z"])], check=True, capture_output=True)
     seconds = time.perf_counter() - started
-    held = {os.path.relpath(p, copy) for p in recoll_query(conf, f'dir:"{copy}"', 0)}
+    out = subprocess.run(["recollq", "-c", str(conf), "-F", "url mtype", "-n", "0", f'dir:"{copy}"'],
+                         capture_output=True, text=True).stdout
+    held = {}
+    for line in out.splitlines():
+        fields = line.split()
+        try:
+            url, mime = (base64.b64decode(f, validate=True).decode(errors="replace") for f in fields)
+        except (ValueError, binascii.Error):
+            continue  # the query and the count, said before the results
+        if url.startswith("file://"):
+            held[os.path.relpath(url[len("file://"):], copy)] = mime
     return Indexing(seconds, reused, len(held), len(held), 0, 0).remembered(conf), held
+
+
+def recoll_readers() -> set[str] | None:
+    """The MIME types Recoll reads the content of (its mimeconf's [index] section, and ours); None: not known."""
+    system = Path("/usr/share/recoll/examples/mimeconf")
+    if not system.exists():
+        return None
+    section = re.split(r"^\[index\]$", system.read_text(errors="replace"), maxsplit=1, flags=re.M)[1]
+    section = re.split(r"^\[", section, maxsplit=1, flags=re.M)[0]
+    return {line.split("=")[0].strip() for line in section.splitlines()
+            if "=" in line and not line.lstrip().startswith("#")} | set(RECOLL_AS_TEXT)
 
 
 def recoll_query(conf: Path, query: str, limit: int) -> list[str]:
@@ -501,11 +538,15 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
                 texts[rel] = shown.text
     print(f"texts scanned: {len(texts) - by_python} from SenseTree's preview, {by_python} longer than it "
           f"(read by Python, gunzipped); {len(unread)} SenseTree gave no text for")
-    not_recoll = sorted(set(texts) - recoll_held)
+    readers = recoll_readers()
+    not_recoll = sorted(f for f in texts if f not in recoll_held)
+    no_reader = sorted(f for f in texts if f in recoll_held and readers is not None and recoll_held[f] not in readers)
     print(f"left out of the probe pool: {len(unread)} files without text in SenseTree, {len(not_recoll)} not in "
-          f"Recoll's index{': ' + ', '.join(not_recoll[:5]) if not_recoll else ''}")
+          f"Recoll's index{': ' + ', '.join(not_recoll[:5]) if not_recoll else ''}, {len(no_reader)} whose type "
+          f"Recoll reads no text of{': ' + ', '.join(sorted({recoll_held[f] for f in no_reader})) if no_reader else ''}"
+          f"{'' if readers is not None else ' (its mimeconf not found: not checked)'}")
     corpus = Corpus(texts)
-    pool = sorted(set(texts) & recoll_held)
+    pool = sorted(set(texts) - set(not_recoll) - set(no_reader))
     started = time.perf_counter()
     probes = draw(corpus, pool, args.probes, args.seed)
     print(f"{len(probes)} probes drawn from {len(pool)} files in {time.perf_counter() - started:.0f} s: "
