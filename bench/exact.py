@@ -70,6 +70,8 @@ DEFAULT_TOP = 3
 LIMIT = 10  # results asked of each tool (a miss shows where the file came, if it came)
 STEM_FILES = 10  # other files that hold the probe word's stem through other words
 PHRASE_WORD_FILES = 5  # files each word of a phrase is in
+PHRASE_WITHIN = 300  # at most this many other files hold all its words (checking more is slow): "of the" is not drawn
+PHRASE_WINDOW = 200  # characters of a file a phrase is drawn from, at a random place
 MIN_WORD = 5
 MIN_NAME = 4
 SHOWN_SETTINGS = ("embedding.model", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling")
@@ -359,21 +361,27 @@ class Corpus:
 
     def phrase(self, f: str, rng: random.Random) -> tuple[str, str] | None:
         text = self.text[f]
-        tokens = list(LETTERS.finditer(text))
         for _ in range(30):
-            if len(tokens) < 4:
-                return None
+            at = rng.randrange(len(text))
+            window = text[at:at + PHRASE_WINDOW]
+            tokens = list(LETTERS.finditer(window))[1:]  # the first may be a word cut in two
             size = rng.choice((3, 4))
+            if tokens and tokens[-1].end() == len(window):
+                tokens.pop()  # so may the last
+            if len(tokens) < size:
+                continue
             start = rng.randrange(len(tokens) - size + 1)
             run = tokens[start:start + size]
             words = [m.group().lower() for m in run]
             if any(len(w) < 2 or len(self.words[w]) < PHRASE_WORD_FILES for w in words):
                 continue
-            if not all(PHRASE_GAP.fullmatch(text[a.end():b.start()]) for a, b in zip(run, run[1:])):
+            if not all(PHRASE_GAP.fullmatch(window[a.end():b.start()]) for a, b in zip(run, run[1:])):
+                continue
+            within = set.intersection(*(self.words[w] for w in words)) - {f}
+            if len(within) > PHRASE_WITHIN:
                 continue
             # the words in this order with anything but letters and digits between them, as both tools read it
             pattern = re.compile(r"[^a-z0-9\x00]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
-            within = set.intersection(*(self.words[w] for w in words)) - {f}
             if _holds(self.lower[f], pattern) and not any(_holds(self.lower[g], pattern) for g in within):
                 return '"' + " ".join(m.group() for m in run) + '"', f"{size} words"
         return None
