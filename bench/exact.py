@@ -1,15 +1,17 @@
 """Exact things found exactly (issue 39): SenseTree against Recoll on probes that one file holds.
 
-    python bench/exact.py --files 600 --probes 60 --keyword-only            # a quick look
-    python bench/exact.py --work /tmp/exact                                  # the defaults; a rerun reuses both indexes
-    python bench/exact.py --work /tmp/exact --model minilm --embed-files 300 # and with every vector present
+    python bench/exact.py --files 600 --probes 60 --keyword-only           # a quick look (about 10 minutes)
+    python bench/exact.py --work /tmp/exact --keyword-only                  # the defaults; a rerun reuses the indexes
+    python bench/exact.py --work /tmp/exact --model minilm --embed-files 60 # and with every vector present
 
 Copies a seeded sample of the text files of FOLDER (default /usr/share/doc; sorted list, ``--files``,
 .gz read by both tools) into WORK/copy, indexes it with SenseTree (its own data dir, stopped when the
 semantic phase starts: the keyword phase) and with Recoll (``recollindex`` with its own config dir,
-``topdirs`` = the copy), and draws ``--probes`` probes of each kind, each held by exactly one file
-of the copy, as found by scanning the text SenseTree extracts (the ``preview`` operation; a file
-longer than its 200,000 characters is read by Python here, gunzipped) plus each file's own path:
+``topdirs`` = the copy, told to read as text the plain-text types its default config only names; a
+file of a type it still reads no text of stays out of the probe pool, said), and draws ``--probes``
+probes of each kind, each held by exactly one file of the copy, as found by scanning the text
+SenseTree extracts (the ``preview`` operation; a file longer than its 200,000 characters is read by
+Python here, gunzipped) plus each file's own path:
 
 - word: a word of letters as written, held by one file, whose Snowball English stem other words
   give to at least 10 other files ("definite" beside hundreds of "definition");
@@ -17,15 +19,19 @@ longer than its 200,000 characters is read by Python here, gunzipped) plus each 
   any case);
 - number: a dotted number or version (1.7.3.3, 2000.09.17), held by one file;
 - name: a file's own name, with or without its extension, that no other file or folder is called;
-- phrase: 3-4 consecutive words in double quotes that one file holds in that order, each word in 5+ files.
+- phrase: 3-4 consecutive words in double quotes that one file holds in that order, each word in 5+ files
+  (and at most 300 other files holding all of them: checking "of the" everywhere is slow).
+
+At most one probe of a kind comes from a file, so a kind can run out of files before ``--probes``.
 
 Both tools get the probe as a person types it (Recoll: ``recollq``'s query language). A probe counts
 when its file is among the first 3 results (names: the first); an identical copy that SenseTree lists
 under a result (its duplicates) counts as that result. With ``--model``/``--embed-files`` and without
 ``--keyword-only``, a second SenseTree data dir is indexed to the end (every vector present): on
-the whole copy, or on ``--embed-files`` files of it (the probes' files first), then the probes whose
-file is there run again. Prints per kind hits/probes for each, the ratio, a few misses (what came
-first), the keyword phase's time and query p50/p95; ``--json`` writes every probe's results.
+the whole copy, or on ``--embed-files`` files of it (the probes' files first; Recoll and SenseTree's
+keyword phase then index those files alone too), and the probes whose file is there run again.
+Prints per kind hits/probes for each, the ratio, a few misses (what came first), the keyword
+phase's time and query p50/p95; ``--json`` writes every probe's results.
 """
 
 from __future__ import annotations
@@ -75,16 +81,40 @@ PHRASE_WINDOW = 200  # characters of a file a phrase is drawn from, at a random 
 MIN_WORD = 5
 MIN_NAME = 4
 SHOWN_SETTINGS = ("embedding.model", "retrieval.rerank", "retrieval.fusion", "retrieval.spelling")
-SEP = "\n\x00\n"
+SEP = "\n\x00\n"  # between a file's path and its text: no phrase runs across it
 # Recoll types many plain-text files of /usr/share/doc by what `file` says (text/x-changelog for changelog.gz,
 # text/x-readme, text/x-authors...) and its default mimeconf has no reader for those: it indexes their names
 # only. Its config dir here tells it to read them as text, so that it sees what SenseTree sees; a file of a
 # type it still cannot read stays out of the probe pool.
-RECOLL_AS_TEXT = ("text/x-changelog", "text/x-readme", "text/x-authors", "text/x-makefile", "text/x-matlab",
-                  "text/x-csrc", "text/x-chdr", "text/x-c++src", "text/x-c++hdr", "text/x-diff", "text/x-news",
-                  "text/x-todo", "text/x-copying", "text/x-install", "text/x-credits", "text/x-asm", "text/x-java",
-                  "text/x-lisp", "text/x-tex", "text/x-po", "text/x-objective-c", "text/x-script.python",
-                  "text/x-ruby", "text/x-tcl", "text/x-lua", "text/x-patch", "text/x-ssa")  # between a file's path and its text: no phrase runs across it
+RECOLL_AS_TEXT = (
+    "text/x-changelog",
+    "text/x-readme",
+    "text/x-authors",
+    "text/x-makefile",
+    "text/x-matlab",
+    "text/x-csrc",
+    "text/x-chdr",
+    "text/x-c++src",
+    "text/x-c++hdr",
+    "text/x-diff",
+    "text/x-news",
+    "text/x-todo",
+    "text/x-copying",
+    "text/x-install",
+    "text/x-credits",
+    "text/x-asm",
+    "text/x-java",
+    "text/x-lisp",
+    "text/x-tex",
+    "text/x-po",
+    "text/x-objective-c",
+    "text/x-script.python",
+    "text/x-ruby",
+    "text/x-tcl",
+    "text/x-lua",
+    "text/x-patch",
+    "text/x-ssa",
+)
 
 LETTERS = re.compile(r"[A-Za-z]+")
 CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -216,8 +246,9 @@ def sensetree_index(data: Path, root: Path, model: str | None, keyword_only: boo
         total = time.perf_counter() - started
         seconds = keyword_done[0] if keyword_done else total
         after = engine.run(StatusParams()).phases
-    return Indexing(seconds, before.keyword_ready > 0, after.files, after.keyword_ready, after.semantic,
-                    after.chunks_left, total).remembered(data)
+    return Indexing(
+        seconds, before.keyword_ready > 0, after.files, after.keyword_ready, after.semantic, after.chunks_left, total
+    ).remembered(data)
 
 
 def preview(engine: Engine, path: Path):
@@ -234,17 +265,21 @@ def recoll_index(conf: Path, copy: Path) -> tuple[Indexing, dict[str, str]]:
     """``recollindex`` on the copy with its own config dir (a changed config indexes afresh); each entry it holds
     (relative path) with the MIME type it gave it."""
     conf.mkdir(parents=True, exist_ok=True)
-    config = {"recoll.conf": f"topdirs = {copy}\nloglevel = 1\n",
-              "mimeconf": "[index]\n" + "".join(f"{m} = internal text/plain\n" for m in RECOLL_AS_TEXT)}
-    reused = (conf / "xapiandb").exists() and all((conf / n).exists() and (conf / n).read_text() == t
-                                                  for n, t in config.items())
+    config = {
+        "recoll.conf": f"topdirs = {copy}\nloglevel = 1\n",
+        "mimeconf": "[index]\n" + "".join(f"{m} = internal text/plain\n" for m in RECOLL_AS_TEXT),
+    }
+    reused = (conf / "xapiandb").exists() and all(
+        (conf / n).exists() and (conf / n).read_text() == t for n, t in config.items()
+    )
     for name, text in config.items():
         (conf / name).write_text(text)
     started = time.perf_counter()
     subprocess.run(["recollindex", "-c", str(conf), *([] if reused else ["-z"])], check=True, capture_output=True)
     seconds = time.perf_counter() - started
-    out = subprocess.run(["recollq", "-c", str(conf), "-F", "url mtype", "-n", "0", f'dir:"{copy}"'],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["recollq", "-c", str(conf), "-F", "url mtype", "-n", "0", f'dir:"{copy}"'], capture_output=True, text=True
+    ).stdout
     held = {}
     for line in out.splitlines():
         fields = line.split()
@@ -253,7 +288,7 @@ def recoll_index(conf: Path, copy: Path) -> tuple[Indexing, dict[str, str]]:
         except (ValueError, binascii.Error):
             continue  # the query and the count, said before the results
         if url.startswith("file://"):
-            held[os.path.relpath(url[len("file://"):], copy)] = mime
+            held[os.path.relpath(url[len("file://") :], copy)] = mime
     return Indexing(seconds, reused, len(held), len(held), 0, 0).remembered(conf), held
 
 
@@ -264,18 +299,20 @@ def recoll_readers() -> set[str] | None:
         return None
     section = re.split(r"^\[index\]$", system.read_text(errors="replace"), maxsplit=1, flags=re.M)[1]
     section = re.split(r"^\[", section, maxsplit=1, flags=re.M)[0]
-    return {line.split("=")[0].strip() for line in section.splitlines()
-            if "=" in line and not line.lstrip().startswith("#")} | set(RECOLL_AS_TEXT)
+    return {
+        line.split("=")[0].strip() for line in section.splitlines() if "=" in line and not line.lstrip().startswith("#")
+    } | set(RECOLL_AS_TEXT)
 
 
 def recoll_query(conf: Path, query: str, limit: int) -> list[str]:
     """Paths of ``recollq``'s results, best first (a document inside an archive counts as its file)."""
-    out = subprocess.run(["recollq", "-c", str(conf), "-b", "-e", "-n", str(limit), query],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["recollq", "-c", str(conf), "-b", "-e", "-n", str(limit), query], capture_output=True, text=True
+    ).stdout
     paths: list[str] = []
     for line in out.splitlines():
         if line.startswith("file://"):
-            path = unquote(line[len("file://"):].strip())
+            path = unquote(line[len("file://") :].strip())
             if path not in paths:
                 paths.append(path)
     return paths
@@ -333,20 +370,32 @@ class Corpus:
 
     def word(self, f: str, rng: random.Random) -> tuple[str, str] | None:
         text = self.text[f]
-        candidates = sorted({
-            w for w in LETTERS.findall(text)
-            if len(w) >= MIN_WORD and w == w.lower() and self.words[w] == {f}
-            and len(self.stem_files[self.stem[w]] - {f}) >= STEM_FILES
-        })
+        candidates = sorted(
+            {
+                w
+                for w in LETTERS.findall(text)
+                if len(w) >= MIN_WORD
+                and w == w.lower()
+                and self.words[w] == {f}
+                and len(self.stem_files[self.stem[w]] - {f}) >= STEM_FILES
+            }
+        )
         rng.shuffle(candidates)
         # a word standing alone somewhere, not only inside an identifier (snake_case) or a number
         return next(((w, "") for w in candidates if re.search(rf"(?<![\w]){w}(?![\w])", text)), None)
 
     def identifier(self, f: str, rng: random.Random) -> tuple[str, str] | None:
         text = self.text[f]
-        found = sorted({(sort, ident) for sort, pattern in IDENTIFIERS.items() for ident in pattern.findall(text)
-                        if len(ident) >= 6 and self.idents[ident.lower()] == {f}
-                        and not (sort == "dotted.name" and min(map(len, ident.split("."))) < 2)})
+        found = sorted(
+            {
+                (sort, ident)
+                for sort, pattern in IDENTIFIERS.items()
+                for ident in pattern.findall(text)
+                if len(ident) >= 6
+                and self.idents[ident.lower()] == {f}
+                and not (sort == "dotted.name" and min(map(len, ident.split("."))) < 2)
+            }
+        )
         rng.shuffle(found)
         for sort, ident in found[:20]:
             pieces = {p.lower() for p in LETTERS.findall(ident)}
@@ -363,7 +412,7 @@ class Corpus:
         text = self.text[f]
         for _ in range(30):
             at = rng.randrange(len(text))
-            window = text[at:at + PHRASE_WINDOW]
+            window = text[at : at + PHRASE_WINDOW]
             tokens = list(LETTERS.finditer(window))[1:]  # the first may be a word cut in two
             size = rng.choice((3, 4))
             if tokens and tokens[-1].end() == len(window):
@@ -371,11 +420,11 @@ class Corpus:
             if len(tokens) < size:
                 continue
             start = rng.randrange(len(tokens) - size + 1)
-            run = tokens[start:start + size]
+            run = tokens[start : start + size]
             words = [m.group().lower() for m in run]
             if any(len(w) < 2 or len(self.words[w]) < PHRASE_WORD_FILES for w in words):
                 continue
-            if not all(PHRASE_GAP.fullmatch(window[a.end():b.start()]) for a, b in zip(run, run[1:])):
+            if not all(PHRASE_GAP.fullmatch(window[a.end() : b.start()]) for a, b in zip(run, run[1:])):
                 continue
             within = set.intersection(*(self.words[w] for w in words)) - {f}
             if len(within) > PHRASE_WITHIN:
@@ -410,8 +459,9 @@ def name_probes(files: list[str], rng: random.Random) -> dict[str, tuple[str, st
             called[form] += 1
     chosen = {}
     for f in files:
-        usable = sorted((n, s) for n, s in forms[f]
-                        if called[n.lower()] == 1 and n.lower() not in folders and len(n) >= MIN_NAME)
+        usable = sorted(
+            (n, s) for n, s in forms[f] if called[n.lower()] == 1 and n.lower() not in folders and len(n) >= MIN_NAME
+        )
         if usable:
             chosen[f] = rng.choice(usable)
     return chosen
@@ -461,8 +511,12 @@ def ask(probes: list[Probe], tool: str, search, root: Path, files: set[str]) -> 
         latencies.append(ms)
         relative = [[owner(os.path.relpath(p, root), files) for p in paths] for paths in results]
         rank = rank_of(relative, probe.file)
-        probe.found[tool] = {"rank": rank, "hit": rank is not None and rank <= TOP.get(probe.kind, DEFAULT_TOP),
-                             "first": relative[0][0] if relative else None, "ms": round(ms, 1)}
+        probe.found[tool] = {
+            "rank": rank,
+            "hit": rank is not None and rank <= TOP.get(probe.kind, DEFAULT_TOP),
+            "first": relative[0][0] if relative else None,
+            "ms": round(ms, 1),
+        }
     return latencies
 
 
@@ -526,8 +580,11 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
     model = (args.model or "default").replace("/", "-")
     keyword_data = data / f"keyword-{model}"
     keyword = sensetree_index(keyword_data, copy, args.model, keyword_only=True)
-    print(f"SenseTree keyword phase: {keyword.seconds:.1f} s{' (a rescan of the index already there)' if keyword.reused else ''}"
-          f"; {keyword.keyword_ready}/{keyword.files} files keyword-ready, {keyword.semantic} with every vector")
+    print(
+        f"SenseTree keyword phase: {keyword.seconds:.1f} s"
+        f"{' (a rescan of the index already there)' if keyword.reused else ''}"
+        f"; {keyword.keyword_ready}/{keyword.files} files keyword-ready, {keyword.semantic} with every vector"
+    )
     recoll, recoll_held = recoll_index(work / "recoll", copy)
     print(f"recollindex: {recoll.seconds:.1f} s{' (incremental)' if recoll.reused else ''}; {len(recoll_held)} entries")
 
@@ -544,21 +601,27 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
                 texts[rel] = python_text(copy / rel)
             else:
                 texts[rel] = shown.text
-    print(f"texts scanned: {len(texts) - by_python} from SenseTree's preview, {by_python} longer than it "
-          f"(read by Python, gunzipped); {len(unread)} SenseTree gave no text for")
+    print(
+        f"texts scanned: {len(texts) - by_python} from SenseTree's preview, {by_python} longer than it "
+        f"(read by Python, gunzipped); {len(unread)} SenseTree gave no text for"
+    )
     readers = recoll_readers()
     not_recoll = sorted(f for f in texts if f not in recoll_held)
     no_reader = sorted(f for f in texts if f in recoll_held and readers is not None and recoll_held[f] not in readers)
-    print(f"left out of the probe pool: {len(unread)} files without text in SenseTree, {len(not_recoll)} not in "
-          f"Recoll's index{': ' + ', '.join(not_recoll[:5]) if not_recoll else ''}, {len(no_reader)} whose type "
-          f"Recoll reads no text of{': ' + ', '.join(sorted({recoll_held[f] for f in no_reader})) if no_reader else ''}"
-          f"{'' if readers is not None else ' (its mimeconf not found: not checked)'}")
+    print(
+        f"left out of the probe pool: {len(unread)} files without text in SenseTree, {len(not_recoll)} not in "
+        f"Recoll's index{': ' + ', '.join(not_recoll[:5]) if not_recoll else ''}, {len(no_reader)} whose type "
+        f"Recoll reads no text of{': ' + ', '.join(sorted({recoll_held[f] for f in no_reader})) if no_reader else ''}"
+        f"{'' if readers is not None else ' (its mimeconf not found: not checked)'}"
+    )
     corpus = Corpus(texts)
     pool = sorted(set(texts) - set(not_recoll) - set(no_reader))
     started = time.perf_counter()
     probes = draw(corpus, pool, args.probes, args.seed)
-    print(f"{len(probes)} probes drawn from {len(pool)} files in {time.perf_counter() - started:.0f} s: "
-          + ", ".join(f"{sum(p.kind == k for p in probes)} {k}" for k in KINDS))
+    print(
+        f"{len(probes)} probes drawn from {len(pool)} files in {time.perf_counter() - started:.0f} s: "
+        + ", ".join(f"{sum(p.kind == k for p in probes)} {k}" for k in KINDS)
+    )
 
     latencies = {}
     with Engine(keyword_data) as engine:
@@ -574,8 +637,10 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
     print("\nquery ms        p50     p95")
     for tool, values in latencies.items():
         print(f"{tool:12}{percentile(values, 50):>7.0f}{percentile(values, 95):>8.0f}")
-    print(f"index seconds (when built): SenseTree keyword phase {keyword.built_seconds:.1f}, "
-          f"recollindex {recoll.built_seconds:.1f}")
+    print(
+        f"index seconds (when built): SenseTree keyword phase {keyword.built_seconds:.1f}, "
+        f"recollindex {recoll.built_seconds:.1f}"
+    )
 
     embedded: dict = {}
     if not args.keyword_only:
@@ -583,18 +648,37 @@ def run(args: argparse.Namespace, work: Path, data: Path, copy: Path) -> None:
         table["embedded"] = embedded["table"]
 
     if args.json:
-        args.json.write_text(json.dumps({
-            "args": {k: str(v) for k, v in vars(args).items()}, "settings": settings,
-            "indexing": {"sensetree keyword phase": asdict(keyword), "recoll": asdict(recoll),
-                         **{f"every vector: {k}": v for k, v in embedded.get("indexing", {}).items()}},
-            "latency_ms": {t: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for t, v in latencies.items()},
-            "table": table, "probes": [asdict(p) for p in probes],
-            "probes with every vector": embedded.get("probes", []),
-        }, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                    "settings": settings,
+                    "indexing": {
+                        "sensetree keyword phase": asdict(keyword),
+                        "recoll": asdict(recoll),
+                        **{f"every vector: {k}": v for k, v in embedded.get("indexing", {}).items()},
+                    },
+                    "latency_ms": {
+                        t: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for t, v in latencies.items()
+                    },
+                    "table": table,
+                    "probes": [asdict(p) for p in probes],
+                    "probes with every vector": embedded.get("probes", []),
+                },
+                indent=1,
+            )
+        )
 
 
-def every_vector(args: argparse.Namespace, work: Path, data: Path, copy: Path, files: list[str], probes: list[Probe],
-                 latencies: dict[str, list[float]]) -> dict:
+def every_vector(
+    args: argparse.Namespace,
+    work: Path,
+    data: Path,
+    copy: Path,
+    files: list[str],
+    probes: list[Probe],
+    latencies: dict[str, list[float]],
+) -> dict:
     """The probes again on a data dir indexed to the end: the whole copy, or ``--embed-files`` of its files (the
     probes' files first), then with Recoll and the keyword phase on those same files."""
     root, subset = copy, set(files)
@@ -602,7 +686,7 @@ def every_vector(args: argparse.Namespace, work: Path, data: Path, copy: Path, f
         rng = random.Random(f"{args.seed}:embed")
         wanted = sorted({p.file for p in probes})
         rest = sorted(set(files) - set(wanted))
-        subset = set((rng.sample(wanted, len(wanted)) + rng.sample(rest, len(rest)))[:args.embed_files])
+        subset = set((rng.sample(wanted, len(wanted)) + rng.sample(rest, len(rest)))[: args.embed_files])
         root = work / f"subset-{len(subset)}"
         if not root.exists():
             for rel in sorted(subset):
@@ -617,8 +701,13 @@ def every_vector(args: argparse.Namespace, work: Path, data: Path, copy: Path, f
     else:
         recoll, _ = recoll_index(work / f"recoll-{len(subset)}", root)
         indexing["recoll"] = asdict(recoll)
-        ask(theirs, "recoll", lambda q: [[p] for p in recoll_query(work / f"recoll-{len(subset)}", q, LIMIT)],
-            root, subset)
+        ask(
+            theirs,
+            "recoll",
+            lambda q: [[p] for p in recoll_query(work / f"recoll-{len(subset)}", q, LIMIT)],
+            root,
+            subset,
+        )
         first = sensetree_index(data, root, args.model, keyword_only=True)
         indexing["keyword phase"] = asdict(first)
         if first.semantic == 0:  # a fresh data dir (a rerun finds it embedded: no keyword phase to measure)
@@ -627,17 +716,22 @@ def every_vector(args: argparse.Namespace, work: Path, data: Path, copy: Path, f
                 ask(theirs, "keyword phase", lambda q: sensetree_query(engine, q), root, subset)
     done = sensetree_index(data, root, args.model, keyword_only=False)
     indexing["every vector"] = asdict(done)
-    print(f"\nSenseTree to the end on {len(subset)} files: {done.total_seconds:.0f} s"
-          f"{' (its keyword phase done before)' if done.reused else ''}; {done.semantic}/{done.files} files with every vector, "
-          f"{done.chunks_left} chunks without")
+    print(
+        f"\nSenseTree to the end on {len(subset)} files: {done.total_seconds:.0f} s"
+        f"{' (its keyword phase done before)' if done.reused else ''}; "
+        f"{done.semantic}/{done.files} files with every vector, "
+        f"{done.chunks_left} chunks without"
+    )
     with Engine(data) as engine:
         sensetree_query(engine, "warm up")
-        latencies["sensetree, every vector"] = ask(theirs, "every vector", lambda q: sensetree_query(engine, q),
-                                                   root, subset)
-    tools = ["every vector", *(["keyword phase"] if all("keyword phase" in p.found for p in theirs) else []),
-             "recoll"]
-    print(f"\n== every vector present · {len(subset)} files, {len(theirs)} probes "
-          f"({'a subset of the copy: SenseTree and Recoll indexed these files alone' if root != copy else 'the copy'})")
+        latencies["sensetree, every vector"] = ask(
+            theirs, "every vector", lambda q: sensetree_query(engine, q), root, subset
+        )
+    tools = ["every vector", *(["keyword phase"] if all("keyword phase" in p.found for p in theirs) else []), "recoll"]
+    print(
+        f"\n== every vector present · {len(subset)} files, {len(theirs)} probes "
+        f"({'a subset of the copy: SenseTree and Recoll indexed these files alone' if root != copy else 'the copy'})"
+    )
     table = report(theirs, tools, args.show)
     values = latencies["sensetree, every vector"]
     print(f"query ms p50 {percentile(values, 50):.0f}, p95 {percentile(values, 95):.0f}")
