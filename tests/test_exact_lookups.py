@@ -187,14 +187,14 @@ def test_an_index_from_before_gets_its_names_on_the_next_run(tmp_path, make_engi
     written = write_tree(root, {"RelNotes/2.15.1.txt": FILLER + "Release notes of a fix release.\n",
                                 "changes/changelog": FILLER + "2.15.1 fixes 2.15.1 txt handling; 2.15.1 again.\n"})
     with make_engine(tmp_path / "data", root) as engine:
-        table = engine.store.table.handle
-        table.drop_index("names_idx")
-        table.drop_columns(["names"])
-        engine.store.table.reopen()
-        assert engine.store.upkeep.unanalysed()
+        store = engine.store  # an earlier version's table made on purpose: its names dropped
+        store.table.handle.drop_index("names_idx")
+        store.table.handle.drop_columns(["names"])
+        store.table.reopen()
+        assert store.upkeep.unanalysed()
         assert engine.run(SearchParams("2.15.1.txt", limit=5)).results  # no error: the names are not asked
-        vectors = engine.store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"]))
+        vectors = store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"]))
         engine.index()
-        assert not engine.store.upkeep.unanalysed()
+        assert not store.upkeep.unanalysed()
         assert _first(engine, "2.15.1.txt") == [str(written["RelNotes/2.15.1.txt"])]
-        assert (engine.store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"])) == vectors).all()
+        assert (store.queries.vectors_of(str(written["RelNotes/2.15.1.txt"])) == vectors).all()
