@@ -169,7 +169,9 @@ _JOINED = re.compile(r"(?<!\w)\w+(?:[._\-:/@+#~]+\w+)+")
 _CASED_WORD = re.compile(r"[^\W_]+")
 _CAMEL = regex.compile(r"(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})")
 _CONNECTOR = re.compile(r"[^\w]+|_+")
-_COARSE = re.compile(r"[/:@]+")  # a path's, an address's parts: each of them whole too (``test_file.c``)
+# A path's, an address's parts, and a version's before its revision or suffix: each whole too (``test_file.c``
+# of ``gcc/testsuite/test_file.c``, ``1.07.1`` of Debian's ``1.07.1-2``, ``2.3.1`` of ``2.3.1+dfsg``).
+_COARSE = re.compile(r"[/:@\-+~]+")
 IDENTIFIER_CHARS = 120  # longer runs (base64, minified code) are no one's query
 
 
@@ -182,7 +184,7 @@ def identifiers(text: str) -> tuple[list[str], list[str]]:
         if len(token) > IDENTIFIER_CHARS:
             continue
         wholes.append(token)
-        if "/" in token or ":" in token or "@" in token:
+        if _COARSE.search(token):
             wholes += [p for p in _COARSE.split(token) if _CONNECTOR.search(p.strip("_"))]
     return wholes, _camel_pieces(text)
 
@@ -207,9 +209,10 @@ def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
 
 
 def query_parts(query: str, index_languages: Iterable[str] = ()) -> tuple[str, str]:
-    """The query's terms in two parts: what it typed (its words, its identifiers whole), and the pieces of
-    its identifiers (``2``, ``15``, ``1`` of ``2.15.1``; ``parse`` of ``parsePathspec``), which find a file
-    that holds only the pieces but must not outweigh one that holds the whole."""
+    """The query's terms in two parts: what it typed (its words, its identifiers whole and their words), and
+    the numbers that are pieces of its identifiers (``2``, ``15``, ``1`` of ``2.15.1``), which find a file
+    that holds only the pieces but must not outweigh one that holds the whole: every version and date of
+    a changelog holds them."""
     query = unicodedata.normalize("NFC", query or "")
     wholes, camel = identifiers(query)
     typed = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
@@ -217,7 +220,8 @@ def query_parts(query: str, index_languages: Iterable[str] = ()) -> tuple[str, s
     main = _analysed_query(typed, languages)
     whole_terms = _words(wholes, None) if not query.isascii() else wholes
     pieces = _analysed_query(" ".join([*wholes, *camel]), languages)
-    main_terms = list(dict.fromkeys(main + whole_terms))
+    words = [t for t in pieces if not t.isdigit()]  # "il-6", "beta-cell", "have_libgen_h": words typed all the same
+    main_terms = list(dict.fromkeys(main + whole_terms + words))
     return " ".join(main_terms), " ".join(t for t in dict.fromkeys(pieces) if t not in main_terms)
 
 
