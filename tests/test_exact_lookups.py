@@ -33,10 +33,12 @@ def test_identifiers_are_kept_whole_beside_their_pieces():
 
 
 def test_a_query_asks_what_it_typed_apart_from_the_pieces():
-    assert query_parts("HAVE_LIBGEN_H", ["en"]) == ("have_libgen_h", "libgen h libg")
+    assert query_parts("HAVE_LIBGEN_H", ["en"]) == ("have_libgen_h libgen h libg", "")  # its words are typed
     typed, pieces = query_parts("relnotes 1.8", ["en"])
-    assert typed.split() == ["relnotes", "relnot", "1.8"] and pieces.split() == ["1", "8"]
-    assert query_parts("parsePathspec", ["en"])[0] == "parsepathspec"
+    assert typed.split() == ["relnotes", "relnot", "1.8"] and pieces.split() == ["1", "8"]  # its numbers are not
+    assert query_parts("2.15.1.txt", ["en"]) == ("2.15.1.txt txt", "2 15 1")
+    assert query_parts("IL-6 in beta-cell", ["en"])[0].split()[:2] == ["il-6", "beta-cell"]
+    assert query_parts("parsePathspec", ["en"])[0].split()[0] == "parsepathspec"
     assert written_terms("the definite answer", ["en"]) == "definite answer"  # no stem, no stop word
     assert written_terms("2.15.1.txt", ["en"]) == ""  # an identifier's pieces are not words as written
 
@@ -170,7 +172,9 @@ def test_a_quoted_phrase_matches_in_that_order_only(folder):
     assert found == [paths["howto/quoting.txt"]]  # the same words in another order are no match
     definite = [r.path for r in engine.run(SearchParams('"definite"', limit=10)).results]
     assert definite == [paths["notes/answer.txt"]]  # a quoted word is never matched by its stem
-    assert not engine.run(SearchParams('"quoting properly pathnames scripts"', limit=10)).results
+    nothing = engine.run(SearchParams('"quoting properly pathnames scripts"', limit=10))
+    assert not nothing.results
+    assert nothing.notices == ['no file holds "quoting properly pathnames scripts" as written, in that order']
 
 
 def test_a_piece_of_a_version_does_not_outweigh_the_whole(folder):

@@ -150,6 +150,9 @@ class Retriever:
             if quoted:  # words in double quotes match in that order only: a chunk without them is no result
                 holding = {c.key for c in sparse_hits}
                 dense_hits = [c for c in dense_hits if c.bm25 or c.key in holding]
+                if not holding and not dense_hits:
+                    said = ", ".join(f'"{phrase}"' for phrase in phrases(keywords))
+                    response.notices.append(f"no file holds {said} as written, in that order")
             candidates = self._fuse(query, dense_hits, sparse_hits, fusion, response)
             if on_demand is not None and response.fusion is not None:
                 response.fusion["on_demand"] = on_demand

@@ -32,7 +32,7 @@ SCORED_AMONG_ROWS = 5_000  # chunks ``sparse_among`` scores at most per batch of
 # What a match in each keyword column adds to a chunk's BM25, over a match of its terms (stems and identifiers):
 # a word as it is written, and a file's or its folders' name (design §2.2).
 EXACT_BOOST = 1.0
-NAMES_BOOST = 2.0
+NAMES_BOOST = 4.0
 PIECES_BOOST = 0.2  # the numbers in an identifier the query wrote whole: they find it in pieces, never outweigh it
 # A word's form counts in a short query (what someone remembers word for word): past EXACT_WORDS words, the
 # boost of the words as written shrinks in proportion. In a question or a claim the forms are noise: at a

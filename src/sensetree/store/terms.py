@@ -217,7 +217,7 @@ def query_parts(query: str, index_languages: Iterable[str] = ()) -> tuple[str, s
     wholes, camel = identifiers(query)
     typed = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
-    main = _analysed_query(typed, languages)
+    main = _analysed_query(typed, languages, alone=not wholes)
     whole_terms = _words(wholes, None) if not query.isascii() else wholes
     pieces = _analysed_query(" ".join([*wholes, *camel]), languages)
     words = [t for t in pieces if not t.isdigit()]  # "il-6", "beta-cell", "have_libgen_h": words typed all the same
@@ -231,11 +231,12 @@ def _identifier_free(token: str, wholes: set[str]) -> bool:
     return not any(whole in token.lower() for whole in wholes)
 
 
-def _analysed_query(query: str, languages: list[str]) -> list[str]:
-    """A query's words analysed as written and under each of ``languages``, without their stop words."""
+def _analysed_query(query: str, languages: list[str], alone: bool = True) -> list[str]:
+    """A query's words analysed as written and under each of ``languages``, without their stop words (kept
+    when they are all the query has, ``alone``: "the who")."""
     words, segments = _split(query, pairs_only=True)
     stop = stop_words(words, languages)
-    words = [w for w in words if w not in stop] or words  # a query of stop words alone keeps them
+    words = [w for w in words if w not in stop] or (words if alone else [])
     terms = _words(words, None)
     for language in languages:
         terms += _words(words, language)
