@@ -153,7 +153,7 @@ def analyse_document(texts: Sequence[str]) -> list[Analysis]:
 
 def _analysed(text: str, language: str | None) -> Analysis:
     words, segments = _split(text)
-    wholes, pieces = identifiers(text)
+    wholes, pieces = identifiers(text, shorter=True)
     if not text.isascii():  # folding changes only what is not ASCII
         wholes = _words(wholes, None)
     return Analysis(language, " ".join(_words(words + pieces, language) + segments + wholes))
@@ -175,18 +175,35 @@ _COARSE = re.compile(r"[/:@\-+~]+")
 IDENTIFIER_CHARS = 120  # longer runs (base64, minified code) are no one's query
 
 
-def identifiers(text: str) -> tuple[list[str], list[str]]:
+def identifiers(text: str, shorter: bool = False) -> tuple[list[str], list[str]]:
     """The identifiers of ``text`` whole, lower case (a path's and an address's parts whole too), and the
-    pieces of them that the word split alone does not give: the parts of a word that changes case."""
+    pieces of them that the word split alone does not give: the parts of a word that changes case. With
+    ``shorter`` (a stored text, not a query), also each identifier cut before each of its dots, where it is
+    still one: ``dialog_apt_key`` of ``dialog_apt_key.py.in``, ``2.1.25`` of ``2.1.25.dfsg1``."""
     wholes: list[str] = []
     joined = _JOINED_ASCII.findall(text.lower()) if text.isascii() else _JOINED.findall(text.lower())
     for token in joined:  # each holds a connector between two words
         if len(token) > IDENTIFIER_CHARS:
             continue
-        wholes.append(token)
-        if _COARSE.search(token):
-            wholes += [p for p in _COARSE.split(token) if _CONNECTOR.search(p.strip("_"))]
+        parts = (
+            [token, *(p for p in _COARSE.split(token) if _CONNECTOR.search(p.strip("_")))]
+            if _COARSE.search(token)
+            else [token]
+        )
+        wholes += dict.fromkeys([*parts, *(cut for part in parts for cut in _cuts(part))] if shorter else parts)
     return wholes, _camel_pieces(text)
+
+
+def _cuts(identifier: str) -> list[str]:
+    """``identifier`` cut before each of its dots, each cut that is still an identifier (holds a connector)."""
+    found = []
+    at = identifier.find(".")
+    while at > 0:
+        cut = identifier[:at]
+        if _CONNECTOR.search(cut.strip("_")):
+            found.append(cut)
+        at = identifier.find(".", at + 1)
+    return found
 
 
 def _camel_pieces(text: str) -> list[str]:
