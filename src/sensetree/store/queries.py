@@ -306,7 +306,7 @@ def _keyword_query(text: str, languages: list[str], columns: frozenset[str]) -> 
     written and in order. None for a query with nothing to match."""
     from lancedb.query import BooleanQuery, Occur, PhraseQuery
 
-    typed, pieces = query_parts(text, languages)
+    typed, pieces, named = query_parts(text, languages)
     if not typed and not pieces:
         return None
     clauses: list[tuple[Occur, FullTextQuery]] = []
@@ -320,8 +320,8 @@ def _keyword_query(text: str, languages: list[str], columns: frozenset[str]) -> 
             boost = EXACT_BOOST * min(1.0, EXACT_WORDS / len(written.split()))
             clauses.append((Occur.SHOULD, _match(written, EXACT_COLUMN, boost=boost)))
         clauses += [(Occur.MUST, PhraseQuery(phrase, EXACT_COLUMN, slop=0)) for phrase in phrases(text)]  # type: ignore[call-arg]
-        if typed:
-            clauses.append((Occur.SHOULD, _match(typed, NAMES_COLUMN, boost=NAMES_BOOST)))
+        if named:
+            clauses.append((Occur.SHOULD, _match(named, NAMES_COLUMN, boost=NAMES_BOOST)))
     return BooleanQuery(clauses)
 
 

@@ -36,7 +36,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import regex
 
@@ -221,25 +221,35 @@ def query_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     """The query's terms, each once: as written, and analysed under every language it is likely to
     be in and every language the index mostly holds (a one-word query's language is a guess); its
     identifiers whole and in pieces."""
-    whole, pieces = query_parts(query, index_languages)
-    return " ".join(dict.fromkeys([*whole.split(), *pieces.split()]))
+    parts = query_parts(query, index_languages)
+    return " ".join(dict.fromkeys([*parts.typed.split(), *parts.pieces.split()]))
 
 
-def query_parts(query: str, index_languages: Iterable[str] = ()) -> tuple[str, str]:
-    """The query's terms in two parts: what it typed (its words, its identifiers whole and their words), and
-    the numbers that are pieces of its identifiers (``2``, ``15``, ``1`` of ``2.15.1``), which find a file
-    that holds only the pieces but must not outweigh one that holds the whole: every version and date of
-    a changelog holds them."""
+class QueryParts(NamedTuple):
+    """A query's terms by what they count for (``query_parts``)."""
+
+    typed: str  # its words, its identifiers whole and their words
+    pieces: str  # the numbers in its identifiers
+    named: str  # its words and its identifiers whole, what a name is asked for
+
+
+def query_parts(query: str, index_languages: Iterable[str] = ()) -> QueryParts:
+    """The query's terms in parts: what it typed (its words, its identifiers whole and their words); the
+    numbers that are pieces of its identifiers (``2``, ``15``, ``1`` of ``2.15.1``), which find a file that
+    holds only the pieces but must not outweigh one that holds the whole: every version and date of a
+    changelog holds them; and what a file's name is asked for: the words and the identifiers whole, not
+    the identifiers' words (``json_tokener`` asks no name for ``json``)."""
     query = unicodedata.normalize("NFC", query or "")
     wholes, camel = identifiers(query)
-    typed = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
+    plain = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
-    main = _analysed_query(typed, languages, alone=not wholes)
+    main = _analysed_query(plain, languages, alone=not wholes)
     whole_terms = _words(wholes, None) if not query.isascii() else wholes
     pieces = _analysed_query(" ".join([*wholes, *camel]), languages)
     words = [t for t in pieces if not t.isdigit()]  # "il-6", "beta-cell", "have_libgen_h": words typed all the same
-    main_terms = list(dict.fromkeys(main + whole_terms + words))
-    return " ".join(main_terms), " ".join(t for t in dict.fromkeys(pieces) if t not in main_terms)
+    named = list(dict.fromkeys(main + whole_terms))
+    typed = list(dict.fromkeys(named + words))
+    return QueryParts(" ".join(typed), " ".join(t for t in dict.fromkeys(pieces) if t not in typed), " ".join(named))
 
 
 def _identifier_free(token: str, wholes: set[str]) -> bool:
