@@ -235,18 +235,21 @@ class QueryParts(NamedTuple):
 
 def query_parts(query: str, index_languages: Iterable[str] = ()) -> QueryParts:
     """The query's terms in parts: what it typed (its words, its identifiers whole and their words); the
-    numbers that are pieces of its identifiers (``2``, ``15``, ``1`` of ``2.15.1``), which find a file that
-    holds only the pieces but must not outweigh one that holds the whole: every version and date of a
-    changelog holds them; and what a file's name is asked for: the words and the identifiers whole, not
-    the identifiers' words (``json_tokener`` asks no name for ``json``)."""
+    numbers of its dotted identifiers (``2``, ``15``, ``1`` of ``2.15.1``), which find a file that holds only
+    the pieces but must not outweigh one that holds the whole: every version and date of a changelog holds
+    them (a number joined by a hyphen, ``1990-х``, counts whole: XQuAD-ru's years); and what a file's name is
+    asked for: the words and the identifiers whole, not the identifiers' words (``json_tokener`` asks no name
+    for ``json``)."""
     query = unicodedata.normalize("NFC", query or "")
     wholes, camel = identifiers(query)
     plain = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
     languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
     main = _analysed_query(plain, languages, alone=not wholes)
     whole_terms = _words(wholes, None) if not query.isascii() else wholes
+    dotted = " ".join(w for w in wholes if "." in w)  # versions, dates, addresses: their numbers are pieces
     pieces = _analysed_query(" ".join([*wholes, *camel]), languages)
-    words = [t for t in pieces if not t.isdigit()]  # "il-6", "beta-cell", "have_libgen_h": words typed all the same
+    numbers = {t for t in _analysed_query(dotted, languages) if t.isdigit()} if dotted else set()
+    words = [t for t in pieces if t not in numbers]  # "il-6", "1990-х", "have_libgen_h": words typed all the same
     named = list(dict.fromkeys(main + whole_terms))
     typed = list(dict.fromkeys(named + words))
     return QueryParts(" ".join(typed), " ".join(t for t in dict.fromkeys(pieces) if t not in typed), " ".join(named))
