@@ -33,10 +33,10 @@ def test_identifiers_are_kept_whole_beside_their_pieces():
 
 
 def test_a_query_asks_what_it_typed_apart_from_the_pieces():
-    assert query_parts("HAVE_LIBGEN_H", ["en"]) == ("have_libgen_h libgen h libg", "", "have_libgen_h")
-    typed, pieces, _ = query_parts("relnotes 1.8", ["en"])
+    assert query_parts("HAVE_LIBGEN_H", ["en"])[:3] == ("have_libgen_h libgen h libg", "", "have_libgen_h")
+    typed, pieces, *_ = query_parts("relnotes 1.8", ["en"])
     assert typed.split() == ["relnotes", "relnot", "1.8"] and pieces.split() == ["1", "8"]  # its numbers are not
-    assert query_parts("2.15.1.txt", ["en"]) == ("2.15.1.txt txt", "2 15 1", "2.15.1.txt")
+    assert query_parts("2.15.1.txt", ["en"])[:3] == ("2.15.1.txt txt", "2 15 1", "2.15.1.txt")
     assert query_parts("IL-6 in beta-cell", ["en"])[0].split()[:2] == ["il-6", "beta-cell"]
     assert query_parts("parsePathspec", ["en"])[0].split()[0] == "parsepathspec"
     assert written_terms("the definite answer", ["en"]) == "definite answer"  # no stem, no stop word

@@ -63,6 +63,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
+from ..store.terms import QUOTED
 from .types import Filters
 
 
@@ -456,8 +457,8 @@ _NUMBERED = {
     "edward",
 }
 _WORD_RE = re.compile(r"[\w'&+/–-]+|[^\w\s]")
-# A phrase in quotes is taken as written, never as a filter: how a person (or a removed chip) says "pdf" is the topic.
-QUOTED = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
+# A phrase in quotes (store/terms.QUOTED) is taken as written, never as a filter: how a person (or a removed chip)
+# says "pdf" is the topic.
 _PLURAL_UNITS = {
     "days",
     "weeks",

@@ -29,9 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import regex
 
 from ..notices import AS_TYPED
-from ..store.terms import sure_language
+from ..store.terms import QUOTED, sure_language
 from . import lexicon
-from .intent import QUOTED
 
 MIN_LETTERS = 4  # shorter words are left alone: too many real words are one edit apart
 # A typo is the exception in a query. When this many of its checked words are unknown to the index, the query

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..paths import sql_literal
 from .table import ANALYSIS_FIELDS, EXACT_COLUMN, FILE_FIELDS, FTS_COLUMN, NAMES_COLUMN, ChunkTable, Layout, in_lists
-from .terms import phrases, query_parts, query_terms, stop_words, written_form, written_terms
+from .terms import phrases, query_parts, query_terms, stop_words, written_form
 
 if TYPE_CHECKING:
     from lancedb.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
@@ -306,7 +306,7 @@ def _keyword_query(text: str, languages: list[str], columns: frozenset[str]) -> 
     written and in order. None for a query with nothing to match."""
     from lancedb.query import BooleanQuery, Occur, PhraseQuery
 
-    typed, pieces, named = query_parts(text, languages)
+    typed, pieces, named, written = query_parts(text, languages)
     if not typed and not pieces:
         return None
     clauses: list[tuple[Occur, FullTextQuery]] = []
@@ -315,7 +315,6 @@ def _keyword_query(text: str, languages: list[str], columns: frozenset[str]) -> 
     if pieces:
         clauses.append((Occur.SHOULD, _match(pieces, boost=PIECES_BOOST)))
     if NAMES_COLUMN in columns:  # a table of this version: its stored text has its index of the words as written
-        written = written_terms(text, languages)
         if written:
             boost = EXACT_BOOST * min(1.0, EXACT_WORDS / len(written.split()))
             clauses.append((Occur.SHOULD, _match(written, EXACT_COLUMN, boost=boost)))

@@ -231,6 +231,7 @@ class QueryParts(NamedTuple):
     typed: str  # its words, its identifiers whole and their words
     pieces: str  # the numbers in its identifiers
     named: str  # its words and its identifiers whole, what a name is asked for
+    written: str  # its words as typed, not its identifiers', what the text as written is asked for
 
 
 def query_parts(query: str, index_languages: Iterable[str] = ()) -> QueryParts:
@@ -252,7 +253,14 @@ def query_parts(query: str, index_languages: Iterable[str] = ()) -> QueryParts:
     words = [t for t in pieces if t not in numbers]  # "il-6", "1990-х", "have_libgen_h": words typed all the same
     named = list(dict.fromkeys(main + whole_terms))
     typed = list(dict.fromkeys(named + words))
-    return QueryParts(" ".join(typed), " ".join(t for t in dict.fromkeys(pieces) if t not in typed), " ".join(named))
+    written, _ = _split(plain, pairs_only=True)
+    stop = stop_words(written, languages)
+    return QueryParts(
+        " ".join(typed),
+        " ".join(t for t in dict.fromkeys(pieces) if t not in typed),
+        " ".join(named),
+        " ".join(dict.fromkeys([w for w in written if w not in stop] or written)),
+    )
 
 
 def _identifier_free(token: str, wholes: set[str]) -> bool:
@@ -276,23 +284,19 @@ def _analysed_query(query: str, languages: list[str], alone: bool = True) -> lis
 def written_terms(query: str, index_languages: Iterable[str] = ()) -> str:
     """The query's words as typed (not the pieces of its identifiers), each once, without stop words: what
     is asked of the index of the words as written (which folds them as it folds the text), where a chunk
-    that holds them counts above one that holds only their stems."""
-    query = unicodedata.normalize("NFC", query or "")
-    wholes, _ = identifiers(query)
-    query = " ".join(t for t in query.split() if _identifier_free(t, set(wholes)))
-    words, _ = _split(query, pairs_only=True)
-    languages = list(dict.fromkeys([*query_languages(query), *index_languages]))
-    stop = stop_words(words, languages)
-    return " ".join(dict.fromkeys([w for w in words if w not in stop] or words))
+    that holds them counts above one that holds only their stems (``QueryParts.written``)."""
+    return query_parts(query, index_languages).written
 
 
-_QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
+# A phrase in quotes, as people type them: taken as written by every stage (phrases here, never read as a
+# filter nor respelled in search/).
+QUOTED = re.compile(r'"[^"]*"|“[^”]*”|„[^“”]*[“”]|«[^»]*»')
 
 
 def phrases(query: str) -> list[str]:
     """The query's phrases in double quotes, as typed: each is matched in the words as written, in order
     (a quoted single word is a phrase of one: matched as written, never by its stem)."""
-    quoted = (m.group(1) or m.group(2) for m in _QUOTED.finditer(unicodedata.normalize("NFC", query or "")))
+    quoted = (m.group()[1:-1] for m in QUOTED.finditer(unicodedata.normalize("NFC", query or "")))
     return [phrase.strip() for phrase in quoted if _split(phrase)[0]]
 
 
